@@ -1,0 +1,73 @@
+# Stage 1: raw sources -> verified files -> preprocessed splits -> the dataset table.
+
+
+rule download_source:
+    output:
+        "resources/{dataset}/{file}",
+    params:
+        source=source_record,
+        mirror=config["mirror"],
+        download=config["download"],
+    log:
+        "results/logs/download_source/{dataset}/{file}.log",
+    script:
+        "../scripts/download_source.py"
+
+
+rule extract_archive:
+    input:
+        "resources/{dataset}/{file}",
+    output:
+        directory("resources/{dataset}/unpacked/{file}"),
+    log:
+        "results/logs/extract_archive/{dataset}/{file}.log",
+    script:
+        "../scripts/extract_archive.py"
+
+
+rule preprocess_dataset:
+    input:
+        downloaded=downloaded_files,
+        readable=readable_inputs,
+    output:
+        train="results/data/{dataset}/train.jsonl",
+        dev="results/data/{dataset}/dev.jsonl",
+        test="results/data/{dataset}/test.jsonl",
+        vocab="results/data/{dataset}/vocab.txt",
+        stats="results/data/{dataset}/stats.json",
+    params:
+        dataset=lambda wildcards: config["datasets"][wildcards.dataset],
+        sources=lambda wildcards: [s.as_record() for s in sources_of(wildcards.dataset)],
+        missing_bound=config["length_filter_missing_bound"],
+    log:
+        "results/logs/preprocess_dataset/{dataset}.log",
+    script:
+        "../scripts/preprocess_dataset.py"
+
+
+rule tabulate_datasets:
+    input:
+        stats=expand("results/data/{dataset}/stats.json", dataset=ENABLED),
+        published="references/jain_wallace_table1.csv",
+    output:
+        csv=report(
+            "results/tables/datasets.csv",
+            caption="../report/datasets.rst",
+            category="Data",
+            labels={"table": "datasets (csv)"},
+        ),
+        md=report(
+            "results/tables/datasets.md",
+            caption="../report/datasets.rst",
+            category="Data",
+            labels={"table": "datasets (markdown)"},
+        ),
+    log:
+        "results/logs/tabulate_datasets.log",
+    script:
+        "../scripts/tabulate_datasets.py"
+
+
+rule data:
+    input:
+        data_targets(),

@@ -1,0 +1,24 @@
+"""Rule preprocess_dataset: sources -> {train,dev,test}.jsonl, vocab.txt, stats.json."""
+
+from pathlib import Path
+
+from attnexp.data.download import file_digest
+from attnexp.data.preprocess import SplitSizeError, build_dataset
+from attnexp.data.readers import SourceFiles
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+sources = [
+    {"file": s["file"], "sha256": file_digest(path), "substitute": s["substitute"]}
+    for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
+]
+with fail_cleanly(SplitSizeError, FileNotFoundError):
+    build_dataset(
+        snakemake.wildcards.dataset,
+        snakemake.params.dataset,
+        SourceFiles(snakemake.input.readable),
+        sources,
+        Path(snakemake.output.stats).parent,
+        snakemake.params.missing_bound,
+        log=log,
+    )

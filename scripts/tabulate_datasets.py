@@ -1,0 +1,17 @@
+"""Rule tabulate_datasets: results/tables/datasets.{csv,md}, ours beside J&W Table 1."""
+
+import json
+
+import pandas as pd
+
+from attnexp import io
+from attnexp.tables import dataset_table, to_markdown
+from attnexp.workflow import log_to
+
+log = log_to(snakemake.log[0])
+stats = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.stats]
+table = dataset_table(stats, pd.read_csv(snakemake.input.published))
+with io.atomic_path(snakemake.output.csv) as tmp:
+    table.to_csv(tmp, index=False)
+io.write_text(snakemake.output.md, "# Datasets: ours beside Jain & Wallace Table 1\n\n" + to_markdown(table))
+log(f"{len(table)} datasets tabulated")

@@ -1,0 +1,74 @@
+"""Config validation: the schema fills defaults and rejects unknown keys; errors name the key.
+
+Called by the Snakefile before any job is planned, so a typo fails in a second, not after an hour.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+__all__ = ["ConfigError", "validate_config", "SCHEMA_PATH"]
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The config does not match the schema or is inconsistent; the message names the key."""
+
+
+def _with_defaults(validator_class):
+    """A validator that also writes each property's `default` into the instance (like Snakemake's
+    `validate(..., set_default=True)`), so code never carries its own fallback values."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if isinstance(subschema, dict) and "default" in subschema and name not in instance:
+                    instance[name] = _copy(subschema["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _copy(value):
+    return yaml.safe_load(yaml.safe_dump(value))
+
+
+def _key(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict:
+    """Validate `config` in place (defaults filled) and return it; raise ConfigError listing every
+    problem as `config key 'a.b.c': message`."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    problems = [f"config key '{_key(e.absolute_path)}': {e.message}" for e in errors]
+    problems += _consistency_problems(config) if not problems else []
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    return config
+
+
+def _consistency_problems(config: dict) -> list[str]:
+    """Rules JSON Schema says clumsily: one checksum per file; enabled datasets have inputs."""
+    problems = []
+    for name, ds in config["datasets"].items():
+        for i, source in enumerate(ds.get("sources", [])):
+            files = [(f"datasets.{name}.sources.{i}", source)]
+            if source.get("substitute"):
+                files += [(f"datasets.{name}.sources.{i}.substitute.files.{j}", f) for j, f in enumerate(source["substitute"]["files"])]
+            for key, entry in files:
+                digests = [a for a in ("sha256", "md5", "sha1") if entry.get(a)]
+                if len(digests) > 1:
+                    problems.append(f"config key '{key}': give one checksum, got {digests}")
+                if not digests and not (key.endswith(f"sources.{i}") and "sha256" in entry):
+                    problems.append(f"config key '{key}': a checksum (sha256, md5 or sha1) is required")
+        if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
+            problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
+    return problems

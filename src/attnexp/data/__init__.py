@@ -1,0 +1,1 @@
+"""The data layer: sources, download, readers per dataset, tokenisation, preprocessing."""

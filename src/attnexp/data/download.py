@@ -1,0 +1,352 @@
+"""Obtaining raw source files: over HTTP or from an offline mirror, always checksum-verified.
+
+Every path here writes into a temporary file beside the destination and renames it into place
+only after the checksum matched, so `dest` is either absent or complete and verified; a crashed or
+failed run never leaves a half-written file that a later run could mistake for a good one.
+
+Transient network trouble (timeouts, resets, truncated bodies, HTTP 5xx/429) is retried with
+exponential backoff; failures that another attempt cannot fix (HTTP 4xx, checksum mismatch) are not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import shutil
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterable
+
+__all__ = [
+    "ChecksumError",
+    "DownloadError",
+    "fetch",
+    "file_digest",
+    "find_in_mirror",
+    "obtain",
+    "verify_checksum",
+]
+
+Log = Callable[[str], None]
+
+CHUNK_SIZE = 1 << 20  # 1 MiB: few syscalls, bounded memory.
+OFFLINE_HINT = "To run offline, put the file in a folder and pass --config mirror=DIR."
+
+
+class DownloadError(RuntimeError):
+    """A source file could not be obtained (network, mirror or checksum trouble)."""
+
+
+class ChecksumError(DownloadError):
+    """The obtained file's digest differs from the expected one."""
+
+    def __init__(self, origin: str, algorithm: str, expected: str, actual: str) -> None:
+        super().__init__(
+            f"Checksum mismatch for {origin}: expected {algorithm} {expected}, got {actual}. "
+            "The file is corrupt or the source changed; it was not kept."
+        )
+        self.origin = origin
+        self.algorithm = algorithm
+        self.expected = expected
+        self.actual = actual
+
+
+class _Truncated(Exception):
+    """The body ended before Content-Length bytes arrived (urllib does not flag this itself)."""
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+def _digests(path: str | os.PathLike, algorithms: Iterable[str]) -> dict[str, str]:
+    """Hex digests of `path` for several algorithms in a single read of the file."""
+    hashers = {name: hashlib.new(name) for name in algorithms}
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK_SIZE):
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
+
+
+def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """Hex digest of the file at `path` (any algorithm hashlib knows)."""
+    return _digests(path, [algorithm])[algorithm]
+
+
+def _expected_digest(
+    sha256: str | None, md5: str | None, sha1: str | None = None
+) -> tuple[str, str]:
+    """(algorithm, expected lower-case hex digest); exactly one must be given. sha256 is preferred;
+    md5 and sha1 exist because for some canonical files only those are published."""
+    given = {
+        name: value
+        for name, value in (("sha256", sha256), ("md5", md5), ("sha1", sha1))
+        if value is not None
+    }
+    if len(given) != 1:
+        raise ValueError(
+            "pass exactly one of sha256=, md5= or sha1= (the expected digest of the file)"
+        )
+    ((algorithm, value),) = given.items()
+    return algorithm, value.strip().lower()
+
+
+def verify_checksum(
+    path: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    md5: str | None = None,
+    sha1: str | None = None,
+    origin: str,
+) -> str:
+    """Check `path` against the expected digest; return its actual sha256.
+
+    `origin` (the URL or mirror path the file came from) is named in the error, since the
+    temporary `path` means nothing to the user. The sha256 is returned even when md5 was the
+    check, so callers can always record a strong digest.
+    """
+    algorithm, expected = _expected_digest(sha256, md5, sha1)
+    actual = _digests(path, {algorithm, "sha256"})
+    if actual[algorithm] != expected:
+        raise ChecksumError(origin, algorithm, expected, actual[algorithm])
+    return actual["sha256"]
+
+
+# --------------------------------------------------------------------------- atomic install
+
+
+def _install(
+    dest: Path,
+    fill: Callable[[Path], None],
+    *,
+    sha256: str | None,
+    md5: str | None,
+    sha1: str | None = None,
+    origin: str,
+) -> str:
+    """Let `fill` write a temp file beside `dest`, verify it, rename it onto `dest`; return sha256.
+
+    The temp file is in dest's folder so the final os.replace is an atomic rename on one
+    filesystem; it is dot-prefixed so globs and Snakemake do not pick it up; it is removed on
+    every failure path.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        fill(tmp)
+        digest = verify_checksum(tmp, sha256=sha256, md5=md5, sha1=sha1, origin=origin)
+        os.replace(tmp, dest)
+        return digest
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def _stream(url: str, tmp: Path, timeout: float) -> None:
+    """Copy the body at `url` into `tmp`, insisting on the full Content-Length when one is sent."""
+    request = urllib.request.Request(url, headers={"User-Agent": "attnexp-downloader"})
+    with urllib.request.urlopen(request, timeout=timeout) as response, open(tmp, "wb") as out:
+        expected = _content_length(response)
+        received = 0
+        while chunk := response.read(CHUNK_SIZE):
+            out.write(chunk)
+            received += len(chunk)
+    # http.client's read(amt) returns b"" on a closed connection instead of raising, so a
+    # truncated body would otherwise pass silently (and then fail the checksum, unretried).
+    if expected is not None and received != expected:
+        raise _Truncated(f"body truncated: got {received} of {expected} bytes")
+
+
+def _content_length(response) -> int | None:
+    value = response.headers.get("Content-Length")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None  # A malformed header is no evidence either way; the checksum still guards.
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Whether another attempt could plausibly succeed."""
+    if isinstance(error, urllib.error.HTTPError):  # Checked first: HTTPError is a URLError.
+        return error.code >= 500 or error.code == 429
+    return isinstance(
+        error,
+        (
+            urllib.error.URLError,  # Refused connections, DNS trouble, wrapped timeouts.
+            TimeoutError,  # A read timing out after the connection was made.
+            ConnectionError,  # Resets, aborts, RemoteDisconnected.
+            http.client.HTTPException,  # Garbled status lines, IncompleteRead.
+            _Truncated,
+        ),
+    )
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, urllib.error.HTTPError):
+        return f"HTTP {error.code} {error.reason}"
+    if isinstance(error, urllib.error.URLError):
+        return f"{type(error.reason).__name__}: {error.reason}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def fetch(
+    url: str,
+    dest: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    md5: str | None = None,
+    sha1: str | None = None,
+    timeout: float = 60.0,
+    retries: int = 4,
+    backoff: float = 1.0,
+    log: Log | None = None,
+) -> str:
+    """Download `url` to `dest` atomically, verify its checksum, return its sha256.
+
+    Up to `retries` extra attempts are made for transient failures, sleeping
+    `backoff * 2**attempt` seconds in between. Raises ChecksumError on a digest mismatch and
+    DownloadError on any other failure.
+    """
+    _expected_digest(sha256, md5, sha1)  # Fail on a bad call before touching the network.
+    dest = Path(dest)
+    say = log or (lambda line: None)
+    attempts = max(retries, 0) + 1
+    for attempt in range(attempts):
+        say(f"GET {url} (attempt {attempt + 1}/{attempts})")
+        try:
+            return _install(
+                dest,
+                lambda tmp: _stream(url, tmp, timeout),
+                sha256=sha256,
+                md5=md5,
+                sha1=sha1,
+                origin=url,
+            )
+        except ChecksumError:
+            raise  # Same bytes would come again; already names the URL and digests.
+        except (OSError, http.client.HTTPException, _Truncated, ValueError) as error:
+            # OSError covers URLError, timeouts and resets; ValueError is urllib's "unknown url".
+            last = error
+            if isinstance(error, urllib.error.HTTPError):
+                error.close()  # It holds the open response; don't leak the socket.
+            say(f"failed: {_describe(error)}")
+            if not _is_transient(error):
+                break
+            if attempt + 1 < attempts:
+                delay = backoff * 2**attempt
+                say(f"retrying in {delay:g}s")
+                time.sleep(delay)
+    tries = f" after {attempt + 1} attempts" if attempt else ""
+    raise DownloadError(
+        f"Could not download {url}{tries}: {_describe(last)}. {OFFLINE_HINT}"
+    ) from last
+
+
+# --------------------------------------------------------------------------- mirror
+
+
+def find_in_mirror(mirror: str | os.PathLike, filename: str) -> Path | None:
+    """The file called `filename` anywhere under folder `mirror`, or None if there is none.
+
+    Identical copies in several subfolders are fine (the first in sorted order is returned);
+    copies that differ are an error, since silently picking one would make runs depend on
+    the folder layout.
+    """
+    mirror = Path(mirror)
+    if not filename or filename in {".", ".."} or "/" in filename or os.sep in filename:
+        raise ValueError(f"expected a bare file name to look up in the mirror, got {filename!r}")
+    if not mirror.is_dir():
+        raise DownloadError(f"Mirror folder {mirror} does not exist or is not a folder.")
+    matches = sorted(
+        Path(root, filename)
+        for root, _dirs, files in os.walk(mirror)
+        if filename in files and Path(root, filename).is_file()
+    )
+    if len(matches) > 1 and len({file_digest(path) for path in matches}) > 1:
+        listing = ", ".join(str(path) for path in matches)
+        raise DownloadError(
+            f"Mirror {mirror} holds several different files named {filename}: {listing}. "
+            "Keep only the right one."
+        )
+    return matches[0] if matches else None
+
+
+def _url_filename(url: str) -> str:
+    return urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1])
+
+
+def _copy_from_mirror(
+    source: Path, dest: Path, *, sha256: str | None, md5: str | None, sha1: str | None = None
+) -> str:
+    try:
+        return _install(
+            dest,
+            lambda tmp: shutil.copyfile(source, tmp),
+            sha256=sha256,
+            md5=md5,
+            sha1=sha1,
+            origin=str(source),
+        )
+    except ChecksumError:
+        raise
+    except OSError as error:
+        raise DownloadError(
+            f"Could not copy {source} from the mirror to {dest}: {error}"
+        ) from error
+
+
+def obtain(
+    url: str,
+    dest: str | os.PathLike,
+    *,
+    filename: str | None = None,
+    mirror: str | os.PathLike | None = None,
+    sha256: str | None = None,
+    md5: str | None = None,
+    sha1: str | None = None,
+    timeout: float = 60.0,
+    retries: int = 4,
+    backoff: float = 1.0,
+    log: Log | None = None,
+) -> dict:
+    """Put the verified source file at `dest`, from `mirror` when it holds it, else from `url`.
+
+    `filename` is the name looked up in the mirror (default: the last component of the URL's
+    path). Returns {"file": dest's name, "origin": URL or mirror path, "sha256": digest}.
+    """
+    _expected_digest(sha256, md5, sha1)
+    dest = Path(dest)
+    say = log or (lambda line: None)
+    if mirror is not None:
+        name = filename or _url_filename(url)
+        if not name:
+            raise ValueError(
+                f"cannot tell which file to look up in the mirror for {url}; pass filename="
+            )
+        source = find_in_mirror(mirror, name)
+        if source is not None:
+            say(f"copying {source} from the mirror")
+            digest = _copy_from_mirror(source, dest, sha256=sha256, md5=md5)
+            return {"file": dest.name, "origin": str(source), "sha256": digest}
+        say(f"{name} is not in mirror {mirror}; downloading {url}")
+    digest = fetch(
+        url,
+        dest,
+        sha256=sha256,
+        md5=md5,
+        sha1=sha1,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        log=log,
+    )
+    return {"file": dest.name, "origin": url, "sha256": digest}

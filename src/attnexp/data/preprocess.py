@@ -1,0 +1,193 @@
+"""The preprocessing protocol shared by every dataset (Jain & Wallace §4.1, Serrano & Smith §3).
+
+A reader (`attnexp.data.readers`) turns raw source files into tokenised `Document`s per split. This
+module then applies what every dataset shares: normalisation (lower-case, digits -> `qqq`), the length
+filter (D-LEN), the vocabulary from the training split (D-VOCAB), and the human-readable outputs:
+`{split}.jsonl`, `vocab.txt` and `stats.json`.
+
+Special tokens are not written into the token lists: `<SOS>`/`<EOS>` are added by the models'
+batching (J&W §1), `<PAD>`/`<UNK>` are ids. `vocab.txt` lists them first so that line number = id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from attnexp import io
+from attnexp.data.tokenize import normalise, tokenize_document
+
+__all__ = [
+    "Document",
+    "SPECIAL_TOKENS",
+    "SPLITS",
+    "split_off",
+    "length_filter",
+    "build_vocab",
+    "dataset_stats",
+    "write_dataset",
+]
+
+SPECIAL_TOKENS = ["<PAD>", "<UNK>", "<SOS>", "<EOS>"]  # ids 0..3, J&W §1
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class Document:
+    """One instance. `sentences` are [start, end) spans over `tokens`; QA/NLI instances have a
+    `question` (question or hypothesis); `extra` holds per-instance annotations (e.g. `rationale`)."""
+
+    id: str
+    tokens: list[str]
+    label: int | str
+    sentences: list[tuple[int, int]]
+    question: list[str] | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_text(cls, id: str, text: str, label, question: str | None = None) -> "Document":
+        tokens, sentences = tokenize_document(text)
+        q = tokenize_document(question)[0] if question is not None else None
+        return cls(id=id, tokens=tokens, label=label, sentences=sentences, question=q)
+
+    def normalised(self) -> "Document":
+        """Lower-case and map digit tokens to `qqq` (J&W §4.1, applied to every dataset)."""
+        return Document(
+            id=self.id,
+            tokens=[normalise(t) for t in self.tokens],
+            label=self.label,
+            sentences=self.sentences,
+            question=None if self.question is None else [normalise(t) for t in self.question],
+            extra=self.extra,
+        )
+
+    def to_record(self) -> dict:
+        record = {"id": self.id, "tokens": self.tokens, "label": self.label}
+        if self.question is not None:
+            record["question"] = self.question
+        record["sentences"] = [list(span) for span in self.sentences]
+        record.update(self.extra)
+        return record
+
+
+def split_off(docs: list[Document], fraction: float, seed: int, stratify: bool = True):
+    """Deterministically split `docs` into (rest, held_out) with `fraction` held out, per label when
+    `stratify`. Order within each part follows the input order, so outputs are stable."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"split fraction must lie in (0, 1), got {fraction}")
+    rng = np.random.RandomState(seed)
+    groups: dict = {}
+    for index, doc in enumerate(docs):
+        groups.setdefault(doc.label if stratify else None, []).append(index)
+    held: set[int] = set()
+    for key in sorted(groups, key=str):
+        members = groups[key]
+        n_held = int(round(fraction * len(members)))
+        held.update(members[i] for i in rng.permutation(len(members))[:n_held])
+    rest = [d for i, d in enumerate(docs) if i not in held]
+    held_out = [d for i, d in enumerate(docs) if i in held]
+    return rest, held_out
+
+
+def length_filter(docs: list[Document], lo: int | None, hi: int | None, missing_bound: str = "split_extreme"):
+    """J&W §4.1.4: keep iff lo < n < hi (strict), n = number of tokens. With `missing_bound:
+    split_extreme` (D-LEN, the original behaviour) a missing bound is the split's own min (max) n, so
+    the documents of extreme length are dropped; with `none` a missing bound does not filter."""
+    if not docs:
+        return docs
+    lengths = [len(d.tokens) for d in docs]
+    if missing_bound == "split_extreme":
+        lo = min(lengths) if lo is None else lo
+        hi = max(lengths) if hi is None else hi
+    elif missing_bound != "none":
+        raise ValueError(f"length_filter_missing_bound must be 'split_extreme' or 'none', got {missing_bound!r}")
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+    return [d for d, n in zip(docs, lengths) if lo < n < hi]
+
+
+def build_vocab(train: list[Document], min_count: int, count: str = "document") -> list[str]:
+    """Vocabulary from the training split (D-VOCAB): special tokens, then every word whose document
+    frequency (J&W `min_df`) or total count (S&S) is >= `min_count`, by decreasing count, then A-Z."""
+    counts: Counter = Counter()
+    for doc in train:
+        words = doc.tokens + (doc.question or [])
+        counts.update(set(words) if count == "document" else words)
+    kept = [w for w, c in counts.items() if c >= min_count and w not in SPECIAL_TOKENS]
+    return SPECIAL_TOKENS + sorted(kept, key=lambda w: (-counts[w], w))
+
+
+def dataset_stats(name: str, splits: dict[str, list[Document]], vocab: list[str], sources: list[dict]) -> dict:
+    def split_stats(docs):
+        by_label = Counter(str(d.label) for d in docs)
+        return {
+            "n": len(docs),
+            "by_label": {k: by_label[k] for k in sorted(by_label, key=_label_order)},
+            "mean_length": round(float(np.mean([len(d.tokens) for d in docs])), 4) if docs else 0.0,
+        }
+
+    return {
+        "dataset": name,
+        "splits": {split: split_stats(splits[split]) for split in SPLITS},
+        "vocab_size": len(vocab),
+        "sources": sources,
+    }
+
+
+def _label_order(label: str):
+    return (0, int(label), "") if label.lstrip("-").isdigit() else (1, 0, label)
+
+
+def write_dataset(out_dir: str | Path, splits: dict[str, list[Document]], vocab: list[str], stats: dict) -> None:
+    """Write `{split}.jsonl`, `vocab.txt`, `stats.json`, each atomically."""
+    out_dir = Path(out_dir)
+    for split in SPLITS:
+        io.write_jsonl(out_dir / f"{split}.jsonl", (d.to_record() for d in splits[split]))
+    io.write_text(out_dir / "vocab.txt", "\n".join(vocab) + "\n")
+    io.write_json(out_dir / "stats.json", stats)
+
+
+class SplitSizeError(AssertionError):
+    """Split sizes differ from the protocol's published numbers beyond the tolerance."""
+
+
+def check_expected_sizes(name: str, stats: dict, expected: dict, tolerance: float) -> None:
+    """Assert the published sizes (`expected[split][label]`, label "all" = whole split)."""
+    problems = []
+    for split, by_label in expected.items():
+        ours = stats["splits"][split]
+        for label, want in by_label.items():
+            got = ours["n"] if label == "all" else ours["by_label"].get(label, 0)
+            if abs(got - want) > tolerance * want:
+                problems.append(f"{split} label {label}: expected {want} (tolerance {tolerance:.0%}), got {got}")
+    if problems:
+        raise SplitSizeError(f"dataset {name!r}: split sizes differ from the protocol:\n  " + "\n  ".join(problems))
+
+
+def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, missing_bound: str, log=print) -> dict:
+    """Read -> normalise -> length filter -> vocabulary -> check sizes -> write. Returns the stats."""
+    from attnexp.data.readers import reader_for
+
+    splits = reader_for(name)(files, {**cfg, "name": name})
+    if set(splits) != set(SPLITS):
+        raise ValueError(f"reader for {name!r} returned splits {sorted(splits)}, expected {list(SPLITS)}")
+    splits = {split: [d.normalised() for d in docs] for split, docs in splits.items()}
+    for split in SPLITS:
+        before = len(splits[split])
+        if cfg["length_filter"] is not None:
+            bounds = cfg["length_filter"]
+            splits[split] = length_filter(splits[split], bounds["lo"], bounds["hi"], missing_bound)
+        log(f"{name}/{split}: {before} read, {len(splits[split])} after the length filter")
+    vocab = build_vocab(splits["train"], cfg["min_count"], cfg["count_by"])
+    stats = dataset_stats(name, splits, vocab, sources)
+    substitutes = [s["file"] for s in sources if s["substitute"]]
+    if substitutes:
+        log(f"{name}: substitute files {substitutes} in use; published split sizes not asserted")
+    else:
+        check_expected_sizes(name, stats, cfg["expected"], cfg["size_tolerance"])
+    write_dataset(out_dir, splits, vocab, stats)
+    return stats

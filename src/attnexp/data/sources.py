@@ -1,0 +1,56 @@
+"""Which file each dataset reads, and from where: the canonical URL, the mirror, or a labelled stand-in.
+
+Resolution happens when the workflow is planned (it decides which download jobs exist):
+- a canonical file present in the mirror (by name) is copied from there, else downloaded from its URL;
+- when the mirror lacks it but holds every file of the source's `substitute`, and `substitutes: allow`,
+  those stand-ins are used instead, and the choice is recorded in stats.json and the dataset table.
+Either way every file is checksum-verified by the download step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnexp.data.download import find_in_mirror
+
+__all__ = ["SourceFile", "resolve_sources", "digest_of"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    dataset: str
+    file: str
+    url: str | None  # None for a substitute: it only ever comes from the mirror
+    digest: tuple[str, str | None]  # (algorithm, expected hex digest)
+    extract: bool
+    substitute: str | None  # the note saying what differs, or None for a canonical file
+
+    def as_record(self) -> dict:
+        return {"file": self.file, "url": self.url, "digest": list(self.digest), "extract": self.extract, "substitute": self.substitute}
+
+
+def digest_of(entry: dict) -> tuple[str, str | None]:
+    for algorithm in ("sha256", "md5", "sha1"):
+        if entry.get(algorithm):
+            return algorithm, entry[algorithm]
+    return "sha256", None
+
+
+def resolve_sources(name: str, dataset: dict, mirror: str | None, substitutes: str) -> list[SourceFile]:
+    resolved = []
+    for source in dataset.get("sources", []):
+        canonical = SourceFile(name, source["file"], source["url"], digest_of(source), source.get("extract", False), None)
+        stand_in = source.get("substitute")
+        if mirror is None or stand_in is None or substitutes == "forbid" or find_in_mirror(mirror, source["file"]):
+            resolved.append(canonical)
+        elif all(find_in_mirror(mirror, f["file"]) for f in stand_in["files"]):
+            resolved += [SourceFile(name, f["file"], None, digest_of(f), f.get("extract", False), stand_in["note"]) for f in stand_in["files"]]
+        else:
+            resolved.append(canonical)
+    return resolved
+
+
+def input_paths(sources: list[SourceFile], root: str = "resources") -> list[str]:
+    """What the preprocessing step reads: extracted folders for archives, files otherwise."""
+    return [str(Path(root) / s.dataset / ("unpacked/" + s.file if s.extract else s.file)) for s in sources]

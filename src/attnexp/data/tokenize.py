@@ -1,0 +1,150 @@
+"""A deterministic, rule-based English tokenizer and sentence splitter.
+
+The papers tokenise with spaCy (`en_core_web_sm`), whose models cannot be downloaded here. This module
+follows spaCy's *tokenizer* rules closely for the cases that matter on our corpora:
+
+- prefixes `" ' ( [ { < $ £ € #` and suffixes `. , ; : ! ? " ' ) ] } > %` are split off repeatedly;
+- clitics are separate tokens: `don't` -> `do n't`, `can't` -> `ca n't`, `it's` -> `it 's`, and the
+  spaCy special cases `gonna` -> `gon na`, `gotta` -> `got ta`;
+- hyphens, slashes and `--` between letters are infixes (`co-writer` -> `co - writer`);
+- a number glued to a unit is split (`28k` -> `28 k`, `10km` -> `10 km`);
+- URLs, e-mail addresses and decimal numbers stay whole.
+
+Known differences from spaCy: sentence boundaries come from punctuation rules, not from a dependency
+parse; abbreviations are a fixed list; no tokenizer exceptions beyond the ones above. On the SST trees
+this reproduces Jain & Wallace's spaCy output for >99.9 % of sentences (`tests/test_tokenize.py`).
+
+Normalisation (lower-casing, digits -> `qqq`) is separate: `normalise`.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["tokenize", "split_sentences", "tokenize_document", "normalise", "DIGIT_TOKEN"]
+
+DIGIT_TOKEN = "qqq"
+
+_URL = re.compile(r"^(?:https?://|www\.)\S+$|^[\w.+-]+@[\w-]+\.[\w.-]+$", re.IGNORECASE)
+_NUMBER = re.compile(r"^[+-]?\d+(?:[.,:]\d+)*$")
+_PREFIX = re.compile(r"""^(?:[\"'`(\[{<$£€#*]|``|\.\.\.+|-{2,})""")
+_SUFFIX = re.compile(r"""(?:\.\.\.+|[\"'`)\]}>%,;:!?*]|''|-{2,})$""")
+_CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m|’s|n’t|’re|’ll|’ve|’d|’m)$")
+_CLITICS = {"n't", "'s", "'re", "'ll", "'ve", "'d", "'m", "n’t", "’s", "’re", "’ll", "’ve", "’d", "’m"}
+_SPECIAL = {"gonna": ("gon", "na"), "gotta": ("got", "ta"), "cannot": ("can", "not")}
+_NUMBER_UNIT = re.compile(r"(?i)^(\d+(?:[.,]\d+)?)(k|m|km|kg|g|mb|gb|mph|am|pm|s|th|st|nd|rd)$")
+_KEEP_UNIT = {"th", "st", "nd", "rd", "s"}  # ordinals and decades ("21st", "1990s") stay whole in spaCy
+_INFIX = re.compile(r"(?<=[^\W\d_])(-+|/|–|—)(?=[^\W_])|(?<=\d)(-+|/)(?=[^\W\d_])|(?<=[a-z])\.(?=[A-Z])")
+_ABBREVIATIONS = {
+    "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "jr.", "sr.", "vs.", "etc.", "e.g.", "i.e.", "inc.",
+    "co.", "corp.", "ltd.", "mt.", "no.", "u.s.", "u.k.", "a.m.", "p.m.", "jan.", "feb.", "mar.", "apr.",
+    "jun.", "jul.", "aug.", "sep.", "sept.", "oct.", "nov.", "dec.",
+}
+
+
+def _is_whole(chunk: str) -> bool:
+    lower = chunk.lower()
+    return bool(_URL.match(chunk) or _NUMBER.match(chunk)) or lower in _ABBREVIATIONS or lower in _CLITICS
+
+
+def _split_chunk(chunk: str) -> list[str]:
+    """Tokenise one whitespace-free chunk: peel prefixes, suffixes, clitics, then split infixes."""
+    prefixes: list[str] = []
+    suffixes: list[str] = []
+    while chunk:
+        if _is_whole(chunk):
+            break
+        if m := _PREFIX.match(chunk):
+            if m.end() == len(chunk):
+                break
+            prefixes.append(m.group())
+            chunk = chunk[m.end():]
+            continue
+        if m := _SUFFIX.search(chunk):
+            if m.start() == 0:
+                break
+            suffixes.insert(0, m.group())
+            chunk = chunk[: m.start()]
+            continue
+        # A final period is a suffix unless the chunk is an abbreviation or an initial ("J.").
+        if chunk.endswith(".") and len(chunk) > 1 and not re.fullmatch(r"(?:[A-Za-z]\.)+", chunk):
+            suffixes.insert(0, ".")
+            chunk = chunk[:-1]
+            continue
+        if (m := _CLITIC.match(chunk)) and m.group(1) not in {"'", "’"}:
+            suffixes.insert(0, m.group(2))  # "can't" -> "ca n't", as spaCy does
+            chunk = m.group(1)
+            continue
+        break
+    return prefixes + _split_core(chunk) + suffixes
+
+
+def _split_core(chunk: str) -> list[str]:
+    if not chunk:
+        return []
+    if chunk.lower() in _SPECIAL:
+        first, second = _SPECIAL[chunk.lower()]
+        return [chunk[: len(first)], chunk[len(first):]] if second else [chunk]
+    if (m := _NUMBER_UNIT.match(chunk)) and m.group(2).lower() not in _KEEP_UNIT:
+        return [m.group(1), m.group(2)]
+    if _URL.match(chunk):
+        return [chunk]
+    pieces: list[str] = []
+    last = 0
+    for m in _INFIX.finditer(chunk):
+        pieces += [chunk[last: m.start()], m.group()]
+        last = m.end()
+    pieces.append(chunk[last:])
+    return [p for p in pieces if p]
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into tokens (case preserved)."""
+    tokens: list[str] = []
+    for chunk in text.split():
+        tokens.extend(_split_chunk(chunk))
+    return tokens
+
+
+_SENTENCE_END = {".", "!", "?", "...", "…"}
+_CLOSERS = {'"', "'", ")", "]", "}", "''", "”", "’"}
+
+
+def split_sentences(tokens: list[str]) -> list[tuple[int, int]]:
+    """Sentence spans [start, end) over `tokens`: a sentence ends after . ! ? (and any closing quotes or
+    brackets) when the next token starts with an upper-case letter, a digit or an opening quote."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    i = 0
+    n = len(tokens)
+    while i < n:
+        if tokens[i] in _SENTENCE_END or (tokens[i].endswith("!") or tokens[i].endswith("?")) and len(tokens[i]) > 1 and not tokens[i][0].isalnum():
+            j = i + 1
+            while j < n and tokens[j] in _CLOSERS | _SENTENCE_END:
+                j += 1
+            if j >= n or tokens[j][:1].isupper() or tokens[j][:1].isdigit() or tokens[j][:1] in {'"', "“", "(", "'"}:
+                spans.append((start, j))
+                start = j
+            i = j
+            continue
+        i += 1
+    if start < n:
+        spans.append((start, n))
+    return spans
+
+
+def tokenize_document(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Tokens of a whole document and its sentence spans. Blank lines are hard sentence boundaries."""
+    tokens: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        para_tokens = tokenize(paragraph)
+        offset = len(tokens)
+        spans += [(offset + a, offset + b) for a, b in split_sentences(para_tokens)]
+        tokens += para_tokens
+    return tokens, spans
+
+
+def normalise(token: str) -> str:
+    """Jain & Wallace §4.1: lower-case; every token that contains a digit becomes `qqq`."""
+    return DIGIT_TOKEN if any(ch.isdigit() for ch in token) else token.lower()

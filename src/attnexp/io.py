@@ -1,0 +1,53 @@
+"""Writing files so that nothing is ever left half-written: temp file in the same folder, then rename."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix + ".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | os.PathLike, obj) -> None:
+    """Deterministic JSON: sorted keys are NOT forced, so callers control field order; fixed indent."""
+    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    path = Path(path)
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
+    return records
