@@ -9,7 +9,7 @@ from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 sources = [
-    {"file": s["file"], "sha256": file_digest(path), "substitute": s["substitute"]}
+    {"file": s["file"], "sha256": file_digest(path), "substitute": s["substitute"], "splits_affected": s["splits_affected"]}
     for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
 ]
 with fail_cleanly(SplitSizeError, FileNotFoundError):

@@ -13,5 +13,12 @@ stats = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.i
 table = dataset_table(stats, pd.read_csv(snakemake.input.published))
 with io.atomic_path(snakemake.output.csv) as tmp:
     table.to_csv(tmp, index=False)
-io.write_text(snakemake.output.md, "# Datasets: ours beside Jain & Wallace Table 1\n\n" + to_markdown(table))
+notes = "\n".join(f"- {row.dataset}: {row.substitute_notes}" for row in table.itertuples() if isinstance(row.substitute_notes, str))
+io.write_text(
+    snakemake.output.md,
+    "# Datasets: ours beside Jain & Wallace Table 1\n\n"
+    + to_markdown(table, drop=("substitute_notes", "published_source"))
+    + "\nPublished values: Jain & Wallace 2019, Table 1 (references/jain_wallace_table1.csv).\n"
+    + (f"\nStand-in files used (what differs from the canonical source):\n\n{notes}\n" if notes else ""),
+)
 log(f"{len(table)} datasets tabulated")

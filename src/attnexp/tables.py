@@ -28,7 +28,8 @@ def dataset_table(stats: list[dict], published: pd.DataFrame) -> pd.DataFrame:
             "test_0": _count(splits["test"], "0") if binary else _count(splits["test"], None),
             "test_1": _count(splits["test"], "1") if binary else None,
             "classes": len(splits["train"]["by_label"]),
-            "substitutes": "; ".join(f"{src['file']}: {src['substitute']}" for src in s["sources"] if src["substitute"]) or "none",
+            "substitutes": ", ".join(src["file"] for src in s["sources"] if src["substitute"]) or "none",
+            "substitute_notes": " | ".join(dict.fromkeys(src["substitute"] for src in s["sources"] if src["substitute"])) or None,
         }
         if s["dataset"] in published.index:
             pub = published.loc[s["dataset"]]
@@ -38,13 +39,14 @@ def dataset_table(stats: list[dict], published: pd.DataFrame) -> pd.DataFrame:
         rows.append(row)
     columns = ["dataset", "classes", "vocab_size", "published_vocab_size", "mean_length", "published_avg_length",
                "train_0", "published_train_0", "train_1", "published_train_1", "dev",
-               "test_0", "published_test_0", "test_1", "published_test_1", "substitutes", "published_source"]
+               "test_0", "published_test_0", "test_1", "published_test_1", "substitutes", "substitute_notes", "published_source"]
     table = pd.DataFrame(rows).reindex(columns=columns)
     return table.astype({c: "Int64" for c in columns if c.startswith(("train", "test", "published_t", "published_v", "vocab", "dev", "classes"))})
 
 
-def to_markdown(table: pd.DataFrame) -> str:
+def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
     """A GitHub Markdown table (pandas' own needs the optional `tabulate` package)."""
+    table = table.drop(columns=list(drop))
     def cell(value) -> str:
         return "–" if pd.isna(value) else str(value).replace("|", "\\|")
 

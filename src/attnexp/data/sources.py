@@ -25,9 +25,10 @@ class SourceFile:
     digest: tuple[str, str | None]  # (algorithm, expected hex digest)
     extract: bool
     substitute: str | None  # the note saying what differs, or None for a canonical file
+    splits_affected: tuple[str, ...] = ()  # splits whose published sizes the stand-in invalidates
 
     def as_record(self) -> dict:
-        return {"file": self.file, "url": self.url, "digest": list(self.digest), "extract": self.extract, "substitute": self.substitute}
+        return {"file": self.file, "url": self.url, "digest": list(self.digest), "extract": self.extract, "substitute": self.substitute, "splits_affected": list(self.splits_affected)}
 
 
 def digest_of(entry: dict) -> tuple[str, str | None]:
@@ -45,7 +46,7 @@ def resolve_sources(name: str, dataset: dict, mirror: str | None, substitutes: s
         if mirror is None or stand_in is None or substitutes == "forbid" or find_in_mirror(mirror, source["file"]):
             resolved.append(canonical)
         elif all(find_in_mirror(mirror, f["file"]) for f in stand_in["files"]):
-            resolved += [SourceFile(name, f["file"], None, digest_of(f), f.get("extract", False), stand_in["note"]) for f in stand_in["files"]]
+            resolved += [SourceFile(name, f["file"], None, digest_of(f), f.get("extract", False), stand_in["note"], tuple(stand_in["splits_affected"])) for f in stand_in["files"]]
         else:
             resolved.append(canonical)
     return resolved

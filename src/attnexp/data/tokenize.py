@@ -146,5 +146,8 @@ def tokenize_document(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 
 def normalise(token: str) -> str:
-    """Jain & Wallace §4.1: lower-case; every token that contains a digit becomes `qqq`."""
+    """Jain & Wallace §4.1: lower-case; every token that contains a digit becomes `qqq`. Placeholder
+    tokens such as MIMIC's de-identification mark `<DE>` are kept as they are."""
+    if token.startswith("<") and token.endswith(">") and token[1:-1].isupper():
+        return token
     return DIGIT_TOKEN if any(ch.isdigit() for ch in token) else token.lower()
