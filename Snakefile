@@ -1,21 +1,25 @@
 # attnexp: the attention-as-explanation debate, replicated from raw public data.
 # Read top to bottom: the stages in pipeline order. Config keys: config.yaml; layout: README.md.
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# The project config, wherever the workflow runs from (--directory); overlays via --configfile.
+configfile: os.path.join(workflow.basedir, "config.yaml")
 
 
-report: "report/workflow.rst"
+report: os.path.join(workflow.basedir, "report", "workflow.rst")
 
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/embeddings.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -1,10 +1,20 @@
 # Config validation, target lists and input functions. Input functions live here and nowhere else.
+import os
+import sys
 from functools import cache
 from pathlib import Path
 
-from attnexp.config import validate_config
-from attnexp.data.sources import input_paths, resolve_sources
+# The library lives in src/; make it importable here and in every rule script, installed or not.
+SRC = str(Path(workflow.basedir) / "src")
+sys.path.insert(0, SRC)
+# Rule scripts run in fresh interpreters (possibly in a conda env): hand them the same import path.
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+)
 
+from attnexp.config import validate_config
+from attnexp.data.download import find_in_mirror
+from attnexp.data.sources import digest_of, input_paths, resolve_sources
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
@@ -28,7 +38,9 @@ def sources_of(dataset):
 def source_record(wildcards):
     for source in sources_of(wildcards.dataset):
         if source.file == wildcards.file:
-            return source.as_record()
+            return source.as_record() | {
+                "config_key": f"datasets.{source.dataset}.sources"
+            }
     raise ValueError(
         f"{wildcards.file!r} is not a source of dataset {wildcards.dataset!r}"
     )
@@ -45,6 +57,88 @@ def readable_inputs(wildcards):
     )
 
 
+@cache
+def embedding_plan(dataset):
+    """Which vectors a dataset gets (D-EMB), decided when the workflow is planned, so the DAG holds
+    a vector download only when pretrained vectors are used; None for random initialisation.
+    """
+    ds, emb = config["datasets"][dataset], config["embeddings"]
+    if ds["vectors"] == "random":
+        return None
+    if ds["vectors"] == "word2vec":
+        settings = emb["word2vec"][ds["protocol"]]
+        why = "the paper trains word2vec on this dataset"
+        return dict(
+            kind="word2vec",
+            source="word2vec",
+            dim=settings["dim"],
+            word2vec=settings,
+            why=why,
+        )
+    vector_file = emb["vectors"][ds["vectors"]]["file"]
+    present = Path("resources/embeddings", vector_file).exists() or bool(
+        config["mirror"] and find_in_mirror(config["mirror"], vector_file)
+    )
+    if emb["source"] == "pretrained" or (emb["source"] == "auto" and present):
+        why = f"embeddings.source={emb['source']}"
+        path = f"resources/embeddings/{vector_file}"
+        return dict(
+            kind="pretrained", source=ds["vectors"], dim=300, path=path, why=why
+        )
+    settings = emb["word2vec"]["jain_wallace"]
+    why = f"embeddings.source={emb['source']}; {vector_file} not in resources/embeddings or the mirror (D-EMB)"
+    if emb["source"] == "word2vec_local":
+        why = "embeddings.source=word2vec_local (D-EMB)"
+    return dict(
+        kind="word2vec",
+        source="word2vec_local",
+        dim=settings["dim"],
+        word2vec=settings,
+        why=why,
+    )
+
+
+def embedding_inputs(wildcards):
+    plan = embedding_plan(wildcards.dataset)
+    if plan is None:
+        raise ValueError(
+            f"dataset {wildcards.dataset!r} uses random word vectors: nothing to build"
+        )
+    splits = plan["word2vec"]["corpus"] if plan["kind"] == "word2vec" else []
+    inputs = {
+        "vocab": f"results/data/{wildcards.dataset}/vocab.txt",
+        "corpus": [f"results/data/{wildcards.dataset}/{s}.jsonl" for s in splits],
+    }
+    if plan["kind"] == "pretrained":
+        inputs["vectors"] = plan["path"]
+    return inputs
+
+
+def vector_file_record(wildcards):
+    for name, entry in config["embeddings"]["vectors"].items():
+        if entry["file"] == wildcards.file:
+            return dict(
+                file=entry["file"],
+                url=entry["url"],
+                digest=list(digest_of(entry)),
+                config_key=f"embeddings.vectors.{name}",
+            )
+    raise ValueError(f"{wildcards.file!r} is not a configured vector file")
+
+
+def embedding_targets():
+    return [
+        f"results/embeddings/{dataset}/{name}"
+        for dataset in ENABLED
+        if embedding_plan(dataset) is not None
+        for name in ("vectors.npy", "vectors.json")
+    ]
+
+
+# Published numbers the tables compare against (references/README.md)
+PUBLISHED = Path(workflow.basedir) / "references"
+
+
 def data_targets():
     return expand("results/data/{dataset}/stats.json", dataset=ENABLED) + [
         "results/tables/datasets.csv",
@@ -53,4 +147,4 @@ def data_targets():
 
 
 def all_targets():
-    return data_targets()
+    return data_targets() + embedding_targets()

@@ -4,12 +4,14 @@
 rule download_source:
     output:
         "resources/{dataset}/{file}",
+    log:
+        "results/logs/download_source/{dataset}/{file}.log",
+    conda:
+        "../envs/attnexp.yaml"
     params:
         source=source_record,
         mirror=config["mirror"],
         download=config["download"],
-    log:
-        "results/logs/download_source/{dataset}/{file}.log",
     script:
         "../scripts/download_source.py"
 
@@ -21,6 +23,8 @@ rule extract_archive:
         directory("resources/{dataset}/unpacked/{file}"),
     log:
         "results/logs/extract_archive/{dataset}/{file}.log",
+    conda:
+        "../envs/attnexp.yaml"
     script:
         "../scripts/extract_archive.py"
 
@@ -35,12 +39,14 @@ rule preprocess_dataset:
         test="results/data/{dataset}/test.jsonl",
         vocab="results/data/{dataset}/vocab.txt",
         stats="results/data/{dataset}/stats.json",
+    log:
+        "results/logs/preprocess_dataset/{dataset}.log",
+    conda:
+        "../envs/attnexp.yaml"
     params:
         dataset=lambda wildcards: config["datasets"][wildcards.dataset],
         sources=lambda wildcards: [s.as_record() for s in sources_of(wildcards.dataset)],
         missing_bound=config["length_filter_missing_bound"],
-    log:
-        "results/logs/preprocess_dataset/{dataset}.log",
     script:
         "../scripts/preprocess_dataset.py"
 
@@ -48,7 +54,7 @@ rule preprocess_dataset:
 rule tabulate_datasets:
     input:
         stats=expand("results/data/{dataset}/stats.json", dataset=ENABLED),
-        published="references/jain_wallace_table1.csv",
+        published=PUBLISHED / "jain_wallace_table1.csv",
     output:
         csv=report(
             "results/tables/datasets.csv",
@@ -64,6 +70,8 @@ rule tabulate_datasets:
         ),
     log:
         "results/logs/tabulate_datasets.log",
+    conda:
+        "../envs/attnexp.yaml"
     script:
         "../scripts/tabulate_datasets.py"
 

@@ -1,4 +1,4 @@
-"""Rule download_source: one source file, from the mirror or its URL, checksum-verified."""
+"""Rules download_source and download_vectors: one file, from the mirror or its URL, checksum-verified."""
 
 from attnexp.data.download import DownloadError, obtain
 from attnexp.workflow import fail_cleanly, log_to
@@ -11,7 +11,7 @@ with fail_cleanly(DownloadError):
     if expected is None:
         raise DownloadError(
             f"no checksum is configured for {source['file']} ({source['url']}), and none is published: "
-            f"compute the sha256 of a copy you trust and set it in config.yaml under datasets.{snakemake.wildcards.dataset}.sources"
+            f"compute the sha256 of a copy you trust and set it in config.yaml under {source['config_key']}"
         )
     if source["url"] is None and snakemake.params.mirror is None:
         raise DownloadError(f"{source['file']} is a mirror-only substitute, but no mirror is configured")

@@ -1,0 +1,33 @@
+# Stage 2: word vectors per dataset (D-EMB): the paper's pretrained file, or word2vec trained here.
+
+
+rule download_vectors:
+    output:
+        "resources/embeddings/{file}",
+    log:
+        "results/logs/download_vectors/{file}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        source=vector_file_record,
+        mirror=config["mirror"],
+        download=config["download"],
+    script:
+        "../scripts/download_source.py"
+
+
+rule build_embeddings:
+    input:
+        unpack(embedding_inputs),
+    output:
+        vectors="results/embeddings/{dataset}/vectors.npy",
+        meta="results/embeddings/{dataset}/vectors.json",
+    log:
+        "results/logs/build_embeddings/{dataset}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: 1  # gensim word2vec is deterministic only with one worker
+    params:
+        plan=lambda wildcards: embedding_plan(wildcards.dataset),
+    script:
+        "../scripts/build_embeddings.py"
