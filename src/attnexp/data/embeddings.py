@@ -107,7 +107,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
         vectors = train_word2vec(sentences, plan["word2vec"], seed)
         missing, provenance = "normal", {"word2vec": plan["word2vec"], "corpus": [Path(p).name for p in corpus_paths]}
     matrix, covered = embedding_matrix(vocab, vectors, dim, missing, seed)
-    with io.atomic_path(out_vectors, suffix=".npy") as tmp:
+    with io.atomic_path(out_vectors) as tmp:
         np.save(tmp, matrix, allow_pickle=False)
     meta = {
         "source": plan["source"],

@@ -97,14 +97,14 @@ def length_filter(docs: list[Document], lo: int | None, hi: int | None, missing_
     """J&W §4.1.4: keep iff lo < n < hi (strict), n = number of tokens. With `missing_bound:
     split_extreme` (D-LEN, the original behaviour) a missing bound is the split's own min (max) n, so
     the documents of extreme length are dropped; with `none` a missing bound does not filter."""
+    if missing_bound not in {"split_extreme", "none"}:
+        raise ValueError(f"length_filter_missing_bound must be 'split_extreme' or 'none', got {missing_bound!r}")
     if not docs:
         return docs
     lengths = [len(d.tokens) for d in docs]
     if missing_bound == "split_extreme":
         lo = min(lengths) if lo is None else lo
         hi = max(lengths) if hi is None else hi
-    elif missing_bound != "none":
-        raise ValueError(f"length_filter_missing_bound must be 'split_extreme' or 'none', got {missing_bound!r}")
     lo = -math.inf if lo is None else lo
     hi = math.inf if hi is None else hi
     return [d for d, n in zip(docs, lengths) if lo < n < hi]
@@ -113,6 +113,8 @@ def length_filter(docs: list[Document], lo: int | None, hi: int | None, missing_
 def build_vocab(train: list[Document], min_count: int, count: str = "document") -> list[str]:
     """Vocabulary from the training split (D-VOCAB): special tokens, then every word whose document
     frequency (J&W `min_df`) or total count (S&S) is >= `min_count`, by decreasing count, then A-Z."""
+    if count not in {"document", "token"}:
+        raise ValueError(f"count_by must be 'document' or 'token', got {count!r}")
     counts: Counter = Counter()
     for doc in train:
         words = doc.tokens + (doc.question or [])

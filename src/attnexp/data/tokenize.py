@@ -25,30 +25,32 @@ __all__ = ["tokenize", "split_sentences", "tokenize_document", "normalise", "DIG
 
 DIGIT_TOKEN = "qqq"
 
-_URL = re.compile(r"^(?:https?://|www\.)\S+$|^[\w.+-]+@[\w-]+\.[\w.-]+$", re.IGNORECASE)
+# A URL or e-mail ends in a word character or "/": trailing punctuation is peeled off first, as in spaCy.
+_URL = re.compile(r"^(?:https?://|www\.)\S*[\w/]$|^[\w.+-]+@[\w-]+\.[\w.-]*\w$", re.IGNORECASE)
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,:]\d+)*$")
-_PREFIX = re.compile(r"""^(?:[\"'`(\[{<$£€#*]|``|\.\.\.+|-{2,})""")
-_SUFFIX = re.compile(r"""(?:\.\.\.+|[\"'`)\]}>%,;:!?*]|''|-{2,})$""")
+_PREFIX = re.compile(r"""^(?:``|\.\.\.+|-{2,}|[\"'`“‘(\[{<$£€#*])""")
+_SUFFIX = re.compile(r"""(?:''|\.\.\.+|-{2,}|[\"'`”’)\]}>%,;:!?*])$""")
 _CLITIC = re.compile(r"(?i)^(.+?)(n't|'s|'re|'ll|'ve|'d|'m|’s|n’t|’re|’ll|’ve|’d|’m)$")
 _CLITICS = {"n't", "'s", "'re", "'ll", "'ve", "'d", "'m", "n’t", "’s", "’re", "’ll", "’ve", "’d", "’m"}
 _SPECIAL = {"gonna": ("gon", "na"), "gotta": ("got", "ta"), "cannot": ("can", "not")}
 _NUMBER_UNIT = re.compile(r"(?i)^(\d+(?:[.,]\d+)?)(k|m|km|kg|g|mb|gb|mph|am|pm|s|th|st|nd|rd)$")
 _KEEP_UNIT = {"th", "st", "nd", "rd", "s"}  # ordinals and decades ("21st", "1990s") stay whole in spaCy
 _INFIX = re.compile(r"(?<=[^\W\d_])(-+|/|–|—)(?=[^\W_])|(?<=\d)(-+|/)(?=[^\W\d_])|(?<=[a-z])\.(?=[A-Z])")
+# Case-sensitive, like spaCy's exceptions: "No." is an abbreviation, "no." ends a sentence.
 _ABBREVIATIONS = {
-    "mr.", "mrs.", "ms.", "dr.", "prof.", "st.", "jr.", "sr.", "vs.", "etc.", "e.g.", "i.e.", "inc.",
-    "co.", "corp.", "ltd.", "mt.", "no.", "u.s.", "u.k.", "a.m.", "p.m.", "jan.", "feb.", "mar.", "apr.",
-    "jun.", "jul.", "aug.", "sep.", "sept.", "oct.", "nov.", "dec.",
+    "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "St.", "Jr.", "Sr.", "vs.", "etc.", "e.g.", "i.e.", "Inc.",
+    "Co.", "Corp.", "Ltd.", "Mt.", "No.", "U.S.", "U.K.", "a.m.", "p.m.", "Jan.", "Feb.", "Mar.", "Apr.",
+    "Jun.", "Jul.", "Aug.", "Sep.", "Sept.", "Oct.", "Nov.", "Dec.", "MR.", "DR.", "ST.",
 }
 
 
 def _is_whole(chunk: str) -> bool:
-    lower = chunk.lower()
-    return bool(_URL.match(chunk) or _NUMBER.match(chunk)) or lower in _ABBREVIATIONS or lower in _CLITICS
+    return bool(_URL.match(chunk) or _NUMBER.match(chunk)) or chunk in _ABBREVIATIONS or chunk.lower() in _CLITICS
 
 
-def _split_chunk(chunk: str) -> list[str]:
-    """Tokenise one whitespace-free chunk: peel prefixes, suffixes, clitics, then split infixes."""
+def _split_chunk(chunk: str) -> list[tuple[str, bool]]:
+    """Tokenise one whitespace-free chunk: peel prefixes, suffixes, clitics, then split infixes.
+    Each token comes with `opens`: it was peeled off the front (an opening quote or bracket)."""
     prefixes: list[str] = []
     suffixes: list[str] = []
     while chunk:
@@ -76,7 +78,7 @@ def _split_chunk(chunk: str) -> list[str]:
             chunk = m.group(1)
             continue
         break
-    return prefixes + _split_core(chunk) + suffixes
+    return [(p, True) for p in prefixes] + [(t, False) for t in _split_core(chunk) + suffixes]
 
 
 def _split_core(chunk: str) -> list[str]:
@@ -98,21 +100,24 @@ def _split_core(chunk: str) -> list[str]:
     return [p for p in pieces if p]
 
 
+def _tokenize_with_roles(text: str) -> list[tuple[str, bool]]:
+    return [pair for chunk in text.split() for pair in _split_chunk(chunk)]
+
+
 def tokenize(text: str) -> list[str]:
     """Split text into tokens (case preserved)."""
-    tokens: list[str] = []
-    for chunk in text.split():
-        tokens.extend(_split_chunk(chunk))
-    return tokens
+    return [token for token, _ in _tokenize_with_roles(text)]
 
 
 _SENTENCE_END = {".", "!", "?", "...", "…"}
 _CLOSERS = {'"', "'", ")", "]", "}", "''", "”", "’"}
 
 
-def split_sentences(tokens: list[str]) -> list[tuple[int, int]]:
+def split_sentences(tokens: list[str], opens: list[bool] | None = None) -> list[tuple[int, int]]:
     """Sentence spans [start, end) over `tokens`: a sentence ends after . ! ? (and any closing quotes or
-    brackets) when the next token starts with an upper-case letter, a digit or an opening quote."""
+    brackets) when the next token starts with an upper-case letter, a digit or an opening quote.
+    `opens[i]` marks token i as opening punctuation (a straight quote is ambiguous without it)."""
+    opens = opens or [False] * len(tokens)
     spans: list[tuple[int, int]] = []
     start = 0
     i = 0
@@ -120,7 +125,7 @@ def split_sentences(tokens: list[str]) -> list[tuple[int, int]]:
     while i < n:
         if tokens[i] in _SENTENCE_END or (tokens[i].endswith("!") or tokens[i].endswith("?")) and len(tokens[i]) > 1 and not tokens[i][0].isalnum():
             j = i + 1
-            while j < n and tokens[j] in _CLOSERS | _SENTENCE_END:
+            while j < n and tokens[j] in _CLOSERS | _SENTENCE_END and not opens[j]:
                 j += 1
             if j >= n or tokens[j][:1].isupper() or tokens[j][:1].isdigit() or tokens[j][:1] in {'"', "“", "(", "'"}:
                 spans.append((start, j))
@@ -138,9 +143,10 @@ def tokenize_document(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     tokens: list[str] = []
     spans: list[tuple[int, int]] = []
     for paragraph in re.split(r"\n\s*\n", text):
-        para_tokens = tokenize(paragraph)
+        pairs = _tokenize_with_roles(paragraph)
+        para_tokens = [token for token, _ in pairs]
         offset = len(tokens)
-        spans += [(offset + a, offset + b) for a, b in split_sentences(para_tokens)]
+        spans += [(offset + a, offset + b) for a, b in split_sentences(para_tokens, [o for _, o in pairs])]
         tokens += para_tokens
     return tokens, spans
 

@@ -1,0 +1,215 @@
+"""The workflow end to end: Snakemake itself, in fresh working folders, on the offline mirror.
+
+These tests run real jobs (download from the mirror, extraction, preprocessing), so they are the slow
+part of the suite; the mirror ones are skipped when `../shared/datasets` (or ATTNEXP_MIRROR) is absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", REPO.parent / "shared" / "datasets"))
+needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"no dataset mirror at {MIRROR}")
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none"]
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, timeout=1800
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
+
+
+def overlay(tmp_path: Path, config: dict) -> str:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def stats(workdir: Path, dataset: str) -> dict:
+    return json.loads((workdir / "results" / "data" / dataset / "stats.json").read_text())
+
+
+def by_label(s: dict, split: str) -> dict:
+    return s["splits"][split]["by_label"]
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def test_dry_run_plans_download_and_preprocess_for_every_enabled_dataset(tmp_path):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    enabled = sorted(name for name, ds in config["datasets"].items() if ds["enabled"])
+    result = snakemake(tmp_path, "-n", "--cores", "1")
+    out = result.stdout + result.stderr
+    for dataset in enabled:
+        assert f"results/data/{dataset}/stats.json" in out, dataset
+        if config["datasets"][dataset].get("sources"):
+            assert f"resources/{dataset}/" in out, dataset
+    assert "download_source" in out and "preprocess_dataset" in out and "tabulate_datasets" in out
+
+
+def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):
+    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"datasets": {"sst": {"min_cuont": 3}}}), check=False)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "config key 'datasets.sst'" in message and "min_cuont" in message
+    assert not (tmp_path / "results").exists()
+
+
+def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
+    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"download": {"retries": "many"}}), check=False)
+    assert result.returncode != 0
+    assert "config key 'download.retries'" in result.stderr + result.stdout
+    assert "integer" in result.stderr + result.stdout
+
+
+# ----------------------------------------------------------------------------- quick preset
+
+
+def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for workdir in (first, second):
+        workdir.mkdir()
+        snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml"))
+    s = stats(first, "synthetic")
+    assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [4000, 500, 500]
+    assert not (first / "resources").exists()  # nothing downloaded
+    assert tree_digest(first / "results" / "data") == tree_digest(second / "results" / "data")
+    assert tree_digest(first / "results" / "tables") == tree_digest(second / "results" / "tables")
+
+
+# ----------------------------------------------------------------------------- download failures
+
+
+def test_offline_without_mirror_fails_with_a_short_message_naming_url_and_option(tmp_path):
+    url = "http://127.0.0.1:9/trainDevTestTrees_PTB.zip"  # discard port: nothing listens there
+    sst = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]["sst"]
+    sst["sources"][0]["url"] = url
+    config = {"datasets": {"sst": {"sources": sst["sources"]}}, "download": {"retries": 0, "timeout": 2}}
+    result = snakemake(tmp_path, "--cores", "1", "--configfile", overlay(tmp_path, config), "--", "results/data/sst/stats.json", check=False)
+    assert result.returncode != 0
+    log = (tmp_path / "results/logs/download_source/sst/trainDevTestTrees_PTB.zip.log").read_text()
+    error_lines = [line for line in log.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 1 and url in error_lines[0] and "mirror" in error_lines[0]
+    assert "Traceback" not in log
+    assert not (tmp_path / "resources/sst/trainDevTestTrees_PTB.zip").exists()
+
+
+@needs_mirror
+def test_corrupted_mirror_copy_fails_with_checksum_error_and_leaves_nothing(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    data = bytearray((MIRROR / "sst" / "trainDevTestTrees_PTB.zip").read_bytes())
+    data[1000] ^= 0xFF
+    (mirror / "trainDevTestTrees_PTB.zip").write_bytes(bytes(data))
+    work = tmp_path / "work"
+    work.mkdir()
+    result = snakemake(work, "--cores", "1", "--config", f"mirror={mirror}", "--", "results/data/sst/stats.json", check=False)
+    assert result.returncode != 0
+    log = (work / "results/logs/download_source/sst/trainDevTestTrees_PTB.zip.log").read_text()
+    assert "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc" in log  # expected digest
+    assert hashlib.sha256(bytes(data)).hexdigest() in log  # actual digest
+    assert not (work / "resources" / "sst").exists() or not any((work / "resources" / "sst").iterdir())
+    assert not (work / "results" / "data").exists()
+
+
+# ----------------------------------------------------------------------------- the data DAG on the mirror
+
+
+@pytest.fixture(scope="module")
+def mirror_run(tmp_path_factory):
+    if not MIRROR.is_dir():
+        pytest.skip(f"no dataset mirror at {MIRROR}")
+    workdir = tmp_path_factory.mktemp("mirror_run")
+    snakemake(workdir, "--cores", "2", "--config", f"mirror={MIRROR}", "--", "data")
+    return workdir
+
+
+@needs_mirror
+def test_data_dag_on_mirror_gives_the_protocol_split_sizes(mirror_run):
+    sst = stats(mirror_run, "sst")
+    assert by_label(sst, "train") == {"0": 3034, "1": 3321}
+    assert by_label(sst, "dev") == {"0": 397, "1": 424}
+    assert by_label(sst, "test") == {"0": 863, "1": 862}  # J&W Table 1, exactly (D-LEN)
+    assert sst["sources"] == [{"file": "trainDevTestTrees_PTB.zip", "sha256": "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc", "substitute": None}]
+
+    imdb = by_label(stats(mirror_run, "imdb"), "test")  # D-IMDB: within 5 % of 2,184 / 2,172
+    assert abs(imdb["0"] - 2184) <= 0.05 * 2184 and abs(imdb["1"] - 2172) <= 0.05 * 2172
+    news = by_label(stats(mirror_run, "20news"), "test")  # [R:425a89a] 179 / 178, our own stratified split
+    assert abs(news["0"] - 179) <= 0.1 * 179 and abs(news["1"] - 178) <= 0.1 * 178
+    assert by_label(stats(mirror_run, "agnews"), "test") == {"0": 1900, "1": 1898}  # [R:675b0dc]
+    for task in ("babi1", "babi2"):
+        s = stats(mirror_run, task)
+        assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [8500, 1500, 1000]
+    assert stats(mirror_run, "babi3")["splits"]["test"]["n"] == 1000
+
+    news20 = stats(mirror_run, "20news20")
+    assert len(by_label(news20, "train")) == 20
+    ratings = stats(mirror_run, "imdb_ratings")
+    assert sorted(by_label(ratings, "train")) == [str(i) for i in range(8)]
+    assert sum(s["n"] for s in ratings["splits"].values()) == 50000
+
+
+@needs_mirror
+def test_stand_in_files_are_flagged_in_stats_and_table(mirror_run):
+    agnews = stats(mirror_run, "agnews")
+    flagged = {s["file"]: s["substitute"] for s in agnews["sources"]}
+    assert flagged["test.csv"] is None  # the canonical file itself
+    assert "581 rows" in flagged["train.first581rows.csv"]
+    snli = stats(mirror_run, "snli")
+    assert all(s["substitute"] for s in snli["sources"])
+    table = (mirror_run / "results/tables/datasets.md").read_text()
+    assert "train.first581rows.csv" in table and "| sst |" in table
+    csv = (mirror_run / "results/tables/datasets.csv").read_text().splitlines()
+    assert csv[0].startswith("dataset,") and len(csv) == 1 + len(list((mirror_run / "results/data").iterdir()))
+
+
+@needs_mirror
+def test_data_dag_rerun_in_a_fresh_folder_is_byte_identical(mirror_run, tmp_path):
+    datasets = ["sst", "agnews", "babi1", "snli", "synthetic"]
+    targets = [f"results/data/{d}/stats.json" for d in datasets]
+    snakemake(tmp_path, "--cores", "2", "--config", f"mirror={MIRROR}", "--", *targets)
+    for dataset in datasets:
+        assert tree_digest(tmp_path / "results/data" / dataset) == tree_digest(mirror_run / "results/data" / dataset), dataset
+
+
+@needs_mirror
+def test_jsonl_records_follow_the_documented_format(mirror_run):
+    first = json.loads((mirror_run / "results/data/sst/test.jsonl").open().readline())
+    assert list(first) == ["id", "tokens", "label", "sentences"]
+    assert first["sentences"] == [[0, len(first["tokens"])]]
+    qa = json.loads((mirror_run / "results/data/babi1/test.jsonl").open().readline())
+    assert list(qa) == ["id", "tokens", "label", "question", "sentences"]
+    vocab = (mirror_run / "results/data/sst/vocab.txt").read_text().split("\n")
+    assert vocab[:4] == ["<PAD>", "<UNK>", "<SOS>", "<EOS>"]
+    assert len(vocab) - 1 == stats(mirror_run, "sst")["vocab_size"]
+
+
+@needs_mirror
+def test_word2vec_embeddings_are_built_and_recorded(mirror_run):
+    snakemake(mirror_run, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/embeddings/sst/vectors.npy")
+    import numpy as np
+
+    vectors = np.load(mirror_run / "results/embeddings/sst/vectors.npy", allow_pickle=False)
+    meta = json.loads((mirror_run / "results/embeddings/sst/vectors.json").read_text())
+    assert vectors.shape == (stats(mirror_run, "sst")["vocab_size"], 300) and vectors.dtype == np.float32
+    assert not vectors[0].any()  # <PAD>
+    assert meta["source"] == "word2vec_local" and "D-EMB" in meta["why"]
+    assert 0 < meta["words_with_vector"] < meta["vocab_size"]
