@@ -51,10 +51,13 @@ def downloaded_files(wildcards):
 
 
 def readable_inputs(wildcards):
-    """Extracted archive folders and plain files, plus bring-your-own files (MIMIC-III)."""
-    return input_paths(sources_of(wildcards.dataset)) + list(
-        config["datasets"][wildcards.dataset]["local_files"]
-    )
+    """Extracted archive folders and plain downloaded files."""
+    return input_paths(sources_of(wildcards.dataset))
+
+
+def local_files(wildcards):
+    """Bring-your-own files (MIMIC-III), read where they are."""
+    return config["datasets"][wildcards.dataset]["local_files"]
 
 
 @cache

@@ -33,6 +33,7 @@ rule preprocess_dataset:
     input:
         downloaded=downloaded_files,
         readable=readable_inputs,
+        local=local_files,
     output:
         train="results/data/{dataset}/train.jsonl",
         dev="results/data/{dataset}/dev.jsonl",

@@ -11,12 +11,15 @@ log = log_to(snakemake.log[0])
 sources = [
     {"file": s["file"], "sha256": file_digest(path), "substitute": s["substitute"], "splits_affected": s["splits_affected"]}
     for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
+] + [
+    {"file": Path(path).name, "sha256": file_digest(path), "substitute": None, "splits_affected": []}
+    for path in snakemake.input.local
 ]
 with fail_cleanly(SplitSizeError, FileNotFoundError):
     build_dataset(
         snakemake.wildcards.dataset,
         snakemake.params.dataset,
-        SourceFiles(snakemake.input.readable),
+        SourceFiles([*snakemake.input.readable, *snakemake.input.local]),
         sources,
         Path(snakemake.output.stats).parent,
         snakemake.params.missing_bound,

@@ -93,6 +93,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert not (first / "resources").exists()  # nothing downloaded
     assert tree_digest(first / "results" / "data") == tree_digest(second / "results" / "data")
     assert tree_digest(first / "results" / "tables") == tree_digest(second / "results" / "tables")
+    snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
+    assert "datasets.md" in (first / "report.html").read_text(errors="replace")
 
 
 # ----------------------------------------------------------------------------- download failures

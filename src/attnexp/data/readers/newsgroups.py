@@ -54,8 +54,14 @@ def _posts(files, split: str, groups=None):
         group = path.parent.name
         if groups is None or group in groups:
             posts.append((f"{split}/{group}/{path.name}", group, clean_post(path.read_bytes())))
-    posts.sort(key=lambda p: (p[1], int(p[0].rsplit("/", 1)[1]) if p[0].rsplit("/", 1)[1].isdigit() else 0, p[0]))
+    posts.sort(key=lambda post: (post[1], _numeric_name(post[0])))
     return posts
+
+
+def _numeric_name(post_id: str) -> tuple[int, str]:
+    """Posts are numbered files; sort them by number, as the bydate folders list them."""
+    name = post_id.rsplit("/", 1)[1]
+    return (int(name), "") if name.isdigit() else (0, name)
 
 
 def _documents(posts, label_of):
