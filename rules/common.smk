@@ -13,7 +13,7 @@ os.environ.update(
 )
 
 from attnexp.config import validate_config
-from attnexp.data.download import find_in_mirror
+from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
@@ -62,42 +62,9 @@ def local_files(wildcards):
 
 @cache
 def embedding_plan(dataset):
-    """Which vectors a dataset gets (D-EMB), decided when the workflow is planned, so the DAG holds
-    a vector download only when pretrained vectors are used; None for random initialisation.
-    """
-    ds, emb = config["datasets"][dataset], config["embeddings"]
-    if ds["vectors"] == "random":
-        return None
-    if ds["vectors"] == "word2vec":
-        settings = emb["word2vec"][ds["protocol"]]
-        why = "the paper trains word2vec on this dataset"
-        return dict(
-            kind="word2vec",
-            source="word2vec",
-            dim=settings["dim"],
-            word2vec=settings,
-            why=why,
-        )
-    vector_file = emb["vectors"][ds["vectors"]]["file"]
-    present = Path("resources/embeddings", vector_file).exists() or bool(
-        config["mirror"] and find_in_mirror(config["mirror"], vector_file)
-    )
-    if emb["source"] == "pretrained" or (emb["source"] == "auto" and present):
-        why = f"embeddings.source={emb['source']}"
-        path = f"resources/embeddings/{vector_file}"
-        return dict(
-            kind="pretrained", source=ds["vectors"], dim=300, path=path, why=why
-        )
-    settings = emb["word2vec"]["jain_wallace"]
-    why = f"embeddings.source={emb['source']}; {vector_file} not in resources/embeddings or the mirror (D-EMB)"
-    if emb["source"] == "word2vec_local":
-        why = "embeddings.source=word2vec_local (D-EMB)"
-    return dict(
-        kind="word2vec",
-        source="word2vec_local",
-        dim=settings["dim"],
-        word2vec=settings,
-        why=why,
+    """Which vectors a dataset gets (D-EMB); None for random initialisation."""
+    return plan_embeddings(
+        config["datasets"][dataset], config["embeddings"], config["mirror"]
     )
 
 

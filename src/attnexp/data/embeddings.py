@@ -16,7 +16,34 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-__all__ = ["read_pretrained", "train_word2vec", "embedding_matrix"]
+__all__ = ["plan_embeddings", "read_pretrained", "train_word2vec", "embedding_matrix", "build_embeddings"]
+
+
+def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resources: str = "resources/embeddings") -> dict | None:
+    """Which vectors a dataset gets (D-EMB), decided when the workflow is planned so that the DAG holds
+    a vector download only when pretrained vectors are used. None = random initialisation.
+
+    `dataset` is the dataset's config block, `embeddings` the `embeddings` config block."""
+    from attnexp.data.download import find_in_mirror
+
+    def word2vec(source: str, settings: dict, why: str) -> dict:
+        return dict(kind="word2vec", source=source, dim=settings["dim"], word2vec=settings, why=why)
+
+    if dataset["vectors"] == "random":
+        return None
+    if dataset["vectors"] == "word2vec":
+        return word2vec("word2vec", embeddings["word2vec"][dataset["protocol"]], "the paper trains word2vec on this dataset")
+    vector_file = embeddings["vectors"][dataset["vectors"]]["file"]
+    present = Path(resources, vector_file).exists() or bool(mirror and find_in_mirror(mirror, vector_file))
+    choice = embeddings["source"]
+    if choice == "pretrained" or (choice == "auto" and present):
+        return dict(kind="pretrained", source=dataset["vectors"], dim=300, path=f"{resources}/{vector_file}", why=f"embeddings.source={choice}")
+    why = (
+        "embeddings.source=word2vec_local (D-EMB)"
+        if choice == "word2vec_local"
+        else f"embeddings.source=auto; {vector_file} not in {resources} or the mirror (D-EMB)"
+    )
+    return word2vec("word2vec_local", embeddings["word2vec"]["jain_wallace"], why)
 
 
 def _vector_lines(path: Path) -> Iterator[str]:
