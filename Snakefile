@@ -17,6 +17,7 @@ report: os.path.join(workflow.basedir, "report", "workflow.rst")
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/embeddings.smk"
+include: "rules/train.smk"
 
 
 rule all:

@@ -12,9 +12,10 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 )
 
-from attnexp.config import validate_config
+from attnexp.config import training_settings, validate_config
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
+from attnexp.models.names import parse_model_name
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
@@ -25,6 +26,8 @@ ENABLED = [name for name in DATASETS if config["datasets"][name]["enabled"]]
 wildcard_constraints:
     dataset="|".join(DATASETS),
     file=r"[^/]+",
+    model=r"[a-z0-9]+(-[a-z0-9]+)+",
+    seed=r"\d+",
 
 
 @cache
@@ -33,6 +36,16 @@ def sources_of(dataset):
     return resolve_sources(
         dataset, config["datasets"][dataset], config["mirror"], config["substitutes"]
     )
+
+
+def preprocessing_config(dataset):
+    """A dataset's config without its training keys, so that adding a model or changing a training
+    setting never re-runs preprocessing."""
+    return {
+        key: value
+        for key, value in config["datasets"][dataset].items()
+        if key not in ("models", "train", "enabled")
+    }
 
 
 def source_record(wildcards):
@@ -105,6 +118,53 @@ def embedding_targets():
     ]
 
 
+def dataset_files(dataset):
+    return {
+        split: f"results/data/{dataset}/{split}.jsonl"
+        for split in ("train", "dev", "test")
+    } | {
+        "vocab": f"results/data/{dataset}/vocab.txt",
+        "stats": f"results/data/{dataset}/stats.json",
+    }
+
+
+def guide_attention(wildcards):
+    """A guided model's imposed weights: its source model's exported attention, same seed."""
+    task = config["datasets"][wildcards.dataset]["task"]
+    guide = parse_model_name(wildcards.model, task).guide
+    if guide is None:
+        return {}
+    return {
+        "guide": f"results/models/{wildcards.dataset}/{guide}/seed{wildcards.seed}/attention.jsonl"
+    }
+
+
+def training_inputs(wildcards):
+    inputs = dataset_files(wildcards.dataset) | guide_attention(wildcards)
+    if embedding_plan(wildcards.dataset) is not None:
+        inputs["vectors"] = f"results/embeddings/{wildcards.dataset}/vectors.npy"
+        inputs["vectors_meta"] = f"results/embeddings/{wildcards.dataset}/vectors.json"
+    return inputs
+
+
+def attention_export_inputs(wildcards):
+    model_dir = f"results/models/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
+    return (
+        dataset_files(wildcards.dataset)
+        | guide_attention(wildcards)
+        | {"model": f"{model_dir}/model.pt"}
+    )
+
+
+def model_targets(filename):
+    return [
+        f"results/models/{dataset}/{model}/seed{seed}/{filename}"
+        for dataset in ENABLED
+        for model in config["datasets"][dataset]["models"]
+        for seed in config["train"]["seeds"]
+    ]
+
+
 # Published numbers the tables compare against (references/README.md)
 PUBLISHED = Path(workflow.basedir) / "references"
 
@@ -116,5 +176,16 @@ def data_targets():
     ]
 
 
+def performance_targets():
+    if not model_targets("metrics.json"):
+        return []
+    return ["results/tables/performance.csv", "results/tables/performance.md"]
+
+
 def all_targets():
-    return data_targets() + embedding_targets()
+    return (
+        data_targets()
+        + embedding_targets()
+        + model_targets("metrics.json")
+        + performance_targets()
+    )

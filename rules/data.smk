@@ -45,7 +45,7 @@ rule preprocess_dataset:
     conda:
         "../envs/attnexp.yaml"
     params:
-        dataset=lambda wildcards: config["datasets"][wildcards.dataset],
+        dataset=lambda wildcards: preprocessing_config(wildcards.dataset),
         sources=lambda wildcards: [s.as_record() for s in sources_of(wildcards.dataset)],
         missing_bound=config["length_filter_missing_bound"],
     script:

@@ -10,7 +10,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-__all__ = ["ConfigError", "validate_config", "SCHEMA_PATH"]
+from attnexp.models.names import PROTOCOL_OF_FAMILY, parse_model_name
+
+__all__ = ["ConfigError", "validate_config", "training_settings", "SCHEMA_PATH"]
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -69,6 +71,30 @@ def _consistency_problems(config: dict) -> list[str]:
                     problems.append(f"config key '{key}': give one checksum, got {digests}")
                 if not digests and not (key.endswith(f"sources.{i}") and "sha256" in entry):
                     problems.append(f"config key '{key}': a checksum (sha256, md5 or sha1) is required")
+        for i, model in enumerate(ds.get("models", [])):
+            try:
+                parse_model_name(model, ds["task"])
+            except ValueError as err:
+                problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
         if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
     return problems
+
+
+def training_settings(config: dict, dataset: str, model: str) -> dict:
+    """The flat settings one training job uses: its family's protocol (`train.protocols`), the
+    dataset's overrides, then what depends on the model (S&S batch cap and `none` epochs; accuracy
+    selection where ROC-AUC is undefined). Recorded in metrics.json."""
+    ds = config["datasets"][dataset]
+    spec = parse_model_name(model, ds["task"])
+    protocol = PROTOCOL_OF_FAMILY[spec.family]
+    settings = {"protocol": protocol, **_copy(config["train"]["protocols"][protocol])}
+    settings.update(_copy(ds["train"].get(protocol, {})))
+    caps = settings.pop("max_tokens")
+    settings["max_tokens"] = caps[spec.architecture] if caps and spec.architecture else None
+    longer = settings.pop("none_encoder")
+    if longer and spec.encoder == "none":
+        settings.update(longer)
+    if settings["select_metric"] == "roc_auc" and ds["task"] != "binary":
+        settings["select_metric"] = "accuracy"
+    return settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["dataset_table", "to_markdown"]
+__all__ = ["dataset_table", "performance_table", "performance_markdown", "to_markdown"]
 
 
 def _count(split: dict, label: str | None):
@@ -53,3 +53,65 @@ def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
     lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
+
+
+PERFORMANCE_METRICS = ("accuracy", "macro_f1", "f1_class1", "roc_auc")
+
+
+def _our_metrics(run: dict) -> dict:
+    test = run["test"]
+    ours = {"accuracy": test["accuracy"], "macro_f1": test["macro_f1"]}
+    if "roc_auc" in test:  # binary: F1 of the positive class is the papers' F1
+        ours["f1_class1"] = test["f1"][1]
+        ours["roc_auc"] = test["roc_auc"]
+    return ours
+
+
+def performance_table(runs: list[dict], published: pd.DataFrame) -> pd.DataFrame:
+    """Long format, one row per (dataset, model, seed, metric): our test value, then every published
+    value for the same dataset, model and metric with its checkpoint selection and source.
+    `runs`: metrics.json contents with `dataset` added."""
+    rows = []
+    for run in sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"])):
+        for metric, value in _our_metrics(run).items():
+            base = {
+                "dataset": run["dataset"], "model": run["model"], "seed": run["seed"], "select_on": run["select_on"],
+                "embeddings": run["provenance"].get("embeddings", "random"),
+                "substitutes": run["provenance"].get("substitutes", "none"),
+                "metric": metric, "ours": round(value, 4),
+            }
+            matches = published[(published.dataset == run["dataset"]) & (published.model == run["model"]) & (published.metric == metric)]
+            if matches.empty:
+                rows.append(base | {"published": None, "published_selection": None, "source": None})
+            for pub in matches.itertuples():
+                rows.append(base | {"published": pub.value, "published_selection": pub.selection, "source": pub.source})
+    columns = ["dataset", "model", "seed", "select_on", "embeddings", "substitutes", "metric", "ours", "published", "published_selection", "source"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def performance_markdown(table: pd.DataFrame) -> str:
+    """Wide view: one row per run; published values in brackets after ours, with footnoted sources
+    and `*` where the published checkpoint was selected the way ours was."""
+    sources = {s: i + 1 for i, s in enumerate(dict.fromkeys(table["source"].dropna()))}
+    rows = []
+    for (dataset, model, seed), group in table.groupby(["dataset", "model", "seed"], sort=True):
+        first = group.iloc[0]
+        row = {"dataset": dataset, "model": model, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings}
+        for metric in PERFORMANCE_METRICS:
+            cells = group[group.metric == metric]
+            if cells.empty:
+                row[metric] = None
+                continue
+            published = [
+                f"{p.published:.3f}{'*' if p.published_selection == first.select_on else ''}[{sources[p.source]}]"
+                for p in cells.itertuples() if not pd.isna(p.published)
+            ]
+            row[metric] = f"{cells.iloc[0].ours:.3f}" + (f" ({', '.join(published)})" if published else "")
+        rows.append(row)
+    notes = "\n".join(f"{i}. {s}" for s, i in sources.items())
+    return (
+        "# Test performance: ours (published)\n\n"
+        + to_markdown(pd.DataFrame(rows))
+        + "\nPublished values in brackets; `*` marks those selected on the same split as ours (D-SEL).\n"
+        + (f"Sources:\n\n{notes}\n" if sources else "No published values exist for these datasets and models.\n")
+    )

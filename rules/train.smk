@@ -1,0 +1,75 @@
+# Stage 3: train every model (issue 3). One job per dataset x model x seed; per-epoch progress in
+# the log beside the weights.
+
+
+rule train_model:
+    input:
+        unpack(training_inputs),
+    output:
+        model="results/models/{dataset}/{model}/seed{seed}/model.pt",
+        metrics="results/models/{dataset}/{model}/seed{seed}/metrics.json",
+        timing="results/models/{dataset}/{model}/seed{seed}/timing.json",
+    log:
+        "results/models/{dataset}/{model}/seed{seed}/train.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    resources:
+        gpu=1 if config["train"]["device"] == "cuda" else 0,
+    params:
+        data_dir="results/data/{dataset}",
+        settings=lambda wildcards: training_settings(
+            config, wildcards.dataset, wildcards.model
+        ),
+        select_on=config["train"]["select_on"],
+        device=config["train"]["device"],
+    script:
+        "../scripts/train_model.py"
+
+
+rule export_attention:
+    input:
+        unpack(attention_export_inputs),
+    output:
+        "results/models/{dataset}/{model}/seed{seed}/attention.jsonl",
+    log:
+        "results/logs/export_attention/{dataset}/{model}/seed{seed}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        data_dir="results/data/{dataset}",
+        batch_size=128,
+    script:
+        "../scripts/export_attention.py"
+
+
+rule tabulate_performance:
+    input:
+        metrics=model_targets("metrics.json"),
+        published=PUBLISHED / "performance.csv",
+    output:
+        csv=report(
+            "results/tables/performance.csv",
+            caption="../report/performance.rst",
+            category="Models",
+            labels={"table": "performance (csv)"},
+        ),
+        md=report(
+            "results/tables/performance.md",
+            caption="../report/performance.rst",
+            category="Models",
+            labels={"table": "performance (markdown)"},
+        ),
+    log:
+        "results/logs/tabulate_performance.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/tabulate_performance.py"
+
+
+rule models:
+    input:
+        model_targets("metrics.json"),
+        "results/tables/performance.csv",
+        "results/tables/performance.md",

@@ -1,0 +1,35 @@
+"""Rule train_model: results/models/{dataset}/{model}/seed{seed}/ model.pt, metrics.json, timing.json."""
+
+import json
+
+from attnexp.models import parse_model_name
+from attnexp.train import CheckpointError, fit
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+dataset = snakemake.config["datasets"][snakemake.wildcards.dataset]
+stats = json.loads(open(snakemake.input.stats, encoding="utf-8").read())
+vectors_meta = json.loads(open(snakemake.input.vectors_meta, encoding="utf-8").read()) if "vectors_meta" in snakemake.input.keys() else None
+provenance = {
+    "dataset": snakemake.wildcards.dataset,
+    "embeddings": vectors_meta["source"] if vectors_meta else "random",
+    "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
+    "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
+}
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
+    fit(
+        parse_model_name(snakemake.wildcards.model, dataset["task"]),
+        data_dir=snakemake.params.data_dir,
+        vectors_path=snakemake.input.get("vectors"),
+        guide_path=snakemake.input.get("guide"),
+        settings=snakemake.params.settings,
+        select_on=snakemake.params.select_on,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+        device_setting=snakemake.params.device,
+        out_model=snakemake.output.model,
+        out_metrics=snakemake.output.metrics,
+        out_timing=snakemake.output.timing,
+        provenance=provenance,
+        log=log,
+    )

@@ -1,0 +1,83 @@
+"""Masks and attention functions shared by every classifier.
+
+Every attention here returns a distribution over the *attended items* only: real tokens for the
+flat and QA models (never `<SOS>`, `<EOS>` or `<PAD>`, J&W §1), present sentences or tokens for the
+Serrano & Smith models. Masked items get exactly zero, not a small number, because the experiments
+permute and erase weights and must never move mass onto padding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = [
+    "real_token_mask",
+    "present_mask",
+    "masked_softmax",
+    "AdditiveAttention",
+    "ScaledDotAttention",
+    "UniformAttention",
+]
+
+
+def present_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """(B, L) bool, True at positions 0..lengths-1."""
+    positions = torch.arange(max_len, device=lengths.device)  # (L,)
+    return positions[None, :] < lengths[:, None]  # (B, L)
+
+
+def real_token_mask(lengths: torch.Tensor, max_len: int) -> torch.Tensor:
+    """(B, L) bool, True at w_1..w_n, i.e. positions 1..lengths-2 of `<SOS> w.. <EOS> <PAD>..`."""
+    positions = torch.arange(max_len, device=lengths.device)  # (L,)
+    return (positions[None, :] >= 1) & (positions[None, :] < lengths[:, None] - 1)  # (B, L)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis with masked positions at exactly 0. scores, mask: (..., L)."""
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
+
+
+class AdditiveAttention(nn.Module):
+    """s_t = vᵀ tanh(W h_t [+ U q] + b): J&W `tanh` (W: H→H/2) and `tanh_qa` (with the question
+    summary q), and the Yang et al. (2016) context-vector attention of Serrano & Smith (v = the
+    context vector, W: d→d_c). One definition: they are the same function with different widths."""
+
+    def __init__(self, dim: int, proj_dim: int, query_dim: int | None = None):
+        super().__init__()
+        self.proj = nn.Linear(dim, proj_dim)
+        self.query_proj = nn.Linear(query_dim, proj_dim, bias=False) if query_dim else None
+        self.v = nn.Linear(proj_dim, 1, bias=False)
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+        """hidden (B, L, H), mask (B, L), query (B, Q) for QA -> weights (B, L)."""
+        projected = self.proj(hidden)  # (B, L, P)
+        if self.query_proj is not None:
+            projected = projected + self.query_proj(query)[:, None, :]
+        return masked_softmax(self.v(torch.tanh(projected)).squeeze(-1), mask)
+
+
+class ScaledDotAttention(nn.Module):
+    """s_t = h_tᵀ w / √H: a learned query w (J&W `dot` for classification) or the question summary
+    (J&W `dot_qa`, then `query_dim` must equal H and no parameter is learned)."""
+
+    def __init__(self, dim: int, learned_query: bool = True):
+        super().__init__()
+        self.query = nn.Parameter(torch.randn(dim) / math.sqrt(dim)) if learned_query else None
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+        if self.query is not None:
+            scores = hidden @ self.query  # (B, L)
+        else:
+            scores = (hidden * query[:, None, :]).sum(-1)  # (B, L)
+        return masked_softmax(scores / math.sqrt(hidden.shape[-1]), mask)
+
+
+class UniformAttention(nn.Module):
+    """α_t = 1/n over the attended items (W&P §2, D-UNIF); no parameters, trained end to end."""
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+        return mask / mask.sum(-1, keepdim=True).clamp(min=1)  # (B, L), exact 1/n

@@ -1,0 +1,96 @@
+"""Sequence encoders: (B, L, E) embeddings + lengths -> (B, L, D) states, zero at padding.
+
+Jain & Wallace (§2): `lstm` (BiLSTM), `cnn` (kernels 1,3,5,7, ReLU), `average` (per-token tanh
+projection). Serrano & Smith (§1): `rnn` (BiGRU), `conv` (kernels 3,5, input dropout), `none`
+(identity). Recurrent encoders run on packed sequences, so padding never enters the recurrence and an
+instance gives the same states alone and inside a padded batch.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from attnexp.models.attention import present_mask
+
+__all__ = ["BiRNN", "Convolutional", "TokenProjection", "Identity", "build_encoder"]
+
+
+class BiRNN(nn.Module):
+    """Bidirectional LSTM (J&W `lstm`) or GRU (S&S `rnn`), `hidden` units per direction."""
+
+    def __init__(self, input_dim: int, hidden: int, cell: str = "lstm"):
+        super().__init__()
+        rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
+        self.rnn = rnn(input_dim, hidden, batch_first=True, bidirectional=True)
+        self.out_dim = 2 * hidden
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        states, _ = self.run(x, lengths)
+        return states
+
+    def run(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """-> states (B, L, 2h) and the concatenated final states (B, 2h) (J&W QA question summary)."""
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, final = self.rnn(packed)
+        if isinstance(final, tuple):  # LSTM: (h_n, c_n)
+            final = final[0]
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return out, torch.cat([final[0], final[1]], dim=-1)
+
+
+class Convolutional(nn.Module):
+    """Parallel "same" Conv1d + ReLU, concatenated; inputs and outputs zero at padding."""
+
+    def __init__(self, input_dim: int, filters: int, kernel_sizes: tuple[int, ...], input_dropout: float = 0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(input_dropout)
+        self.convs = nn.ModuleList(nn.Conv1d(input_dim, filters, k, padding=k // 2) for k in kernel_sizes)
+        self.out_dim = filters * len(kernel_sizes)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        present = present_mask(lengths, x.shape[1])[:, :, None]  # (B, L, 1)
+        x = (self.dropout(x) * present).transpose(1, 2)  # (B, E, L): "same" convolutions see zeros
+        out = torch.cat([torch.relu(conv(x)) for conv in self.convs], dim=1).transpose(1, 2)  # (B, L, D)
+        return out * present
+
+
+class TokenProjection(nn.Module):
+    """J&W `average`: Linear(E→D) + tanh per token, no interaction between tokens."""
+
+    def __init__(self, input_dim: int, hidden: int):
+        super().__init__()
+        self.project = nn.Linear(input_dim, hidden)
+        self.out_dim = hidden
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.project(x)) * present_mask(lengths, x.shape[1])[:, :, None]
+
+
+class Identity(nn.Module):
+    """S&S `none` (their `noenc`): the embeddings themselves."""
+
+    def __init__(self, input_dim: int):
+        super().__init__()
+        self.out_dim = input_dim
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        return x * present_mask(lengths, x.shape[1])[:, :, None]
+
+
+def build_encoder(name: str, input_dim: int, hidden: int, input_dropout: float = 0.0) -> nn.Module:
+    """`hidden`: J&W hidden_size (per direction for lstm), S&S units per direction / filters per kernel."""
+    if name == "lstm":
+        return BiRNN(input_dim, hidden, "lstm")
+    if name == "cnn":
+        return Convolutional(input_dim, hidden // 4, (1, 3, 5, 7))
+    if name == "average":
+        return TokenProjection(input_dim, hidden)
+    if name == "rnn":
+        return BiRNN(input_dim, hidden, "gru")
+    if name == "conv":
+        return Convolutional(input_dim, hidden, (3, 5), input_dropout)
+    if name == "none":
+        return Identity(input_dim)
+    raise ValueError(f"unknown encoder {name!r}: expected lstm, cnn, average, rnn, conv or none")

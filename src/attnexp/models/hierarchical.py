@@ -1,0 +1,109 @@
+"""Serrano & Smith (§1) classifiers: hierarchical (HAN) and flat (FLAN) attention networks with a
+BiGRU (`rnn`), convolutional (`conv`) or no (`none`) encoder.
+
+HAN: words of each sentence -> encoder -> word attention -> sentence vectors -> encoder -> sentence
+attention -> document vector -> Linear. FLAN: all tokens -> encoder -> word attention -> Linear.
+`encode`/`decode` split at the attention layer closest to the output (S&S §4): the sentence level
+for HANs (the word level is never manipulated), the single word level for FLANs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from attnexp.models.attention import AdditiveAttention, present_mask
+from attnexp.models.encoders import build_encoder
+from attnexp.models.inputs import Batch, Encoded
+
+__all__ = ["HierarchicalConfig", "HierarchicalClassifier"]
+
+
+@dataclass
+class HierarchicalConfig:
+    vocab_size: int
+    n_classes: int
+    architecture: str = "han"  # han | flan
+    encoder: str = "rnn"  # rnn (BiGRU) | conv | none
+    embedding_dim: int = 200
+    hidden_size: int = 50  # GRU units per direction; conv filters per kernel size
+    conv_input_dropout: float = 0.3
+    dropout_sentence: float = 0.0  # HAN p_s: on word embeddings
+    dropout_document: float = 0.0  # HAN p_d: on sentence vectors; FLAN p_d: on word embeddings
+    dropout_output: float = 0.0  # p_o: on the logits, training only
+
+
+class HierarchicalClassifier(nn.Module):
+    guided = False
+
+    def __init__(self, cfg: HierarchicalConfig):
+        super().__init__()
+        if cfg.architecture not in {"han", "flan"}:
+            raise ValueError(f"architecture must be han or flan, got {cfg.architecture!r}")
+        self.cfg = cfg
+        self.layout = "sentences" if cfg.architecture == "han" else "tokens"
+        self.embedding = nn.Embedding(cfg.vocab_size, cfg.embedding_dim, padding_idx=0)
+        self.word_encoder = build_encoder(cfg.encoder, cfg.embedding_dim, cfg.hidden_size, cfg.conv_input_dropout)
+        dim = self.word_encoder.out_dim
+        if cfg.architecture == "han":
+            self.word_attention = AdditiveAttention(dim, dim)  # d_c = 100 (200 for `none`)
+            self.sentence_encoder = build_encoder(cfg.encoder, dim, cfg.hidden_size, cfg.conv_input_dropout)
+            dim = self.sentence_encoder.out_dim
+        self.attention = AdditiveAttention(dim, dim)  # the layer closest to the output
+        self.decoder = nn.Linear(dim, cfg.n_classes)
+        # On the word embeddings: HAN p_s, FLAN p_d (S&S §1)
+        self.embedding_dropout = nn.Dropout(cfg.dropout_sentence if cfg.architecture == "han" else cfg.dropout_document)
+        self.sentence_dropout = nn.Dropout(cfg.dropout_document)
+        self.output_dropout = nn.Dropout(cfg.dropout_output)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """AllenNLP-era initialisation of the original (S&S §1)."""
+        for name, param in self.named_parameters():
+            if name.startswith("embedding"):
+                continue
+            if "weight_hh" in name:
+                nn.init.orthogonal_(param)
+            elif "bias_hh" in name:  # AllenNLP's lstm_hidden_bias: zeros, then ones in the 2nd gate block
+                nn.init.zeros_(param)
+                param.data[param.shape[0] // 3 : 2 * param.shape[0] // 3] = 1.0
+            elif "weight" in name and param.dim() >= 2:
+                nn.init.xavier_uniform_(param)
+            elif "bias" in name:
+                nn.init.zeros_(param)
+
+    def _words_to_sentences(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, S, W) words -> sentence vectors (B, S, D) and the sentence mask (B, S)."""
+        B, S, W = batch.tokens.shape
+        present = batch.sentence_lengths > 0  # (B, S)
+        words = batch.tokens[present]  # (N, W): only real sentences go through the word encoder
+        lengths = batch.sentence_lengths[present]  # (N,)
+        x = self.embedding_dropout(self.embedding(words))  # (N, W, E)
+        states = self.word_encoder(x, lengths)  # (N, W, D)
+        alpha = self.word_attention(states, present_mask(lengths, W))  # (N, W)
+        vectors = (alpha.unsqueeze(-1) * states).sum(dim=1)  # (N, D)
+        sentences = vectors.new_zeros(B, S, vectors.shape[-1])
+        sentences[present] = vectors
+        return sentences, present
+
+    def encode(self, batch: Batch) -> Encoded:
+        """HAN: -> sentence states (B, S, H), sentence mask (B, S). FLAN: -> token states (B, L, H)."""
+        if self.cfg.architecture == "han":
+            sentences, _ = self._words_to_sentences(batch)
+            hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
+            return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1]))
+        x = self.embedding_dropout(self.embedding(batch.tokens))  # (B, L, E)
+        hidden = self.word_encoder(x, batch.lengths)
+        return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1]))
+
+    def decode(self, encoded: Encoded, attention: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """-> logits (..., B, C), attention (..., B, L); leading axes of `attention` broadcast."""
+        if attention is None:
+            attention = self.attention(encoded.hidden, encoded.mask)
+        context = (attention.unsqueeze(-1) * encoded.hidden).sum(dim=-2)  # (..., B, H)
+        return self.output_dropout(self.decoder(context)), attention
+
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.decode(self.encode(batch))
