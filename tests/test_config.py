@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnexp.config import SCHEMA_PATH, ConfigError, validate_config
+from attnexp.config import SCHEMA_PATH, ConfigError, training_settings, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,3 +177,105 @@ def test_every_schema_property_has_a_description_apart_from_the_known_gap():
 
 def test_every_schema_property_has_a_description():
     assert _undocumented() == set()
+
+
+# --------------------------------------------------------------------------------------------------
+# training settings: protocol -> dataset override -> model-dependent values
+
+
+@pytest.fixture
+def valid(config):
+    return validate_config(config)
+
+
+def test_training_settings_merge_the_dataset_override(valid):
+    settings = training_settings(valid, "synthetic", "lstm-tanh")
+    protocol = valid["train"]["protocols"]["jain_wallace"]
+    assert settings["protocol"] == "jain_wallace"
+    assert protocol["epochs"] == 8 and settings["epochs"] == 4  # synthetic overrides the protocol's 8
+    assert (settings["hidden_size"], settings["embedding_dim"]) == (32, 32)
+    assert settings["batch_size"] == protocol["batch_size"] == 32  # not overridden: the protocol's
+    assert settings["select_metric"] == "roc_auc" and settings["skip_first_epoch"] is True
+    assert settings["max_tokens"] is None and "none_encoder" not in settings
+    assert set(settings) == (set(protocol) | {"protocol"}) - {"none_encoder"}
+    plain = training_settings(valid, "sst", "lstm-tanh")  # no override: the protocol as written
+    assert plain == {"protocol": "jain_wallace", **{k: v for k, v in protocol.items() if k != "none_encoder"}}
+
+
+def test_training_settings_by_family(valid):
+    assert training_settings(valid, "babi1", "lstm-tanh")["protocol"] == "jain_wallace_qa"
+    snli = training_settings(valid, "snli", "cnn-dot")
+    assert snli["protocol"] == "jain_wallace_qa" and (snli["batch_size"], snli["epochs"], snli["hidden_size"]) == (128, 25, 128)
+    guided = training_settings(valid, "synthetic", "average-guided-lstm-tanh")
+    assert guided["protocol"] == "jain_wallace" and guided["epochs"] == 4
+    han = training_settings(valid, "synthetic", "han-rnn")
+    assert han["protocol"] == "serrano_smith"
+    assert (han["epochs"], han["hidden_size"], han["lr"], han["patience"]) == (4, 16, 2.0e-3, None)
+    assert han["grad_clip"] == 10.0 and han["dropout"]["han"]["output"] == 0.375
+
+
+def test_training_settings_pick_max_tokens_by_architecture(valid):
+    assert training_settings(valid, "synthetic", "han-rnn")["max_tokens"] == 1000
+    assert training_settings(valid, "synthetic", "flan-conv")["max_tokens"] == 15000
+    assert training_settings(valid, "imdb_ratings", "han-conv")["max_tokens"] == 2000  # dataset override
+    assert training_settings(valid, "imdb_ratings", "flan-rnn")["max_tokens"] == 20000
+    assert training_settings(valid, "yelp", "flan-none")["max_tokens"] == 90000
+
+
+def test_training_settings_train_none_encoders_longer(valid):
+    rnn = training_settings(valid, "yahoo", "han-rnn")
+    none = training_settings(valid, "yahoo", "han-none")
+    assert (rnn["epochs"], rnn["patience"]) == (15, 5)
+    assert (none["epochs"], none["patience"]) == (60, 10)
+    flan_none = training_settings(valid, "20news20", "flan-none")
+    assert (flan_none["epochs"], flan_none["patience"], flan_none["max_tokens"]) == (60, 10, 15000)
+    valid["train"]["protocols"]["serrano_smith"]["none_encoder"] = None
+    assert training_settings(valid, "yahoo", "han-none")["epochs"] == 15
+
+
+def test_training_settings_select_on_accuracy_where_roc_auc_is_undefined(valid):
+    assert training_settings(valid, "sst", "lstm-tanh")["select_metric"] == "roc_auc"
+    assert training_settings(valid, "yelp", "lstm-tanh")["select_metric"] == "accuracy"  # multiclass
+    assert training_settings(valid, "babi1", "lstm-dot")["select_metric"] == "accuracy"
+    valid["train"]["protocols"]["jain_wallace_qa"]["select_metric"] = "roc_auc"
+    assert training_settings(valid, "snli", "lstm-tanh")["select_metric"] == "accuracy"  # nli: 3 classes
+    valid["train"]["protocols"]["serrano_smith"]["select_metric"] = "roc_auc"
+    assert training_settings(valid, "synthetic", "han-rnn")["select_metric"] == "roc_auc"  # binary keeps it
+
+
+def test_training_settings_are_copies(valid):
+    settings = training_settings(valid, "synthetic", "han-rnn")
+    settings["dropout"]["han"]["output"] = 0.0
+    settings["epochs"] = 99
+    assert valid["train"]["protocols"]["serrano_smith"]["dropout"]["han"]["output"] == 0.375
+    assert valid["datasets"]["synthetic"]["train"]["serrano_smith"]["epochs"] == 4
+    assert training_settings(valid, "synthetic", "han-rnn")["dropout"]["han"]["output"] == 0.375
+
+
+def test_training_settings_refuse_a_model_the_task_does_not_have(valid):
+    with pytest.raises(ValueError, match="tanh or dot"):
+        training_settings(valid, "babi1", "lstm-uniform")
+
+
+@pytest.mark.parametrize(
+    "dataset, model, reason",
+    [
+        ("synthetic", "average-guided-han-rnn", "flat model"),
+        ("babi1", "lstm-uniform", "tanh or dot"),
+        ("sst", "lstm-softmax", "unknown model"),
+        ("snli", "average-guided-lstm-tanh", "classification"),
+    ],
+)
+def test_invalid_model_name_names_its_config_key(config, dataset, model, reason):
+    models = config["datasets"][dataset]["models"]
+    config["datasets"][dataset]["models"] = [*models, model]  # a new list: config.yaml shares lists by anchor
+    index = len(models)
+    message = _error(config)
+    assert f"config key 'datasets.{dataset}.models.{index}'" in message and reason in message and model in message
+    assert message.count("config key") == 1  # only the bad entry
+
+
+def test_model_name_pattern_is_checked_by_the_schema(config):
+    config["datasets"]["sst"]["models"] = ["lstm-tanh", "LSTM tanh"]
+    message = _error(config)
+    assert "'datasets.sst.models.1'" in message and "does not match" in message

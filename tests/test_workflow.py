@@ -38,8 +38,13 @@ def overlay(tmp_path: Path, config: dict) -> str:
     return str(path)
 
 
-def tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+def tree_digest(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """sha256 of every file under root, except those named in `skip` (wall-clock timings, logs)."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in skip
+    }
 
 
 def stats(workdir: Path, dataset: str) -> dict:
@@ -93,8 +98,20 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert not (first / "resources").exists()  # nothing downloaded
     assert tree_digest(first / "results" / "data") == tree_digest(second / "results" / "data")
     assert tree_digest(first / "results" / "tables") == tree_digest(second / "results" / "tables")
+    # every model family trained; weights, metrics and exported attention byte-identical across runs
+    models = tree_digest(first / "results" / "models", skip=("timing.json", "train.log"))
+    assert models == tree_digest(second / "results" / "models", skip=("timing.json", "train.log"))
+    trained = {Path(p).parts[1] for p in models if p.endswith("model.pt")}
+    assert {"lstm-tanh", "cnn-dot", "average-guided-lstm-tanh", "han-rnn", "flan-conv", "lstm-uniform"} <= trained
+    assert any(p.startswith("synthetic_qa/") for p in models)
+    for path in (first / "results" / "models").rglob("metrics.json"):
+        metrics = json.loads(path.read_text())
+        assert metrics["test"]["accuracy"] > 0.8, (path, metrics["test"])
+    performance = (first / "results/tables/performance.md").read_text()
+    assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | lstm-tanh |" in performance
     snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
-    assert "datasets.md" in (first / "report.html").read_text(errors="replace")
+    report = (first / "report.html").read_text(errors="replace")
+    assert "datasets.md" in report and "performance.md" in report
 
 
 # ----------------------------------------------------------------------------- download failures

@@ -88,13 +88,17 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
     ds = config["datasets"][dataset]
     spec = parse_model_name(model, ds["task"])
     protocol = PROTOCOL_OF_FAMILY[spec.family]
-    settings = {"protocol": protocol, **_copy(config["train"]["protocols"][protocol])}
-    settings.update(_copy(ds["train"].get(protocol, {})))
+    base, overrides = config["train"]["protocols"][protocol], ds["train"].get(protocol, {})
+    settings = {"protocol": protocol, **_copy(base)}
+    # S&S's `none` models train longer than the protocol's epochs, but a dataset's own values win
+    for layer in (settings, _copy(overrides)):
+        settings.update({k: v for k, v in layer.items() if k != "none_encoder"})
+        longer = layer.get("none_encoder")
+        if spec.encoder == "none" and longer:
+            settings.update(longer)
+    settings.pop("none_encoder")
     caps = settings.pop("max_tokens")
     settings["max_tokens"] = caps[spec.architecture] if caps and spec.architecture else None
-    longer = settings.pop("none_encoder")
-    if longer and spec.encoder == "none":
-        settings.update(longer)
     if settings["select_metric"] == "roc_auc" and ds["task"] != "binary":
         settings["select_metric"] = "accuracy"
     return settings

@@ -241,6 +241,7 @@ def train_model(
         }
         history.append(_rounded(record))
         selectable = not (settings["skip_first_epoch"] and epoch == 1 and settings["epochs"] > 1)
+        score = float("-inf") if np.isnan(score) else score  # e.g. ROC-AUC of a one-class split
         improved = selectable and (best is None or score > best[0])
         if improved:
             best = (score, epoch, copy.deepcopy(model.state_dict()), dev, test)
@@ -293,8 +294,10 @@ def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list
 
 
 def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
-    with io.atomic_path(path) as tmp:
-        torch.save({"metadata": metadata, "state_dict": state_dict}, tmp)
+    # Through a file object: given a path, torch.save names the archive's inner folder after the
+    # (random) temp file name, and identical checkpoints would differ in bytes.
+    with io.atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save({"metadata": metadata, "state_dict": state_dict}, f)
 
 
 def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dict, dict]:

@@ -7,6 +7,9 @@ known right answer (`reference/beyond.md` §3.0). Deterministic given its seed; 
   (distractors). The label is the class with more cues, so the task needs counting, not presence.
 - Pseudo-sentences of 5-12 tokens, so hierarchical models run on it too.
 - Per instance: `rationale` = positions of the class-y cues, `distractors` = the other-class cues.
+- `question: true` (the `synthetic_qa` dataset, for the QA/NLI model family): the same passages, a
+  one-token question `ask-pos` / `ask-neg` and the answer `yes` iff a cue of the asked class occurs,
+  so the answer needs both the question and the passage. `rationale` = the asked class's cues.
 """
 
 from __future__ import annotations
@@ -42,8 +45,15 @@ def _instance(rng: np.random.RandomState, index: int, split: str, g: dict, backg
         end = min(length, start + rng.randint(g["min_sentence"], g["max_sentence"] + 1))
         sentences.append((start, end))
         start = end
+    question, label = None, y
+    if g.get("question"):  # drawn last, so the passages equal those of the plain task
+        asked = int(rng.rand() < 0.5)
+        question = [f"ask-{'pos' if asked else 'neg'}"]
+        if asked != y:
+            rationale, distractors = distractors, rationale
+        label = "yes" if rationale else "no"
     return Document(
-        id=f"{split}-{index:05d}", tokens=tokens, label=y, sentences=sentences,
+        id=f"{split}-{index:05d}", tokens=tokens, label=label, sentences=sentences, question=question,
         extra={"rationale": rationale, "distractors": distractors},
     )
 

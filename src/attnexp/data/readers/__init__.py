@@ -64,6 +64,7 @@ def reader_for(dataset: str):
         "diabetes": mimic.read_diabetes,
         "anemia": mimic.read_anemia,
         "synthetic": synthetic.read,
+        "synthetic_qa": synthetic.read,
     }
     if dataset not in readers:
         raise KeyError(f"no reader for dataset {dataset!r}; known: {sorted(readers)}")
