@@ -148,7 +148,9 @@ def training_inputs(wildcards):
 
 
 def attention_export_inputs(wildcards):
-    model_dir = f"results/models/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
+    model_dir = (
+        f"results/models/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
+    )
     return (
         dataset_files(wildcards.dataset)
         | guide_attention(wildcards)

@@ -108,7 +108,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
         metrics = json.loads(path.read_text())
         assert metrics["test"]["accuracy"] > 0.8, (path, metrics["test"])
     performance = (first / "results/tables/performance.md").read_text()
-    assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | lstm-tanh |" in performance
+    assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | cnn-dot |" in performance
     snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
     report = (first / "report.html").read_text(errors="replace")
     assert "datasets.md" in report and "performance.md" in report
