@@ -310,6 +310,16 @@ def test_han_ignores_empty_sentences(encoder):
     assert torch.allclose(logits, plain_logits, atol=1e-6) and torch.allclose(alpha, plain_alpha, atol=1e-6)
 
 
+@pytest.mark.parametrize("encoder", ["rnn", "conv", "none"])
+def test_han_word_level_chunks_do_not_change_the_output(encoder):
+    model = hierarchical("han", encoder)
+    examples = make_examples()
+    _, _, logits, alpha = run(model, examples)
+    model.sentence_chunk = 1  # every sentence alone, padded to its own length
+    _, _, chunked_logits, chunked_alpha = run(model, examples)
+    assert torch.allclose(logits, chunked_logits, atol=1e-5) and torch.allclose(alpha, chunked_alpha, atol=1e-6)
+
+
 def test_sentences_layout_pads_both_axes():
     examples = make_examples(empty_sentence=True)
     batch = collate(examples, "sentences")

@@ -37,6 +37,7 @@ class HierarchicalConfig:
 
 class HierarchicalClassifier(nn.Module):
     guided = False
+    sentence_chunk = 256  # sentences encoded together at the word level
 
     def __init__(self, cfg: HierarchicalConfig):
         super().__init__()
@@ -75,15 +76,25 @@ class HierarchicalClassifier(nn.Module):
                 nn.init.zeros_(param)
 
     def _words_to_sentences(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, S, W) words -> sentence vectors (B, S, D) and the sentence mask (B, S)."""
+        """(B, S, W) words -> sentence vectors (B, S, D) and the sentence mask (B, S).
+
+        Only real sentences are encoded, sorted by length and in chunks padded to their own longest
+        sentence: documents mix 5- and 500-word sentences, and padding every sentence of the batch to
+        the longest one would multiply the work (each sentence is encoded independently, so the
+        result is the same)."""
         B, S, W = batch.tokens.shape
         present = batch.sentence_lengths > 0  # (B, S)
-        words = batch.tokens[present]  # (N, W): only real sentences go through the word encoder
+        words = batch.tokens[present]  # (N, W)
         lengths = batch.sentence_lengths[present]  # (N,)
-        x = self.embedding_dropout(self.embedding(words))  # (N, W, E)
-        states = self.word_encoder(x, lengths)  # (N, W, D)
-        alpha = self.word_attention(states, present_mask(lengths, W))  # (N, W)
-        vectors = (alpha.unsqueeze(-1) * states).sum(dim=1)  # (N, D)
+        vectors = []
+        order = torch.argsort(lengths, stable=True)
+        for chunk in torch.split(order, self.sentence_chunk):
+            width = int(lengths[chunk].max())
+            x = self.embedding_dropout(self.embedding(words[chunk, :width]))  # (n, w, E)
+            states = self.word_encoder(x, lengths[chunk])  # (n, w, D)
+            alpha = self.word_attention(states, present_mask(lengths[chunk], width))  # (n, w)
+            vectors.append((alpha.unsqueeze(-1) * states).sum(dim=1))  # (n, D)
+        vectors = torch.cat(vectors)[torch.argsort(order)]  # back to batch order, (N, D)
         sentences = vectors.new_zeros(B, S, vectors.shape[-1])
         sentences[present] = vectors
         return sentences, present
