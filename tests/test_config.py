@@ -227,7 +227,7 @@ def test_training_settings_train_none_encoders_longer(valid):
     none = training_settings(valid, "yahoo", "han-none")
     assert (rnn["epochs"], rnn["patience"]) == (15, 5)
     assert (none["epochs"], none["patience"]) == (60, 10)
-    flan_none = training_settings(valid, "20news20", "flan-none")
+    flan_none = training_settings(valid, "yahoo", "flan-none")
     assert (flan_none["epochs"], flan_none["patience"], flan_none["max_tokens"]) == (60, 10, 15000)
     valid["train"]["protocols"]["serrano_smith"]["none_encoder"] = None
     assert training_settings(valid, "yahoo", "han-none")["epochs"] == 15
