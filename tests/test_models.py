@@ -23,15 +23,6 @@ N_CLASSES = 3
 LENGTHS = [9, 4, 13, 1, 7]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run faster on one intra-op thread, and leave the other core to parallel jobs."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # --------------------------------------------------------------------------------------------------
 # data
 

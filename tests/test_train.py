@@ -54,15 +54,6 @@ FILLERS = [f"w{i}" for i in range(20)]
 VOCAB = SPECIALS + ["good", "bad"] + FILLERS
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run faster on one intra-op thread, and leave the other core to parallel jobs."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def quiet(_message: str) -> None:
     pass
 

@@ -23,29 +23,25 @@ __all__ = ["ModelSpec", "parse_model_name", "build_model", "model_config", "conf
 def model_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict):
     """The dataclass config of a model: everything its architecture depends on (hashed into the
     checkpoint metadata). `settings` is the resolved training settings of the dataset."""
+    shared = dict(
+        vocab_size=vocab_size,
+        n_classes=n_classes,
+        encoder=spec.encoder,
+        embedding_dim=embedding_dim,
+        hidden_size=settings["hidden_size"],
+    )
     if spec.family == "hierarchical":
         dropout = settings["dropout"][spec.architecture]
         return HierarchicalConfig(
-            vocab_size=vocab_size,
-            n_classes=n_classes,
+            **shared,
             architecture=spec.architecture,
-            encoder=spec.encoder,
-            embedding_dim=embedding_dim,
-            hidden_size=settings["hidden_size"],
             conv_input_dropout=settings["conv_input_dropout"],
             dropout_sentence=dropout.get("sentence", 0.0),
             dropout_document=dropout["document"],
             dropout_output=dropout["output"],
         )
     config_class = QAConfig if spec.family == "qa" else FlatConfig
-    return config_class(
-        vocab_size=vocab_size,
-        n_classes=n_classes,
-        encoder=spec.encoder,
-        attention=spec.attention,
-        embedding_dim=embedding_dim,
-        hidden_size=settings["hidden_size"],
-    )
+    return config_class(**shared, attention=spec.attention)
 
 
 def build_model(spec: ModelSpec, config) -> nn.Module:
