@@ -178,10 +178,6 @@ class TrainResult:
     timing: dict = field(default_factory=dict)
 
 
-def _selection_score(metrics: dict, settings: dict) -> float:
-    return metrics[settings["select_metric"]]
-
-
 def _rounded(metrics: dict) -> dict:
     return json.loads(json.dumps(metrics), parse_float=lambda x: round(float(x), 6))
 
@@ -231,7 +227,7 @@ def train_model(
             total_loss += loss.item()
         dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
         selection = dev if select_on == "dev" else test
-        score = _selection_score(selection, settings)
+        score = selection[settings["select_metric"]]
         record = {
             "epoch": epoch,
             "train_loss": total_loss / len(train.examples),
