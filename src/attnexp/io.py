@@ -52,3 +52,9 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
     return records
+
+
+def write_csv(path: str | os.PathLike, table) -> None:
+    """A pandas table as CSV, floats with 6 significant digits (stable across reruns, readable)."""
+    with atomic_path(path) as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")

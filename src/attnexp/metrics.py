@@ -1,12 +1,37 @@
-"""One definition per metric. Classification: accuracy, F1 per class and macro, ROC-AUC.
-(Attention-distribution metrics — JSD, TVD, Kendall τ — join here with the experiments.)"""
+"""One definition per metric (DESIGN.md), used by training, the experiments and the tests alike.
+
+- Classification: accuracy, F1 per class and macro, ROC-AUC.
+- Distributions: JSD (natural log, 0..ln 2) and TVD (½‖p − q‖₁ over the full distribution), on
+  torch tensors so that the adversary can differentiate through them.
+- Rank agreement: Kendall τ-b with its two-sided p-value (scipy defaults; D-TAU).
+- Agreement with a planted right answer G (beyond.md §3): mass, precision@|G|, first-hit rank, AUPRC.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-from scipy.stats import rankdata
+import math
 
-__all__ = ["roc_auc", "f1_per_class", "classification_metrics"]
+import numpy as np
+import scipy
+import torch
+from scipy.stats import kendalltau, rankdata
+
+__all__ = [
+    "roc_auc",
+    "f1_per_class",
+    "classification_metrics",
+    "JSD_EPS",
+    "jsd",
+    "tvd",
+    "kendall_tau",
+    "SCIPY_VERSION",
+    "ground_truth_scores",
+]
+
+# J&W §5.5 add 1e-10 inside the logarithms so that zero weights (masked positions) are finite.
+JSD_EPS = 1e-10
+# p-values of short sequences depend on scipy's method choice (D-TAU): every table records this.
+SCIPY_VERSION = scipy.__version__
 
 
 def roc_auc(y_true: np.ndarray, score: np.ndarray) -> float:
@@ -46,3 +71,63 @@ def classification_metrics(y_true: np.ndarray, probs: np.ndarray) -> dict:
     if probs.shape[1] == 2:
         metrics["roc_auc"] = roc_auc(y_true == 1, probs[:, 1])
     return metrics
+
+
+def jsd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Jensen-Shannon divergence over the last axis: ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, natural
+    log, in [0, ln 2]. Broadcasts leading axes. Zero weights contribute 0 (up to JSD_EPS)."""
+    m = (p + q) / 2
+    kl_pm = (p * (torch.log(p + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
+    kl_qm = (q * (torch.log(q + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
+    return (kl_pm + kl_qm) / 2
+
+
+def tvd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Total variation distance ½ Σ|p − q| over the last axis (class probabilities). For a binary
+    output [1 − ŷ, ŷ] it is |Δŷ|, the J&W BC output difference."""
+    return (p - q).abs().sum(-1) / 2
+
+
+def kendall_tau(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Kendall τ-b of two score vectors and its two-sided p-value (scipy defaults, D-TAU). Both are
+    NaN when either vector is constant (τ undefined; J&W §5.3 exclude and count such instances)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"kendall_tau needs two vectors of one length, got shapes {a.shape} and {b.shape}")
+    if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
+        return math.nan, math.nan
+    result = kendalltau(a, b)
+    return float(result.statistic), float(result.pvalue)
+
+
+def ground_truth_scores(scores: np.ndarray, truth: np.ndarray) -> dict:
+    """How well token scores s (n,) find the planted positions G (beyond.md §3), all over real tokens:
+
+    - mass = Σ_{t∈G} s_t / Σ_t s_t, and mass_ratio = mass / (|G|/n) (1 = chance);
+    - precision = |top-|G| ∩ G| / |G|;
+    - first_hit = the best (smallest, 1-based) rank of any t ∈ G;
+    - auprc = average precision with labels 1[t ∈ G].
+
+    Scores are ranked descending, ties broken by the lower position. Higher is better except for
+    first_hit. Scores must be non-negative (attention, or |attribution|)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    truth = np.unique(np.asarray(truth, dtype=np.int64))
+    n, k = len(scores), len(truth)
+    if k == 0 or np.any(truth < 0) or np.any(truth >= n):
+        raise ValueError(f"the planted positions {truth.tolist()} must be a non-empty subset of 0..{n - 1}")
+    if np.any(scores < 0):
+        raise ValueError("ground-truth metrics need non-negative scores (attention or |attribution|)")
+    relevant = np.zeros(n, dtype=bool)
+    relevant[truth] = True
+    order = np.lexsort((np.arange(n), -scores))  # descending score, then lower position first
+    hits = relevant[order]
+    total = scores.sum()
+    mass = float(scores[relevant].sum() / total) if total > 0 else math.nan
+    precision_at = np.cumsum(hits) / np.arange(1, n + 1)
+    return {
+        "mass": mass,
+        "mass_ratio": mass / (k / n),
+        "precision": float(hits[:k].mean()),
+        "first_hit": int(np.argmax(hits)) + 1,
+        "auprc": float(precision_at[hits].mean()),
+    }

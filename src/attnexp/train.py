@@ -130,8 +130,8 @@ def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
 # Prediction
 
 
-def _probabilities(logits: torch.Tensor) -> torch.Tensor:
-    """(B, C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
+def probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """(..., C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
     if logits.shape[-1] == 1:
         p = torch.sigmoid(logits.squeeze(-1))
         return torch.stack([1 - p, p], dim=-1)
@@ -151,7 +151,7 @@ def predict(model: nn.Module, split: SplitData, batch_size: int, device: torch.d
         batch = batch.to(device)
         encoded = model.encode(batch)
         logits, alpha = model.decode(encoded, batch.guide if model.guided else None)
-        p = _probabilities(logits).cpu().numpy()
+        p = probabilities(logits).cpu().numpy()
         alpha, mask = alpha.cpu().numpy(), encoded.mask.cpu().numpy()
         for row, i in enumerate(indices):
             probs[i] = p[row]

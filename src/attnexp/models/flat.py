@@ -67,9 +67,12 @@ class FlatClassifier(nn.Module):
     def guided(self) -> bool:
         return self.attention is None
 
-    def encode(self, batch: Batch) -> Encoded:
-        """tokens (B, L), lengths (B,) incl. SOS/EOS -> hidden (B, L, H), mask (B, L)."""
-        hidden = self.encoder(self.embedding(batch.tokens), batch.lengths)
+    def encode(self, batch: Batch, embedded: torch.Tensor | None = None) -> Encoded:
+        """tokens (B, L), lengths (B,) incl. SOS/EOS -> hidden (B, L, H), mask (B, L). Input-side
+        attributions pass their own `embedded` (B, L, E) in place of the looked-up embeddings."""
+        if embedded is None:
+            embedded = self.embedding(batch.tokens)
+        hidden = self.encoder(embedded, batch.lengths)
         return Encoded(hidden, real_token_mask(batch.lengths, batch.tokens.shape[1]))
 
     def decode(self, encoded: Encoded, attention: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -79,7 +82,7 @@ class FlatClassifier(nn.Module):
             if self.guided:
                 raise ValueError("a guided model has no attention of its own: pass the imposed weights")
             attention = self.attention(encoded.hidden, encoded.mask)
-        context = (attention.unsqueeze(-1) * encoded.hidden).sum(dim=-2)  # (..., B, H)
+        context = torch.einsum("...bl,blh->...bh", attention, encoded.hidden)  # (..., B, H), a batched matmul
         return self.decoder(context), attention
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:

@@ -113,7 +113,7 @@ class HierarchicalClassifier(nn.Module):
         """-> logits (..., B, C), attention (..., B, L); leading axes of `attention` broadcast."""
         if attention is None:
             attention = self.attention(encoded.hidden, encoded.mask)
-        context = (attention.unsqueeze(-1) * encoded.hidden).sum(dim=-2)  # (..., B, H)
+        context = torch.einsum("...bl,blh->...bh", attention, encoded.hidden)  # (..., B, H), a batched matmul
         return self.output_dropout(self.decoder(context)), attention
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:

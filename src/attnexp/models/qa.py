@@ -64,9 +64,12 @@ class QAClassifier(nn.Module):
             return states.amax(dim=1)
         return states.sum(dim=1) / present.sum(dim=1)
 
-    def encode(self, batch: Batch) -> Encoded:
-        """passage (B, L) -> hidden (B, L, H), mask (B, L) over real passage tokens, query (B, H)."""
-        hidden = self.encoder(self.embedding(batch.tokens), batch.lengths)
+    def encode(self, batch: Batch, embedded: torch.Tensor | None = None) -> Encoded:
+        """passage (B, L) -> hidden (B, L, H), mask (B, L) over real passage tokens, query (B, H).
+        `embedded` (B, L, E) replaces the passage embeddings (attributions are over the passage only)."""
+        if embedded is None:
+            embedded = self.embedding(batch.tokens)
+        hidden = self.encoder(embedded, batch.lengths)
         mask = real_token_mask(batch.lengths, batch.tokens.shape[1])
         return Encoded(hidden, mask, self.summarise_question(batch))
 
@@ -74,7 +77,7 @@ class QAClassifier(nn.Module):
         """-> logits (..., B, C), attention (..., B, L); leading axes of `attention` broadcast."""
         if attention is None:
             attention = self.attention(encoded.hidden, encoded.mask, encoded.query)
-        context = (attention.unsqueeze(-1) * encoded.hidden).sum(dim=-2)  # (..., B, H)
+        context = torch.einsum("...bl,blh->...bh", attention, encoded.hidden)  # (..., B, H), a batched matmul
         combined = torch.tanh(self.passage_proj(context) + self.question_proj(encoded.query))  # (..., B, H/2)
         return self.decoder(combined), attention
 

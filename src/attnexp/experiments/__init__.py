@@ -1,0 +1,1 @@
+"""The papers' experiments, one module per paper; each writes a tidy per-instance table first."""

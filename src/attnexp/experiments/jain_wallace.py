@@ -1,0 +1,385 @@
+"""Jain & Wallace (2019), "Attention is not Explanation": the experiments of §5 on a trained model.
+
+- `correlations`: Kendall τ-b between attention, |gradient|, leave-one-out and |IG| per instance (§5.3).
+- `permutation_output_differences`: α̂ permuted over the real tokens, only `decode` re-run (§5.4).
+- `adversarial_search` / `eps_max_jsd`: K attention distributions far from α̂ (JSD) that keep the
+  output (§5.5), found by Adam on free logits with the hidden states fixed.
+- `ground_truth_scores`: explanations against the planted cue positions of `synthetic` (beyond.md §3).
+
+Permutation and adversarial search never re-run the encoder: they decode cached hidden states,
+vectorised over permutations / candidates and batched over instances. Their randomness is drawn per
+instance from (seed, instance index), so results do not depend on how instances are batched, and the
+reference loops of `benchmarks/jain_wallace_speed.py` reproduce them exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from attnexp import io
+from attnexp.explain import read_explanations, test_examples
+from attnexp.metrics import SCIPY_VERSION, ground_truth_scores, jsd, kendall_tau, tvd
+from attnexp.models.attention import masked_softmax
+from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
+from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
+
+__all__ = [
+    "PAIRS", "correlations", "summarise_correlations",
+    "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_experiment",
+    "adversary_noise", "adversarial_search", "eps_max_jsd", "adversarial_experiment",
+    "ground_truth_table", "table2", "table2_markdown",
+]
+
+# ---------------------------------------------------------------------------------------------
+# Correlations (§5.3)
+
+# (first, second) measures whose per-instance Kendall τ is computed. Importance scores are
+# magnitudes: |gradient| (J&W §5.1) and |IG| (beyond.md §1); attention and LOO are non-negative.
+PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
+
+
+def _importance(record: dict, measure: str) -> np.ndarray:
+    return np.abs(record[measure]) if measure in ("gradient", "ig") else record[measure]
+
+
+def correlations(records: list[dict]) -> pd.DataFrame:
+    """One row per instance and pair: τ-b over all real tokens and its two-sided p-value (D-TAU)."""
+    rows = []
+    for r in records:
+        for first, second in PAIRS:
+            tau, p_value = kendall_tau(_importance(r, first), _importance(r, second))
+            rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "pair": f"{first}~{second}", "tau": tau, "p_value": p_value})
+    return pd.DataFrame(rows, columns=["id", "length", "predicted", "pair", "tau", "p_value"])
+
+
+def class_groups(predicted: pd.Series, family: str) -> pd.Series:
+    """The row group of each instance (§5.3): BC by predicted class; QA/NLI by predicted label when
+    the predictions take fewer than 4 values (SNLI), otherwise one "Overall" group (CNN, bAbI)."""
+    if family == "qa" and predicted.nunique() >= 4:
+        return pd.Series("Overall", index=predicted.index)
+    return predicted.astype(str)
+
+
+def summarise_correlations(table: pd.DataFrame, family: str, significance: float = 0.05) -> pd.DataFrame:
+    """Per pair and group: instances, undefined τ (constant vectors, excluded), mean and population
+    std of τ, and Sig. Frac. = the fraction of instances with p <= `significance`."""
+    table = table.assign(group=class_groups(table["predicted"], family))
+    rows = []
+    for (pair, group), part in table.groupby(["pair", "group"], sort=True):
+        defined = part.dropna(subset=["tau"])
+        rows.append({
+            "pair": pair, "group": group, "n": len(defined), "n_undefined": len(part) - len(defined),
+            "mean": defined["tau"].mean(), "std": defined["tau"].std(ddof=0),
+            "sig_frac": (defined["p_value"] <= significance).mean(),
+        })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches of cached encoder states
+
+
+def _encoded_batches(model: nn.Module, examples: list[Example], max_tokens: int) -> Iterator[tuple[np.ndarray, Encoded, torch.Tensor, torch.Tensor]]:
+    """Length-sorted batches -> (indices, encoded states, attention α̂ (B, L), probabilities (B, C))."""
+    lengths = np.array([len(e.tokens) + 2 for e in examples])
+    for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
+        with torch.no_grad():
+            encoded = model.encode(collate([examples[i] for i in indices], model.layout))
+            logits, attention = model.decode(encoded)
+        yield indices, encoded, attention, probabilities(logits)
+
+
+def _real_positions(mask: torch.Tensor) -> list[torch.Tensor]:
+    return [row.nonzero().squeeze(-1) for row in mask]
+
+
+# ---------------------------------------------------------------------------------------------
+# Permutation (§5.4)
+
+
+def permutation_indices(n: int, count: int, seed: int, index: int) -> np.ndarray:
+    """(count, n) random permutations of 0..n-1 for the instance at `index` of the test split."""
+    rng = np.random.default_rng([seed, 0, index])
+    return rng.permuted(np.tile(np.arange(n), (count, 1)), axis=1)
+
+
+def permuted_attention(attention: torch.Tensor, mask: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
+    """attention (B, L), mask (B, L), per instance (P, n_b) permutations -> (P, B, L): the weights of
+    the real positions shuffled among themselves; masked positions keep their exact zeros."""
+    count = permutations[0].shape[0]
+    index = torch.arange(attention.shape[1]).expand(count, *attention.shape).clone()  # (P, B, L)
+    for b, (positions, perm) in enumerate(zip(_real_positions(mask), permutations)):
+        index[:, b, positions] = positions[torch.from_numpy(perm)]
+    return attention.expand(count, *attention.shape).gather(-1, index)
+
+
+@torch.no_grad()
+def permutation_output_differences(model: nn.Module, encoded: Encoded, attention: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
+    """-> (P, B) output change TVD(p_perm, p) (= |Δŷ| for BC) of each permutation."""
+    logits, _ = model.decode(encoded, permuted_attention(attention, encoded.mask, permutations))  # (P, B, C)
+    return tvd(probabilities(logits), probs)
+
+
+def permutation_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> pd.DataFrame:
+    """Per instance: Δŷ^med = median over permutations of the output change, max α̂, predicted class."""
+    rows = [None] * len(examples)
+    for indices, encoded, attention, probs in _encoded_batches(model, examples, settings["max_tokens"]):
+        lengths = encoded.mask.sum(dim=1).tolist()
+        perms = [permutation_indices(n, settings["permutations"], seed, int(i)) for n, i in zip(lengths, indices)]
+        changes = permutation_output_differences(model, encoded, attention, probs, perms)  # (P, B)
+        medians = torch.quantile(changes.double(), 0.5, dim=0)  # the mean of the middle two, as np.median
+        for b, i in enumerate(indices):
+            rows[i] = {
+                "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
+                "max_attention": float(attention[b].max()), "median_output_difference": float(medians[b]),
+            }
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Adversarial attention (§5.5)
+
+
+def adversary_noise(n: int, candidates: int, seed: int, index: int) -> np.ndarray:
+    """(K, n) standard normal draws ξ of the instance at `index` (initial logits log(1/L) + 3ξ)."""
+    return np.random.default_rng([seed, 1, index]).standard_normal((candidates, n)).astype(np.float32)
+
+
+def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor:
+    """(K, B, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter)."""
+    z = torch.zeros(noise[0].shape[0], *mask.shape)
+    for b, (positions, xi) in enumerate(zip(_real_positions(mask), noise)):
+        z[:, b, positions] = torch.from_numpy(xi)
+    return math.log(1.0 / mask.shape[1]) + 3.0 * z
+
+
+def adversarial_search(
+    model: nn.Module,
+    encoded: Encoded,
+    attention: torch.Tensor,
+    probs: torch.Tensor,
+    noise: list[np.ndarray],
+    *,
+    steps: int = 500,
+    lr: float = 0.01,
+    amsgrad: bool = True,
+    penalty: float = 500.0,
+    margin: float = 0.01,
+    output_scale: float = 1.0,
+) -> torch.Tensor:
+    """K candidate attentions per instance (K, B, L), minimising with the model frozen
+
+      J = Σ_b Σ_k [−JSD(α_bk, α̂_b) + penalty · max(0, s·TVD(p_bk, p_b) − margin)] − (1/K²) Σ_{k,k′} Σ_b JSD(α_bk, α_bk′)
+
+    where s = `output_scale` (1 for BC, where TVD = |Δŷ|; 2 for QA, J&W's Σ|Δ softmax|, D-QA-PEN).
+    Adam updates each element on its own and the loss is a sum over instances, so every instance
+    follows the same trajectory in any batch."""
+    z = _initial_logits(encoded.mask, noise).requires_grad_(True)
+    optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad)
+    count = z.shape[0]
+    frozen = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        for _ in range(steps):
+            alpha = masked_softmax(z, encoded.mask)  # (K, B, L)
+            logits, _ = model.decode(encoded, alpha)
+            change = output_scale * tvd(probabilities(logits), probs)  # (K, B)
+            diversity = jsd(alpha[:, None], alpha[None, :]).sum() / count**2  # K² mean incl. the diagonal
+            loss = (-jsd(alpha, attention) + penalty * torch.relu(change - margin)).sum() - diversity
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    finally:
+        for p, flag in zip(model.parameters(), frozen):
+            p.requires_grad_(flag)
+    return masked_softmax(z.detach(), encoded.mask)
+
+
+@torch.no_grad()
+def eps_max_jsd(model: nn.Module, encoded: Encoded, attention: torch.Tensor, probs: torch.Tensor, candidates: torch.Tensor, eps: float):
+    """Among {α̂} ∪ candidates, drop those whose output change TVD exceeds ε, keep the one farthest
+    from α̂ (§5.5 evaluation). -> (ε-max JSD (B,), chosen attention (B, L), its TVD (B,), feasible (B,))."""
+    logits, _ = model.decode(encoded, candidates)
+    change = tvd(probabilities(logits), probs)  # (K, B)
+    divergence = jsd(candidates, attention)  # (K, B)
+    feasible = change <= eps
+    score = torch.where(feasible, divergence, torch.full_like(divergence, -1.0))
+    best = score.argmax(dim=0)  # (B,)
+    batch = torch.arange(attention.shape[0])
+    found = feasible[best, batch] & (score[best, batch] > 0)  # otherwise α̂ itself (JSD 0, Δŷ 0)
+    chosen = torch.where(found[:, None], candidates[best, batch], attention)
+    return (
+        torch.where(found, divergence[best, batch], torch.zeros_like(found, dtype=divergence.dtype)),
+        chosen,
+        torch.where(found, change[best, batch], torch.zeros_like(found, dtype=change.dtype)),
+        feasible.sum(dim=0),
+    )
+
+
+def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, family: str, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
+    """Per instance: ε-max JSD, max α̂, predicted class; and the chosen candidate (D-JWEXPORT)."""
+    eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
+    search = {k: settings["adversary"][k] for k in ("steps", "lr", "amsgrad", "penalty", "margin")}
+    rows, exported = [None] * len(examples), [None] * len(examples)
+    done = 0
+    for indices, encoded, attention, probs in _encoded_batches(model, examples, settings["max_tokens"]):
+        lengths = encoded.mask.sum(dim=1).tolist()
+        noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i)) for n, i in zip(lengths, indices)]
+        candidates = adversarial_search(model, encoded, attention, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
+        divergence, chosen, change, feasible = eps_max_jsd(model, encoded, attention, probs, candidates, eps)
+        for b, i in enumerate(indices):
+            real = encoded.mask[b]
+            rows[i] = {
+                "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
+                "max_attention": float(attention[b].max()), "eps_max_jsd": float(divergence[b]),
+                "output_difference": float(change[b]), "feasible_candidates": int(feasible[b]),
+            }
+            exported[i] = {
+                "id": examples[i].id, "length": lengths[b], "jsd": float(divergence[b]),
+                "output_difference": float(change[b]), "attention": chosen[b][real].tolist(),
+            }
+        done += len(indices)
+        log(f"adversary: {done}/{len(examples)} instances")
+    return pd.DataFrame(rows), exported
+
+
+# ---------------------------------------------------------------------------------------------
+# Ground truth (beyond.md §3, on `synthetic`)
+
+GROUND_TRUTH_METHODS = ("attention", "gradient", "loo", "ig")
+
+
+def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
+    """One row per test instance and method: the §3 metrics against the planted class cues G
+    (`rationale` of each test record). Instances without cues are skipped."""
+    truth = {d["id"]: d["rationale"] for d in data}
+    rows = []
+    for r in records:
+        if r["id"] not in truth:
+            raise ValueError(f"instance {r['id']!r} of the explanations is not in the test data")
+        if not truth[r["id"]]:
+            continue
+        for method in GROUND_TRUTH_METHODS:
+            scores = ground_truth_scores(_importance(r, method), truth[r["id"]])
+            rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores})
+    return pd.DataFrame(rows)
+
+
+def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over instances per method, overall and by predicted class."""
+    metrics = ["mass", "mass_ratio", "precision", "first_hit", "auprc"]
+    parts = [table.assign(group="Overall"), table.assign(group=table["predicted"].astype(str))]
+    grouped = pd.concat(parts).groupby(["method", "group"], sort=True)
+    summary = grouped[metrics].agg(["mean", lambda x: x.std(ddof=0)])
+    summary.columns = [f"{m}_{'mean' if s == 'mean' else 'std'}" for m, s in summary.columns]
+    return summary.reset_index().assign(n=grouped.size().values)
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 2 (§7.2)
+
+# Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
+TABLE2_COLUMNS = {
+    "gradient_lstm": ("attention~gradient", "lstm"),
+    "gradient_average": ("attention~gradient", "average"),
+    "loo_lstm": ("attention~loo", "lstm"),
+    "loo_average": ("attention~loo", "average"),
+}
+
+
+def table2(summaries: list[dict], published: pd.DataFrame, tolerance: float) -> pd.DataFrame:
+    """Long format, one row per dataset x group x column with ours beside J&W's value.
+    `summaries`: per model {dataset, model, seed, select_on, embeddings, summary (summarise_correlations)}.
+    Verdict: `within` when |ours − published| <= tolerance for the mean, else `outside`."""
+    rows = []
+    for run in sorted(summaries, key=lambda r: (r["dataset"], r["model"], r["seed"])):
+        encoder, attention = run["model"].split("-", 1)
+        if attention != "tanh":
+            continue
+        for column, (pair, column_encoder) in TABLE2_COLUMNS.items():
+            if encoder != column_encoder:
+                continue
+            for s in run["summary"][run["summary"]["pair"] == pair].itertuples():
+                pub = published[(published.dataset == run["dataset"]) & (published["class"].astype(str) == s.group) & (published.column == column)]
+                row = {
+                    "dataset": run["dataset"], "group": s.group, "column": column, "model": run["model"], "seed": run["seed"],
+                    "select_on": run["select_on"], "embeddings": run["embeddings"], "n": s.n, "n_undefined": s.n_undefined,
+                    "mean": round(s.mean, 4), "std": round(s.std, 4), "sig_frac": round(s.sig_frac, 4),
+                    "published_mean": None, "published_std": None, "published_sig_frac": None, "source": None, "verdict": None,
+                }
+                if len(pub):
+                    p = pub.iloc[0]
+                    within = abs(s.mean - p["mean"]) <= tolerance
+                    row |= {"published_mean": p["mean"], "published_std": p["std"], "published_sig_frac": p["sig_frac"], "source": p["source"], "verdict": "within" if within else "outside"}
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "dataset", "group", "column", "model", "seed", "select_on", "embeddings", "n", "n_undefined",
+        "mean", "std", "sig_frac", "published_mean", "published_std", "published_sig_frac", "source", "verdict",
+    ])
+
+
+def table2_markdown(table: pd.DataFrame, tolerance: float) -> str:
+    """The paper's layout: rows dataset x predicted class, cells "mean ± std | Sig. Frac." for ours,
+    then J&W's value and the verdict (✓ within tolerance, ✗ outside)."""
+    from attnexp.tables import to_markdown
+
+    sources = {s: i + 1 for i, s in enumerate(dict.fromkeys(table["source"].dropna()))}
+    rows = []
+    for (dataset, group, seed), part in table.groupby(["dataset", "group", "seed"], sort=True):
+        first = part.iloc[0]
+        row = {"dataset": dataset, "class": group, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings}
+        for column in TABLE2_COLUMNS:
+            cell = part[part.column == column]
+            if cell.empty:
+                row[column] = None
+                continue
+            c = cell.iloc[0]
+            text = f"{c['mean']:.2f} ± {c['std']:.2f} | {c['sig_frac']:.2f}"
+            if not pd.isna(c.published_mean):
+                mark = "✓" if c.verdict == "within" else "✗"
+                text += f" (J&W {c.published_mean:.2f} ± {c.published_std:.2f} | {c.published_sig_frac:.2f}[{sources[c.source]}] {mark})"
+            row[column] = text
+        rows.append(row)
+    header = (
+        "# Jain & Wallace Table 2: Kendall τ of attention vs gradient / leave-one-out, `tanh` attention\n\n"
+        "Cells: ours \"mean ± std | Sig. Frac.\" by predicted class, then J&W's published value; "
+        f"✓ = means within {tolerance} of each other. scipy {SCIPY_VERSION} (D-TAU).\n\n"
+    )
+    notes = "\n".join(f"[{i}] {s}" for s, i in sources.items())
+    return header + to_markdown(pd.DataFrame(rows)) + ("\n" + notes + "\n" if notes else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# From files to files: what the rule scripts call
+
+
+def _restore(checkpoint, data_dir, seed: int, threads: int):
+    set_determinism(seed, threads)
+    model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
+    if model.layout != "sos_eos" or getattr(model, "guided", False):
+        raise ValueError(f"{checkpoint}: the J&W experiments need a flat or QA/NLI model with its own attention")
+    return model, metadata, test_examples(data_dir, vocab, classes)
+
+
+def write_correlations(explanations: str | Path, out: str | Path) -> None:
+    io.write_csv(out, correlations(read_explanations(explanations)))
+
+
+def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int) -> None:
+    model, _, examples = _restore(checkpoint, data_dir, seed, threads)
+    io.write_csv(out, permutation_experiment(model, examples, settings, seed))
+
+
+def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print) -> None:
+    model, metadata, examples = _restore(checkpoint, data_dir, seed, threads)
+    table, exported = adversarial_experiment(model, examples, settings, seed, metadata["family"], log)
+    io.write_csv(out_table, table)
+    io.write_jsonl(out_attention, exported)

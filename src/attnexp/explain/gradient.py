@@ -1,0 +1,32 @@
+"""Gradient importance (Jain & Wallace §5.1).
+
+g_t = Σ_d e_{t,d} · ∂ŷ/∂e_{t,d} with the attention weights held constant (stop-gradient on α; the
+gradient still flows through h_t into the context). This is the derivative with respect to the
+one-hot input at the observed word; the importance is s^g_t = |g_t|. ŷ is the probability of the
+predicted class: for BC |∂(1 − ŷ)| = |∂ŷ|, so this equals J&W's P(y = 1) scores, and for QA/NLI it is
+their max_c softmax_c. Gradients are over the attended (passage/premise) embeddings only.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from attnexp.explain.outputs import class_probability, predicted_class
+from attnexp.models.inputs import Batch
+
+__all__ = ["gradient_importance"]
+
+
+def gradient_importance(model: nn.Module, batch: Batch) -> torch.Tensor:
+    """-> signed g (B, L); zero at SOS/EOS/PAD is not guaranteed, read it through the model's mask.
+    The model must be in eval mode (J&W never switch to train mode for attribution)."""
+    embedded = model.embedding(batch.tokens).detach().requires_grad_(True)  # (B, L, E)
+    encoded = model.encode(batch, embedded)
+    _, attention = model.decode(encoded)
+    logits, _ = model.decode(encoded, attention.detach())  # α is a constant (J&W §5.1)
+    target = class_probability(logits, predicted_class(logits).detach())  # (B,)
+    # Instances do not interact (packed RNNs, masked convolutions), so one backward pass of the sum
+    # gives every instance its own gradient.
+    (grad,) = torch.autograd.grad(target.sum(), embedded)
+    return (grad * embedded).sum(dim=-1).detach()  # (B, L)
