@@ -18,6 +18,8 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/embeddings.smk"
 include: "rules/train.smk"
+include: "rules/explain.smk"
+include: "rules/jain_wallace.smk"
 
 
 rule all:

@@ -109,9 +109,22 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
         assert metrics["test"]["accuracy"] > 0.8, (path, metrics["test"])
     performance = (first / "results/tables/performance.md").read_text()
     assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | cnn-dot |" in performance
+    # the CI reproducibility check: explanations, J&W experiments, tables and figures byte-identical
+    for stage in ("explain", "jain_wallace", "figures"):
+        digests = tree_digest(first / "results" / stage)
+        assert digests and digests == tree_digest(second / "results" / stage), stage
+    figures = tree_digest(first / "results" / "figures" / "jain_wallace")
+    for model in ("lstm-tanh", "average-tanh", "lstm-dot"):
+        for name in ("tau_histograms", "permutation", "adversarial_histogram", "adversarial_violin"):
+            assert f"synthetic/{model}/seed10/{name}.pdf" in figures and f"synthetic/{model}/seed10/{name}.png" in figures
+    assert {"ground_truth.pdf", "encoder_comparison.png"} <= set(figures)
+    table2 = (first / "results/tables/jain_wallace_table2.csv").read_text()
+    assert "synthetic,0,gradient_lstm" in table2 and "synthetic,1,loo_average" in table2
+    ground_truth = (first / "results/tables/ground_truth.csv").read_text()
+    assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
     report = (first / "report.html").read_text(errors="replace")
-    assert "datasets.md" in report and "performance.md" in report
+    assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
 
 
 # ----------------------------------------------------------------------------- download failures

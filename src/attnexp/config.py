@@ -12,7 +12,7 @@ import yaml
 
 from attnexp.models.names import PROTOCOL_OF_FAMILY, parse_model_name
 
-__all__ = ["ConfigError", "validate_config", "training_settings", "SCHEMA_PATH"]
+__all__ = ["ConfigError", "validate_config", "training_settings", "jain_wallace_runs", "SCHEMA_PATH"]
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -78,7 +78,26 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
         if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
+    for i, name in enumerate(config["jain_wallace"]["datasets"] or []):
+        if name not in config["datasets"]:
+            problems.append(f"config key 'jain_wallace.datasets.{i}': unknown dataset {name!r}")
     return problems
+
+
+def jain_wallace_runs(config: dict) -> list[tuple[str, str]]:
+    """(dataset, model) pairs the J&W experiments run on: flat and QA/NLI models with their own
+    trained attention, on the enabled datasets, narrowed by `jain_wallace.datasets` / `.models`."""
+    selected = config["jain_wallace"]
+    runs = []
+    for name, ds in sorted(config["datasets"].items()):
+        if not ds["enabled"] or (selected["datasets"] is not None and name not in selected["datasets"]):
+            continue
+        for model in ds.get("models", []):
+            spec = parse_model_name(model, ds["task"])
+            if spec.family in ("flat", "qa") and spec.attention in ("tanh", "dot"):
+                if selected["models"] is None or model in selected["models"]:
+                    runs.append((name, model))
+    return runs
 
 
 def training_settings(config: dict, dataset: str, model: str) -> dict:

@@ -1,0 +1,152 @@
+# Stage 5a: Jain & Wallace 2019 (issue 4). Per model: correlations of the explanations, permutation
+# and adversarial attention on cached encoder states; then Table 2, the figures, and the ground-truth
+# check on generated data.
+
+JW = config["jain_wallace"]
+JW_RUN = "{dataset}/{model}/seed{seed}"
+
+
+rule jw_correlations:
+    input:
+        f"results/explain/{JW_RUN}/explanations.jsonl",
+    output:
+        f"results/jain_wallace/{JW_RUN}/correlations.csv",
+    log:
+        f"results/logs/jain_wallace/correlations/{JW_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/jw_correlations.py"
+
+
+rule jw_permutation:
+    input:
+        unpack(model_files),
+    output:
+        f"results/jain_wallace/{JW_RUN}/permutation.csv",
+    log:
+        f"results/logs/jain_wallace/permutation/{JW_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    params:
+        data_dir="results/data/{dataset}",
+        settings=JW,
+    script:
+        "../scripts/jw_permutation.py"
+
+
+rule jw_adversarial:
+    input:
+        unpack(model_files),
+    output:
+        table=f"results/jain_wallace/{JW_RUN}/adversarial.csv",
+        attention=f"results/jain_wallace/{JW_RUN}/adversarial_attention.jsonl",
+    log:
+        f"results/logs/jain_wallace/adversarial/{JW_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    params:
+        data_dir="results/data/{dataset}",
+        settings=JW,
+    script:
+        "../scripts/jw_adversarial.py"
+
+
+rule jw_model_figures:
+    input:
+        correlations=f"results/jain_wallace/{JW_RUN}/correlations.csv",
+        permutation=f"results/jain_wallace/{JW_RUN}/permutation.csv",
+        adversarial=f"results/jain_wallace/{JW_RUN}/adversarial.csv",
+    output:
+        **{
+            f"{name}_{ext}": report(
+                f"results/figures/jain_wallace/{JW_RUN}/{name}.{ext}",
+                caption="../report/jain_wallace_figures.rst",
+                category="Jain & Wallace",
+                subcategory="{dataset}",
+                labels={"model": "{model}", "seed": "{seed}", "figure": name},
+            )
+            for name in JW_MODEL_FIGURES
+            for ext in ("pdf", "png")
+        },
+    log:
+        f"results/logs/jain_wallace/figures/{JW_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/jw_model_figures.py"
+
+
+rule jw_tables:
+    input:
+        correlations=[
+            f"{run}/correlations.csv"
+            for run in jain_wallace_dirs("results/jain_wallace")
+        ],
+        metrics=[f"{run}/metrics.json" for run in jain_wallace_dirs("results/models")],
+        published=PUBLISHED / "jain_wallace_table2.csv",
+    output:
+        table2_csv="results/tables/jain_wallace_table2.csv",
+        table2_md=report(
+            "results/tables/jain_wallace_table2.md",
+            caption="../report/jain_wallace_table2.rst",
+            category="Jain & Wallace",
+            labels={"table": "Table 2"},
+        ),
+        summary_csv="results/tables/jain_wallace_correlations.csv",
+        summary_md="results/tables/jain_wallace_correlations.md",
+        encoders_pdf="results/figures/jain_wallace/encoder_comparison.pdf",
+        encoders_png=report(
+            "results/figures/jain_wallace/encoder_comparison.png",
+            caption="../report/jain_wallace_encoders.rst",
+            category="Jain & Wallace",
+            labels={"figure": "encoder comparison"},
+        ),
+    log:
+        "results/logs/jain_wallace/tables.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        tasks={name: ds["task"] for name, ds in config["datasets"].items()},
+        significance=JW["significance"],
+        tolerance=JW["table2_tolerance"],
+    script:
+        "../scripts/jw_tables.py"
+
+
+rule jw_ground_truth:
+    input:
+        explanations=[
+            f"{run}/explanations.jsonl"
+            for run in jain_wallace_dirs("results/explain")
+            if run.split("/")[2] in ground_truth_datasets()
+        ],
+        test=[f"results/data/{d}/test.jsonl" for d in ground_truth_datasets()],
+    output:
+        csv="results/tables/ground_truth.csv",
+        md=report(
+            "results/tables/ground_truth.md",
+            caption="../report/ground_truth.rst",
+            category="Jain & Wallace",
+            labels={"table": "ground truth"},
+        ),
+        pdf="results/figures/jain_wallace/ground_truth.pdf",
+        png=report(
+            "results/figures/jain_wallace/ground_truth.png",
+            caption="../report/ground_truth.rst",
+            category="Jain & Wallace",
+            labels={"figure": "ground truth"},
+        ),
+    log:
+        "results/logs/jain_wallace/ground_truth.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/jw_ground_truth.py"
+
+
+rule jain_wallace:
+    input:
+        jain_wallace_targets(),

@@ -1,0 +1,19 @@
+"""Rule explain: results/explain/{dataset}/{model}/seed{seed}/explanations.jsonl, every test
+instance's attention, gradient, leave-one-out and integrated-gradients scores."""
+
+from attnexp.explain import write_explanations
+from attnexp.train import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_explanations(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output[0],
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+        log=log,
+    )
+log(f"explanations written to {snakemake.output[0]}")

@@ -1,0 +1,20 @@
+"""Rule jw_adversarial: results/jain_wallace/{dataset}/{model}/seed{seed}/adversarial.csv (ε-max JSD
+per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
+
+from attnexp.experiments.jain_wallace import write_adversarial
+from attnexp.train import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_adversarial(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output.table,
+        snakemake.output.attention,
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+        log=log,
+    )
+log(f"adversarial attention written to {snakemake.output.table}")

@@ -1,0 +1,10 @@
+"""Rule jw_correlations: results/jain_wallace/{dataset}/{model}/seed{seed}/correlations.csv, Kendall
+τ-b and p-value per test instance and pair of explanations (J&W §5.3)."""
+
+from attnexp.experiments.jain_wallace import write_correlations
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError):
+    write_correlations(snakemake.input[0], snakemake.output[0])
+log(f"correlations written to {snakemake.output[0]}")

@@ -1,0 +1,13 @@
+"""Rule jw_ground_truth: attention, gradient, leave-one-out and integrated gradients scored against
+the planted cues of the generated datasets (beyond.md §3): a table and a figure."""
+
+from attnexp.experiments.jain_wallace import write_ground_truth
+from attnexp.plots import save_figure
+from attnexp.plots.jain_wallace import ground_truth_bars
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    table = write_ground_truth(snakemake.input.explanations, snakemake.input.test, snakemake.output.csv, snakemake.output.md)
+save_figure(ground_truth_bars(table), snakemake.output.pdf, snakemake.output.png)
+log(f"{len(snakemake.input.explanations)} models scored against the planted cues")

@@ -1,0 +1,18 @@
+"""Rule jw_permutation: results/jain_wallace/{dataset}/{model}/seed{seed}/permutation.csv, the median
+output change under random permutations of the attention per test instance (J&W §5.4)."""
+
+from attnexp.experiments.jain_wallace import write_permutation
+from attnexp.train import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_permutation(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output[0],
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+    )
+log(f"permutation results written to {snakemake.output[0]}")

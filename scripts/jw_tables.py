@@ -1,0 +1,21 @@
+"""Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, and the
+encoder comparison figure (F-enc)."""
+
+from attnexp.experiments.jain_wallace import write_tables
+from attnexp.plots import save_figure
+from attnexp.plots.jain_wallace import encoder_comparison
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    summary = write_tables(
+        snakemake.input.correlations,
+        snakemake.input.metrics,
+        snakemake.input.published,
+        tasks=snakemake.params.tasks,
+        significance=snakemake.params.significance,
+        tolerance=snakemake.params.tolerance,
+        out=snakemake.output,
+    )
+save_figure(encoder_comparison(summary), snakemake.output.encoders_pdf, snakemake.output.encoders_png)
+log(f"{len(snakemake.input.correlations)} models tabulated")

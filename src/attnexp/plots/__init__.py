@@ -1,0 +1,50 @@
+"""Figures from the per-instance tables: one house style, and saving that reruns byte for byte.
+
+A figure is saved as PDF (for the paper) and PNG (for the HTML report). Both are deterministic on
+one machine: no creation date in the PDF, no software tag in the PNG, fonts embedded the same way.
+"""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib
+
+# Figures are made inside Snakemake jobs without a display; pick the backend before pyplot loads.
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from attnexp import io  # noqa: E402
+
+__all__ = ["HOUSE_RC", "use_house_style", "save_figure"]
+
+# Settings that change the bytes written, fixed whatever the caller's matplotlibrc says.
+HOUSE_RC = {
+    "pdf.fonttype": 42,  # TrueType: text stays text in the PDF (searchable, editable)
+    "svg.hashsalt": "attnexp",  # SVG ids are random otherwise
+    "svg.fonttype": "path",
+    "savefig.bbox": None,  # the figures size themselves (constrained layout); "tight" would vary with labels
+    "savefig.transparent": False,
+    "savefig.facecolor": "white",
+    "savefig.edgecolor": "white",
+}
+
+
+def use_house_style() -> None:
+    """Reset matplotlib to its defaults, then the seaborn theme, so no caller's style leaks in."""
+    matplotlib.rcdefaults()
+    sns.set_theme(style="whitegrid", context="paper", rc=HOUSE_RC)
+
+
+def save_figure(fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike) -> None:
+    """Write `fig` as PDF and PNG (150 dpi), each atomically, then close it."""
+    try:
+        with matplotlib.rc_context(HOUSE_RC):
+            with io.atomic_path(pdf_path) as tmp:
+                fig.savefig(tmp, format="pdf", metadata={"CreationDate": None})
+            with io.atomic_path(png_path) as tmp:
+                fig.savefig(tmp, format="png", dpi=150, metadata={"Software": None})
+    finally:
+        plt.close(fig)

@@ -1,0 +1,475 @@
+"""The Jain & Wallace experiments (attnexp.experiments.jain_wallace): permutation and adversarial
+attention against the per-instance reference loops of benchmarks/jain_wallace_speed.py, independence
+of batching, Kendall-τ summaries, the ground-truth table and Table 2 beside the published values."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import kendalltau
+
+from attnexp.experiments import jain_wallace as jw
+from attnexp.metrics import jsd, tvd
+from attnexp.models.attention import masked_softmax, real_token_mask
+from attnexp.models.flat import FlatClassifier, FlatConfig
+from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.models.qa import QAClassifier, QAConfig
+from attnexp.train import probabilities
+
+torch.use_deterministic_algorithms(True)
+
+ROOT = Path(__file__).resolve().parents[1]
+VOCAB = 50
+LENGTHS = [7, 3, 11, 1, 5, 8, 2]
+SEED = 10
+SMALL, LARGE = 24, 100_000  # max_tokens: several batches vs one
+
+
+def settings(max_tokens=LARGE, steps=30, eps_bc=0.01, eps_qa=0.05, permutations=20, candidates=5) -> dict:
+    return {
+        "max_tokens": max_tokens, "permutations": permutations, "adv_eps_bc": eps_bc, "adv_eps_qa": eps_qa,
+        "adversary": {"candidates": candidates, "steps": steps, "lr": 0.01, "amsgrad": True, "penalty": 500.0, "margin": 0.01},
+    }
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """benchmarks/jain_wallace_speed.py, whose reference loops are the oracle."""
+    spec = importlib.util.spec_from_file_location("jain_wallace_speed", ROOT / "benchmarks" / "jain_wallace_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def flat(encoder="lstm", attention="tanh", n_classes=1):
+    torch.manual_seed(0)
+    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    return FlatClassifier(cfg).eval()
+
+
+def qa(encoder="lstm", attention="tanh", n_classes=3):
+    torch.manual_seed(0)
+    cfg = QAConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    return QAClassifier(cfg).eval()
+
+
+def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
+    rng = np.random.RandomState(seed)
+    examples = []
+    for i, n in enumerate(lengths):
+        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
+        q = rng.randint(4, VOCAB, size=rng.randint(2, 6)).astype(np.int64) if question else None
+        examples.append(Example(f"doc{i}", tokens, int(rng.randint(2)), [(0, n)], q))
+    return examples
+
+
+def encoded_batch(model, examples):
+    batch = collate(examples, "sos_eos")
+    with torch.no_grad():
+        encoded = model.encode(batch)
+        logits, attention = model.decode(encoded)
+    return encoded, attention, probabilities(logits)
+
+
+def several_batches(examples, max_tokens) -> int:
+    return len(sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), len(examples), max_tokens))
+
+
+# --------------------------------------------------------------------------------------------------
+# permutation (§5.4)
+
+
+def test_permutation_indices_are_deterministic_permutations():
+    a = jw.permutation_indices(9, 30, SEED, 4)
+    assert a.shape == (30, 9)
+    assert np.array_equal(a, jw.permutation_indices(9, 30, SEED, 4))
+    assert all(sorted(row) == list(range(9)) for row in a)
+    assert len({tuple(row) for row in a}) > 20  # not one permutation repeated
+    assert not np.array_equal(a, jw.permutation_indices(9, 30, SEED, 5))  # another instance
+    assert not np.array_equal(a, jw.permutation_indices(9, 30, SEED + 1, 4))  # another seed
+    assert jw.permutation_indices(1, 3, SEED, 0).tolist() == [[0], [0], [0]]
+
+
+def test_permuted_attention_shuffles_real_weights_only():
+    lengths = torch.tensor([len(n) + 2 for n in ([0] * 6, [0] * 2, [0] * 9, [0])])  # positions incl. SOS/EOS
+    width = int(lengths.max())
+    mask = real_token_mask(lengths, width)
+    g = torch.Generator().manual_seed(0)
+    attention = masked_softmax(torch.randn(len(lengths), width, generator=g), mask)
+    counts = mask.sum(1).tolist()
+    perms = [jw.permutation_indices(n, 15, SEED, i) for i, n in enumerate(counts)]
+    permuted = jw.permuted_attention(attention, mask, perms)
+    assert permuted.shape == (15, len(lengths), width)
+    assert (permuted[:, ~mask] == 0).all()  # SOS, EOS and PAD keep exact zeros, never receive weight
+    assert torch.allclose(permuted.sum(-1), torch.ones(15, len(lengths)), atol=1e-6)
+    for b in range(len(lengths)):
+        positions = mask[b].nonzero().squeeze(-1)
+        for p in range(15):
+            row = permuted[p, b]
+            assert torch.equal(row[positions].sort().values, attention[b, positions].sort().values)  # same multiset
+            assert torch.equal(row[positions], attention[b, positions[torch.from_numpy(perms[b][p])]])
+    assert not torch.equal(permuted[0], attention)  # something moved
+    assert torch.equal(attention, masked_softmax(torch.randn(len(lengths), width, generator=torch.Generator().manual_seed(0)), mask))  # input untouched
+
+
+@pytest.mark.parametrize("encoder, n_classes", [("lstm", 1), ("cnn", 3), ("average", 1)])
+def test_permutation_experiment_equals_the_reference_loop(bench, encoder, n_classes):
+    model = flat(encoder, "tanh", n_classes)
+    examples = make_examples()
+    table = jw.permutation_experiment(model, examples, settings(max_tokens=LARGE), SEED)
+    assert table["id"].tolist() == [e.id for e in examples]
+    assert table["length"].tolist() == [len(e.tokens) for e in examples]
+    reference = bench.reference_permutation(model, examples, 20, SEED)
+    assert np.allclose(table["median_output_difference"].to_numpy(), reference, atol=1e-5)
+    assert table["median_output_difference"].max() > 1e-4
+    assert table.loc[table["length"] == 1, "median_output_difference"].eq(0).all()  # one token: nothing to permute
+    for row, e in zip(table.itertuples(), examples):
+        with torch.no_grad():
+            logits, alpha = model(collate([e], "sos_eos"))
+        assert row.max_attention == pytest.approx(float(alpha.max()), abs=1e-6)
+        assert row.predicted == int(probabilities(logits)[0].argmax())
+
+
+def test_permutation_experiment_does_not_depend_on_batching():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    assert several_batches(examples, SMALL) >= 3 and several_batches(examples, LARGE) == 1
+    small = jw.permutation_experiment(model, examples, settings(max_tokens=SMALL), SEED)
+    large = jw.permutation_experiment(model, examples, settings(max_tokens=LARGE), SEED)
+    assert small["id"].tolist() == large["id"].tolist()
+    assert np.allclose(small["median_output_difference"], large["median_output_difference"], atol=1e-6)
+    assert np.allclose(small["max_attention"], large["max_attention"], atol=1e-6)
+    other_seed = jw.permutation_experiment(model, examples, settings(max_tokens=LARGE), SEED + 1)
+    assert not np.allclose(other_seed["median_output_difference"], large["median_output_difference"], atol=1e-7)
+
+
+# --------------------------------------------------------------------------------------------------
+# adversarial attention (§5.5)
+
+
+def search(model, examples, steps=30, candidates=5, **kwargs):
+    encoded, attention, probs = encoded_batch(model, examples)
+    noise = [jw.adversary_noise(len(e.tokens), candidates, SEED, i) for i, e in enumerate(examples)]
+    found = jw.adversarial_search(model, encoded, attention, probs, noise, steps=steps, lr=0.01, amsgrad=True, penalty=500.0, margin=0.01, **kwargs)
+    return encoded, attention, probs, found
+
+
+def test_adversary_noise_is_deterministic_per_instance():
+    a = jw.adversary_noise(6, 5, SEED, 3)
+    assert a.shape == (5, 6) and a.dtype == np.float32
+    assert np.array_equal(a, jw.adversary_noise(6, 5, SEED, 3))
+    assert not np.array_equal(a, jw.adversary_noise(6, 5, SEED, 4))
+    assert not np.array_equal(a[:, :6], jw.permutation_indices(6, 5, SEED, 3))
+
+
+def test_adversarial_candidates_are_distributions_over_real_tokens():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    encoded, attention, probs, candidates = search(model, examples)
+    assert candidates.shape == (5, *attention.shape)
+    assert not candidates.requires_grad
+    assert (candidates[:, ~encoded.mask] == 0).all()
+    assert (candidates[:, encoded.mask] > 0).all()
+    assert torch.allclose(candidates.sum(-1), torch.ones(5, len(examples)), atol=1e-5)
+    assert all(p.requires_grad for p in model.parameters())  # the model is unfrozen afterwards
+    divergence = jsd(candidates, attention)
+    multi = [i for i, e in enumerate(examples) if len(e.tokens) > 1]
+    assert (divergence[:, multi] > 1e-3).all()  # the search moved away from α̂
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.05, 1.0])
+def test_eps_max_jsd_picks_the_farthest_feasible_candidate(eps):
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    encoded, attention, probs, candidates = search(model, examples)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention, probs, candidates, eps)
+    assert (divergence >= 0).all() and (divergence <= math.log(2) + 1e-6).all()
+    assert (chosen[~encoded.mask] == 0).all() and torch.allclose(chosen.sum(-1), torch.ones(len(examples)), atol=1e-5)
+    with torch.no_grad():
+        logits, _ = model.decode(encoded, chosen)
+    recomputed = tvd(probabilities(logits), probs)
+    assert (recomputed <= eps + 1e-6).all()
+    assert torch.allclose(recomputed, change, atol=1e-6)
+    assert torch.allclose(jsd(chosen, attention), divergence, atol=1e-6)
+    with torch.no_grad():
+        all_changes = tvd(probabilities(model.decode(encoded, candidates)[0]), probs)  # (K, B)
+    all_divergence = jsd(candidates, attention)
+    assert torch.equal(feasible, (all_changes <= eps).sum(0))
+    for b in range(len(examples)):
+        ok = all_changes[:, b] <= eps
+        best = float(all_divergence[ok, b].max()) if ok.any() else 0.0
+        assert float(divergence[b]) == pytest.approx(max(best, 0.0), abs=1e-7)
+    if eps == 1.0:  # every candidate is feasible
+        assert (feasible == 5).all()
+        assert torch.allclose(divergence, all_divergence.max(0).values)
+
+
+def test_eps_max_jsd_without_feasible_candidate_keeps_the_models_attention():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    encoded, attention, probs, candidates = search(model, examples, steps=5)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention, probs, candidates, 0.0)
+    multi = torch.tensor([len(e.tokens) > 1 for e in examples])
+    assert (feasible[multi] == 0).all()  # every candidate changes the output a little
+    assert torch.equal(chosen, attention)
+    assert (divergence == 0).all() and (change == 0).all()
+
+
+@pytest.mark.parametrize("encoder, n_classes", [("lstm", 1), ("average", 3)])
+def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, n_classes):
+    model = flat(encoder, "tanh", n_classes)
+    examples = make_examples()
+    s = settings(steps=30, eps_bc=0.05)
+    table, exported = jw.adversarial_experiment(model, examples, s, SEED, "flat", log=lambda _: None)
+    reference = bench.reference_adversarial(model, examples, s, SEED, "flat")
+    assert table["id"].tolist() == [e.id for e in examples]
+    assert np.allclose(table["eps_max_jsd"].to_numpy(), reference, atol=1e-4)
+    assert table["eps_max_jsd"].max() > 1e-3  # some candidate was found
+    assert (table["output_difference"] <= 0.05 + 1e-6).all()
+    assert [x["id"] for x in exported] == [e.id for e in examples]
+    for row, x, e in zip(table.itertuples(), exported, examples):
+        assert len(x["attention"]) == len(e.tokens) == row.length == x["length"]
+        assert sum(x["attention"]) == pytest.approx(1.0, abs=1e-5)
+        assert x["jsd"] == row.eps_max_jsd and x["output_difference"] == row.output_difference
+
+
+def test_adversarial_experiment_does_not_depend_on_batching():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    small, small_export = jw.adversarial_experiment(model, examples, settings(max_tokens=SMALL, eps_bc=0.05), SEED, "flat", log=lambda _: None)
+    large, large_export = jw.adversarial_experiment(model, examples, settings(max_tokens=LARGE, eps_bc=0.05), SEED, "flat", log=lambda _: None)
+    for column in ("eps_max_jsd", "output_difference", "max_attention"):
+        assert np.allclose(small[column], large[column], atol=1e-5), column
+    assert small["feasible_candidates"].tolist() == large["feasible_candidates"].tolist()
+    for a, b in zip(small_export, large_export):
+        assert np.allclose(a["attention"], b["attention"], atol=1e-4)
+
+
+def test_adversarial_experiment_uses_the_epsilon_of_the_family(bench):
+    """QA runs use adv_eps_qa, classification adv_eps_bc: an ε that admits nothing gives JSD 0 everywhere."""
+    model = qa("lstm", "tanh")
+    examples = make_examples(question=True)
+    s = settings(steps=20, eps_bc=-1.0, eps_qa=1.0)
+    table, _ = jw.adversarial_experiment(model, examples, s, SEED, "qa", log=lambda _: None)
+    multi = table["length"] > 1
+    assert (table.loc[multi, "eps_max_jsd"] > 1e-3).all() and (table["feasible_candidates"][multi] == 5).all()
+    reference = bench.reference_adversarial(model, examples, s, SEED, "qa")
+    assert np.allclose(table["eps_max_jsd"].to_numpy(), reference, atol=1e-4)
+    s = settings(steps=20, eps_bc=-1.0, eps_qa=0.05)
+    table, _ = jw.adversarial_experiment(model, examples, s, SEED, "qa", log=lambda _: None)
+    assert (table["output_difference"] <= 0.05 + 1e-6).all()
+    assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "qa"), atol=1e-4)
+    flat_table, _ = jw.adversarial_experiment(flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, "flat", log=lambda _: None)
+    assert (flat_table["eps_max_jsd"] == 0).all() and (flat_table["feasible_candidates"] == 0).all()
+
+
+# --------------------------------------------------------------------------------------------------
+# correlations (§5.3)
+
+
+def record(id, predicted, attention, gradient, loo, ig):
+    vectors = [np.asarray(v, dtype=np.float64) for v in (attention, gradient, loo, ig)]
+    return {"id": id, "length": len(vectors[0]), "predicted": predicted, **dict(zip(("attention", "gradient", "loo", "ig"), vectors))}
+
+
+def hand_records(n=8, seed=0, classes=(0, 1)):
+    rng = np.random.RandomState(seed)
+    records = []
+    for i in range(n):
+        length = rng.randint(3, 12)
+        attention = rng.dirichlet(np.ones(length))
+        gradient = rng.randn(length)
+        loo = np.abs(rng.randn(length)) * 0.1
+        ig = gradient + 0.3 * rng.randn(length)
+        records.append(record(f"r{i}", classes[i % len(classes)], attention, gradient, loo, ig))
+    return records
+
+
+def test_correlations_equal_scipy_on_magnitudes():
+    records = hand_records()
+    table = jw.correlations(records)
+    assert len(table) == len(records) * len(jw.PAIRS)
+    assert set(table["pair"]) == {f"{a}~{b}" for a, b in jw.PAIRS}
+    for r in records:
+        for first, second in jw.PAIRS:
+            row = table[(table["id"] == r["id"]) & (table["pair"] == f"{first}~{second}")].iloc[0]
+            a = np.abs(r[first]) if first in ("gradient", "ig") else r[first]
+            b = np.abs(r[second]) if second in ("gradient", "ig") else r[second]
+            expected = kendalltau(a, b)
+            assert row["tau"] == pytest.approx(expected.statistic, abs=1e-12)
+            assert row["p_value"] == pytest.approx(expected.pvalue, rel=1e-9)
+            assert row["predicted"] == r["predicted"] and row["length"] == r["length"]
+    # signed gradients would rank differently: the magnitudes are what is correlated
+    r = records[0]
+    signed = kendalltau(r["attention"], r["gradient"]).statistic
+    row = table[(table["id"] == r["id"]) & (table["pair"] == "attention~gradient")].iloc[0]
+    assert row["tau"] != pytest.approx(signed)
+
+
+def test_constant_vectors_give_nan_and_are_counted_as_undefined():
+    records = hand_records(n=6)
+    records[2]["loo"] = np.zeros(records[2]["length"])  # e.g. no deletion changes the output
+    table = jw.correlations(records)
+    undefined = table[table["tau"].isna()]
+    assert set(undefined["id"]) == {"r2"}
+    assert set(undefined["pair"]) == {"attention~loo", "gradient~loo", "ig~loo"}
+    assert undefined["p_value"].isna().all()
+    summary = jw.summarise_correlations(table, "flat")
+    row = summary[(summary["pair"] == "attention~loo") & (summary["group"] == "0")].iloc[0]  # r2 predicted class 0
+    assert row["n_undefined"] == 1 and row["n"] == 2
+    assert row["mean"] == pytest.approx(table[(table["pair"] == "attention~loo") & table["id"].isin(["r0", "r4"])]["tau"].mean())
+    assert summary[summary["pair"] == "attention~gradient"]["n_undefined"].eq(0).all()
+
+
+def test_summarise_correlations_statistics():
+    records = hand_records(n=10)
+    table = jw.correlations(records)
+    part = table[(table["pair"] == "attention~gradient") & (table["predicted"] == 1)]
+    significance = float(part["p_value"].iloc[0])  # exactly one instance's p: `<=` must count it
+    summary = jw.summarise_correlations(table, "flat", significance)
+    assert set(summary["group"]) == {"0", "1"}
+    assert len(summary) == len(jw.PAIRS) * 2
+    row = summary[(summary["pair"] == "attention~gradient") & (summary["group"] == "1")].iloc[0]
+    assert row["n"] == len(part) == 5
+    assert row["mean"] == pytest.approx(part["tau"].mean())
+    assert row["std"] == pytest.approx(np.std(part["tau"].to_numpy(), ddof=0))
+    assert row["std"] != pytest.approx(np.std(part["tau"].to_numpy(), ddof=1))
+    assert row["sig_frac"] == pytest.approx(np.mean(part["p_value"].to_numpy() <= significance))
+    assert row["sig_frac"] >= 1 / 5
+
+
+def test_summarise_correlations_groups_by_family():
+    table4 = jw.correlations(hand_records(n=8, classes=(0, 1, 2, 3)))
+    qa4 = jw.summarise_correlations(table4, "qa")
+    assert set(qa4["group"]) == {"Overall"} and (qa4["n"] == 8).all()
+    flat4 = jw.summarise_correlations(table4, "flat")
+    assert set(flat4["group"]) == {"0", "1", "2", "3"}
+    table3 = jw.correlations(hand_records(n=9, classes=(0, 1, 2)))
+    qa3 = jw.summarise_correlations(table3, "qa")
+    assert set(qa3["group"]) == {"0", "1", "2"} and (qa3["n"] == 3).all()
+
+
+# --------------------------------------------------------------------------------------------------
+# ground truth (beyond.md §3)
+
+
+def test_ground_truth_table_scores_every_method():
+    records = [
+        record("a", 1, [0.0, 0.6, 0.0, 0.4, 0.0], [0.1, -2.0, 0.2, 1.0, 0.0], [0.01, 0.3, 0.0, 0.2, 0.05], [0.0, 0.0, 0.9, 0.0, 0.1]),
+        record("b", 0, [0.5, 0.5], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1]),
+        record("c", 0, [0.2, 0.3, 0.5], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], [-3.0, 0.1, 0.2]),
+    ]
+    data = [{"id": "a", "rationale": [1, 3]}, {"id": "b", "rationale": []}, {"id": "c", "rationale": [0]}, {"id": "unused", "rationale": [0]}]
+    table = jw.ground_truth_table(records, data)
+    assert set(table["id"]) == {"a", "c"}  # b has no planted cue
+    assert len(table) == 2 * 4
+    a = table[table["id"] == "a"].set_index("method")
+    assert a.loc["attention", "precision"] == 1.0 and a.loc["attention", "auprc"] == 1.0 and a.loc["attention", "mass"] == 1.0
+    assert a.loc["gradient", "precision"] == 1.0  # |g| ranks positions 1 and 3 first
+    assert a.loc["ig", "first_hit"] == 4 and a.loc["ig", "precision"] == 0.0
+    c = table[table["id"] == "c"].set_index("method")
+    assert c.loc["ig", "first_hit"] == 1 and c.loc["attention", "first_hit"] == 3  # |IG| ranks the planted token first
+
+    summary = jw.summarise_ground_truth(table)
+    overall = summary[(summary["method"] == "attention") & (summary["group"] == "Overall")].iloc[0]
+    assert overall["n"] == 2
+    assert overall["precision_mean"] == pytest.approx(0.5)
+    assert overall["precision_std"] == pytest.approx(0.5)  # population std of {1, 0}
+    by_class = summary[(summary["method"] == "ig") & (summary["group"] == "1")].iloc[0]
+    assert by_class["n"] == 1 and by_class["first_hit_mean"] == 4
+
+
+def test_ground_truth_table_refuses_unknown_instances():
+    records = [record("a", 1, [0.5, 0.5], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1])]
+    with pytest.raises(ValueError, match="'a'"):
+        jw.ground_truth_table(records, [{"id": "b", "rationale": [0]}])
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 2 (§7.2)
+
+
+@pytest.fixture(scope="module")
+def published():
+    return pd.read_csv(ROOT / "references" / "jain_wallace_table2.csv", dtype={"class": str})
+
+
+def summary_frame(rows) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"pair": p, "group": g, "n": 100, "n_undefined": 2, "mean": m, "std": s, "sig_frac": f} for p, g, m, s, f in rows],
+        columns=["pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"],
+    )
+
+
+def fake_runs():
+    lstm = summary_frame([
+        ("attention~gradient", "0", 0.45, 0.2, 0.6),  # J&W 0.40: within 0.1
+        ("attention~gradient", "1", 0.10, 0.1, 0.2),  # J&W 0.38: outside
+        ("attention~loo", "0", 0.30, 0.2, 0.5),  # J&W 0.34: within
+        ("attention~loo", "1", 0.50, 0.2, 0.5),  # J&W 0.33: outside
+        ("attention~ig", "0", 0.9, 0.1, 1.0),  # not a Table 2 column
+    ])
+    average = summary_frame([
+        ("attention~gradient", "0", 0.70, 0.15, 0.9),  # J&W 0.69: within
+        ("attention~gradient", "1", 0.90, 0.10, 1.0),  # J&W 0.69: outside
+        ("attention~loo", "0", 0.60, 0.14, 0.9),  # J&W 0.67 (repository only): within
+        ("attention~loo", "1", 0.69, 0.13, 0.94),  # J&W 0.69: within
+    ])
+    dot = summary_frame([("attention~gradient", "0", -0.9, 0.1, 0.1)])
+    common = {"dataset": "sst", "seed": 10, "select_on": "test", "embeddings": "word2vec"}
+    return [
+        common | {"model": "lstm-tanh", "summary": lstm},
+        common | {"model": "average-tanh", "summary": average},
+        common | {"model": "lstm-dot", "summary": dot},
+    ]
+
+
+def test_table2_verdicts_and_published_values(published):
+    table = jw.table2(fake_runs(), published, 0.1)
+    assert len(table) == 8  # 2 groups x 4 columns; the dot model and the IG pair are left out
+    assert set(table["model"]) == {"lstm-tanh", "average-tanh"}
+    cells = table.set_index(["group", "column"])
+    verdicts = cells["verdict"].to_dict()
+    assert verdicts == {
+        ("0", "gradient_lstm"): "within", ("1", "gradient_lstm"): "outside",
+        ("0", "loo_lstm"): "within", ("1", "loo_lstm"): "outside",
+        ("0", "gradient_average"): "within", ("1", "gradient_average"): "outside",
+        ("0", "loo_average"): "within", ("1", "loo_average"): "within",
+    }
+    for (group, column), row in cells.iterrows():
+        pub = published[(published.dataset == "sst") & (published["class"] == group) & (published.column == column)].iloc[0]
+        assert (row.published_mean, row.published_std, row.published_sig_frac, row.source) == (pub["mean"], pub["std"], pub["sig_frac"], pub["source"])
+        assert abs(row["mean"] - row.published_mean) <= 0.1 if row.verdict == "within" else abs(row["mean"] - row.published_mean) > 0.1
+    assert cells.loc[("1", "gradient_lstm"), "published_mean"] == pytest.approx(0.38)
+    assert "not in the paper" in cells.loc[("0", "loo_average"), "source"]
+    assert (table["n"] == 100).all() and (table["n_undefined"] == 2).all()
+    stricter = jw.table2(fake_runs(), published, 0.02).set_index(["group", "column"])["verdict"]
+    assert stricter[("0", "gradient_lstm")] == "outside" and stricter[("0", "gradient_average")] == "within"
+
+
+def test_table2_without_a_published_value_has_no_verdict(published):
+    runs = [r | {"dataset": "synthetic"} for r in fake_runs()]
+    table = jw.table2(runs, published, 0.1)
+    assert len(table) == 8
+    assert table["published_mean"].isna().all() and table["verdict"].isna().all()
+
+
+def test_table2_markdown(published):
+    table = jw.table2(fake_runs(), published, 0.1)
+    text = jw.table2_markdown(table, 0.1)
+    assert "±" in text
+    # cells "ours (J&W …)"; the Markdown escapes the "|" inside a cell
+    assert "0.45 ± 0.20 \\| 0.60 (J&W 0.40 ± 0.21 \\| 0.59[1] ✓)" in text  # lstm gradient, class 0
+    assert "0.10 ± 0.10 \\| 0.20 (J&W 0.38 ± 0.19 \\| 0.58[1] ✗)" in text
+    assert "✓" in text and "✗" in text
+    assert "within 0.1" in text
+    lines = [line for line in text.splitlines() if line.startswith("| sst")]
+    assert len(lines) == 2  # one row per predicted class
+    assert "[1]" in text and "[2]" in text  # two distinct published sources, numbered
+    assert "-0.90" not in text  # the dot model is not in Table 2

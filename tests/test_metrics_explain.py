@@ -1,0 +1,621 @@
+"""Distribution and rank metrics (attnexp.metrics: Kendall τ, JSD, TVD, ground-truth scores) and the
+per-instance attributions of attnexp.explain (gradient, leave-one-out, integrated gradients), each
+against a brute-force computation on tiny models built here."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import kendalltau
+
+from attnexp.explain import explain_examples, read_explanations
+from attnexp.explain.gradient import gradient_importance
+from attnexp.explain.integrated_gradients import integrated_gradients
+from attnexp.explain.leave_one_out import leave_one_out
+from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
+from attnexp.models.flat import FlatClassifier, FlatConfig
+from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
+from attnexp.models.inputs import PAD, UNK, Example, collate
+from attnexp.models.qa import QAClassifier, QAConfig
+from attnexp.train import probabilities
+
+torch.use_deterministic_algorithms(True)
+
+ROOT = Path(__file__).resolve().parents[1]
+VOCAB = 50
+# Token counts (no SOS/EOS): unequal, so every row but the longest is padded; one single-token instance
+LENGTHS = [7, 3, 11, 1, 5, 8]
+LN2 = math.log(2)
+EXPLAIN_SETTINGS = {
+    "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
+    "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
+}
+
+
+def load_benchmark():
+    """benchmarks/jain_wallace_speed.py, whose per-instance reference loops are the oracle here."""
+    spec = importlib.util.spec_from_file_location("jain_wallace_speed", ROOT / "benchmarks" / "jain_wallace_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------------------------------
+# tiny models and examples
+
+
+def flat(encoder="lstm", attention="tanh", n_classes=1):
+    torch.manual_seed(0)
+    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    return FlatClassifier(cfg).eval()
+
+
+def qa(encoder="lstm", attention="tanh", n_classes=3):
+    torch.manual_seed(0)
+    cfg = QAConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    return QAClassifier(cfg).eval()
+
+
+def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
+    """Word ids >= 4 (never PAD/UNK/SOS/EOS), one sentence each; QA examples carry a question."""
+    rng = np.random.RandomState(seed)
+    examples = []
+    for i, n in enumerate(lengths):
+        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
+        q = rng.randint(4, VOCAB, size=rng.randint(2, 6)).astype(np.int64) if question else None
+        examples.append(Example(f"doc{i}", tokens, int(rng.randint(2)), [(0, n)], q))
+    return examples
+
+
+def full_probabilities(model, examples) -> np.ndarray:
+    """(N, C) class probabilities, each instance run alone."""
+    with torch.no_grad():
+        return np.stack([probabilities(model(collate([e], "sos_eos"))[0])[0].numpy() for e in examples])
+
+
+def predicted_of(model, batch) -> torch.Tensor:
+    with torch.no_grad():
+        return probabilities(model(batch)[0]).argmax(-1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Kendall τ-b
+
+
+def test_kendall_tau_hand_computed():
+    # pairs (1,2) and (1,3) concordant, (2,3) discordant: τ = (2 − 1) / 3
+    tau, p = kendall_tau(np.array([1, 2, 3]), np.array([1, 3, 2]))
+    assert tau == pytest.approx(1 / 3, abs=1e-12)
+    assert 0 < p <= 1
+    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1])[0] == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([1, 2, 2, 3, 4], [2, 1, 3, 3, 5]),  # ties in both
+        ([0.1, 0.1, 0.1, 0.5, 0.2, 0.9], [3, 1, 2, 2, 0, 4]),
+        ([5, 4, 3, 2, 1, 0, 7], [0, 1, 2, 3, 4, 5, 6]),
+        (list(np.random.RandomState(0).rand(30)), list(np.random.RandomState(1).rand(30))),
+        (list(np.random.RandomState(2).randint(0, 4, 40)), list(np.random.RandomState(3).randint(0, 4, 40))),
+    ],
+)
+def test_kendall_tau_equals_scipy(a, b):
+    tau, p = kendall_tau(np.array(a), np.array(b))
+    expected = kendalltau(a, b)
+    assert tau == pytest.approx(expected.statistic, abs=1e-12)
+    assert p == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-15)
+
+
+def test_kendall_tau_is_nan_for_a_constant_vector():
+    for a, b in [([1, 1, 1], [1, 2, 3]), ([1, 2, 3], [0.5, 0.5, 0.5]), ([2.0], [3.0])]:
+        tau, p = kendall_tau(np.array(a), np.array(b))
+        assert math.isnan(tau) and math.isnan(p)
+
+
+def test_kendall_tau_refuses_mismatched_shapes():
+    with pytest.raises(ValueError):
+        kendall_tau(np.array([1, 2, 3]), np.array([1, 2]))
+    with pytest.raises(ValueError):
+        kendall_tau(np.ones((2, 2)), np.ones((2, 2)))
+
+
+# --------------------------------------------------------------------------------------------------
+# JSD and TVD
+
+
+def random_distributions(*shape, seed=0, zeros=False):
+    g = torch.Generator().manual_seed(seed)
+    p = torch.rand(*shape, generator=g) ** 3
+    if zeros:
+        p = p * (torch.rand(*shape, generator=g) > 0.3)
+        p[..., 0] += 0.01  # never all zero
+    return p / p.sum(-1, keepdim=True)
+
+
+def reference_jsd(p, q) -> float:
+    """In float64 with 0·log 0 = 0."""
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    m = (p + q) / 2
+
+    def kl(a, b):
+        nz = a > 0
+        return float(np.sum(a[nz] * np.log(a[nz] / b[nz])))
+
+    return (kl(p, m) + kl(q, m)) / 2
+
+
+def test_jsd_of_identical_distributions_is_zero():
+    p = random_distributions(6, 9)
+    assert torch.equal(jsd(p, p), torch.zeros(6))
+
+
+def test_jsd_is_symmetric_bounded_and_matches_a_float64_reference():
+    p, q = random_distributions(50, 7, seed=1), random_distributions(50, 7, seed=2)
+    forward, backward = jsd(p, q), jsd(q, p)
+    assert torch.allclose(forward, backward, atol=1e-7)
+    assert (forward >= -1e-7).all() and (forward <= LN2 + 1e-7).all()
+    assert forward.max() > 0.01  # not trivially zero
+    for i in range(5):
+        assert forward[i].item() == pytest.approx(reference_jsd(p[i], q[i]), abs=1e-6)
+
+
+def test_jsd_of_disjoint_supports_is_ln2():
+    p = torch.tensor([[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    q = torch.tensor([[0.0, 0.0, 0.3, 0.7], [0.0, 0.0, 0.0, 1.0]])
+    assert torch.allclose(jsd(p, q), torch.full((2,), LN2), atol=1e-6)
+
+
+def test_jsd_broadcasts_leading_axes():
+    K, B, L = 3, 4, 6
+    p, q = random_distributions(K, 1, L, seed=3), random_distributions(1, B, L, seed=4)
+    out = jsd(p, q)
+    assert out.shape == (K, B)
+    for k in range(K):
+        for b in range(B):
+            assert out[k, b].item() == pytest.approx(jsd(p[k, 0], q[0, b]).item(), abs=1e-7)
+
+
+def test_jsd_with_zero_weights_is_finite_and_correct():
+    p, q = random_distributions(20, 8, seed=5, zeros=True), random_distributions(20, 8, seed=6, zeros=True)
+    assert (p == 0).any() and (q == 0).any()
+    out = jsd(p, q)
+    assert torch.isfinite(out).all()
+    for i in range(20):
+        assert out[i].item() == pytest.approx(reference_jsd(p[i], q[i]), abs=1e-6)
+    # gradients through masked positions stay finite too (the adversary differentiates through it)
+    z = torch.zeros(8, requires_grad=True)
+    mask = torch.tensor([False, True, True, True, False, True, False, False])
+    alpha = torch.softmax(z.masked_fill(~mask, float("-inf")), -1).masked_fill(~mask, 0.0)
+    jsd(alpha, p[0]).backward()
+    assert torch.isfinite(z.grad).all()
+
+
+def test_tvd_is_half_l1_and_absolute_difference_for_binary():
+    p, q = random_distributions(30, 5, seed=7), random_distributions(30, 5, seed=8)
+    assert torch.allclose(tvd(p, q), 0.5 * (p - q).abs().sum(-1))
+    assert torch.equal(tvd(p, q), tvd(q, p))
+    assert (tvd(p, q) >= 0).all() and (tvd(p, q) <= 1).all()
+    a, b = torch.tensor([0.9, 0.2, 0.5]), torch.tensor([0.3, 0.25, 0.5])
+    binary = tvd(torch.stack([1 - a, a], -1), torch.stack([1 - b, b], -1))
+    assert torch.allclose(binary, (a - b).abs())
+    assert tvd(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])).item() == 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# ground-truth scores
+
+
+def test_ground_truth_scores_hand_computed():
+    scores = np.array([0.1, 0.4, 0.2, 0.3, 0.0])
+    out = ground_truth_scores(scores, np.array([3, 2]))
+    # mass 0.5 of 1.0 over |G|/n = 2/5; ranking 1,3,2,0,4 -> hits 0,1,1,0,0
+    assert out["mass"] == pytest.approx(0.5)
+    assert out["mass_ratio"] == pytest.approx(0.5 / 0.4)
+    assert out["precision"] == pytest.approx(0.5)
+    assert out["first_hit"] == 2
+    assert out["auprc"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    perfect = ground_truth_scores(np.array([0.0, 0.7, 0.0, 0.3]), [1, 3])
+    assert (perfect["mass"], perfect["precision"], perfect["first_hit"], perfect["auprc"]) == (1.0, 1.0, 1, 1.0)
+
+
+def test_ground_truth_ties_are_broken_by_the_lower_position():
+    # positions 0 and 2 tie for the top; the lower position (0, not in G) comes first
+    out = ground_truth_scores(np.array([0.5, 0.2, 0.5, 0.1]), [2])
+    assert out["precision"] == 0.0
+    assert out["first_hit"] == 2
+    assert out["auprc"] == pytest.approx(0.5)
+    # and the other way round: the planted position is the lower one
+    out = ground_truth_scores(np.array([0.5, 0.2, 0.5, 0.1]), [0])
+    assert out["precision"] == 1.0 and out["first_hit"] == 1 and out["auprc"] == 1.0
+
+
+def test_ground_truth_scores_refuse_bad_input():
+    scores = np.array([0.2, 0.3, 0.5])
+    with pytest.raises(ValueError, match="non-empty"):
+        ground_truth_scores(scores, [])
+    with pytest.raises(ValueError, match="non-empty"):
+        ground_truth_scores(scores, [3])
+    with pytest.raises(ValueError, match="non-empty"):
+        ground_truth_scores(scores, [-1])
+    with pytest.raises(ValueError, match="non-negative"):
+        ground_truth_scores(np.array([0.2, -0.3, 0.5]), [1])
+
+
+# --------------------------------------------------------------------------------------------------
+# gradient importance
+
+
+def brute_force_gradient(model, example: Example) -> torch.Tensor:
+    """The J&W recipe for one instance alone -> (L,) over every position."""
+    batch = collate([example], "sos_eos")
+    e = model.embedding(batch.tokens).detach().requires_grad_(True)
+    encoded = model.encode(batch, e)
+    _, alpha = model.decode(encoded)
+    logits, _ = model.decode(encoded, alpha.detach())
+    probs = probabilities(logits)[0]
+    probs[int(probs.argmax())].backward()
+    return (e.grad * e).sum(-1)[0].detach()
+
+
+def finite_difference_gradient(model, example: Example, h=1e-6) -> np.ndarray:
+    """g_t = d/dλ F(e with e_t scaled by λ) at λ = 1, attention held at α̂, in float64: independent of autograd."""
+    model = copy.deepcopy(model).double()
+    batch = collate([example], "sos_eos")
+    with torch.no_grad():
+        e = model.embedding(batch.tokens)
+        encoded = model.encode(batch, e)
+        logits, alpha = model.decode(encoded)
+        cls = int(probabilities(logits)[0].argmax())
+        out = []
+        for t in range(batch.tokens.shape[1]):
+            values = []
+            for lam in (1 + h, 1 - h):
+                scaled = e.clone()
+                scaled[0, t] *= lam
+                values.append(probabilities(model.decode(model.encode(batch, scaled), alpha)[0])[0, cls].item())
+            out.append((values[0] - values[1]) / (2 * h))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n_classes", [1, 3])
+@pytest.mark.parametrize("encoder", ["lstm", "cnn", "average"])
+def test_gradient_importance_equals_brute_force(encoder, n_classes):
+    model = flat(encoder, "tanh", n_classes)
+    examples = make_examples()
+    batch = collate(examples, "sos_eos")
+    g = gradient_importance(model, batch)
+    assert g.shape == batch.tokens.shape
+    for i, e in enumerate(examples):
+        width = len(e.tokens) + 2
+        brute = brute_force_gradient(model, e)
+        assert torch.allclose(g[i, :width], brute, atol=1e-5), (e.id, g[i, :width], brute)
+        real = slice(1, len(e.tokens) + 1)
+        assert g[i, real].abs().max() > 1e-6  # a real signal, not zeros
+    # one instance against finite differences in float64 (independent of the autograd recipe)
+    e = examples[0]
+    fd = finite_difference_gradient(model, e)
+    g64 = gradient_importance(copy.deepcopy(model).double(), collate([e], "sos_eos"))[0].numpy()
+    assert np.allclose(g64, fd, atol=1e-6), (g64, fd)
+
+
+@pytest.mark.parametrize("encoder", ["lstm", "cnn", "average"])
+def test_gradient_importance_does_not_depend_on_padding(encoder):
+    model = flat(encoder, "tanh")
+    examples = make_examples()
+    g = gradient_importance(model, collate(examples, "sos_eos"))
+    for i, e in enumerate(examples):
+        alone = gradient_importance(model, collate([e], "sos_eos"))[0]
+        assert torch.allclose(g[i, : len(alone)], alone, atol=1e-5)
+
+
+def test_gradient_importance_of_a_qa_model_is_over_the_passage():
+    model = qa("lstm")
+    examples = make_examples(question=True)
+    g = gradient_importance(model, collate(examples, "sos_eos"))
+    for i, e in enumerate(examples):
+        alone = brute_force_gradient(model, e)
+        assert torch.allclose(g[i, : len(alone)], alone, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------------
+# leave-one-out
+
+
+def by_hand_leave_one_out(model, example: Example, op: str) -> np.ndarray:
+    """Leave out each token by hand, one instance and one token at a time."""
+    with torch.no_grad():
+        full = probabilities(model(collate([example], "sos_eos"))[0])[0]
+        changes = []
+        for t in range(len(example.tokens)):
+            tokens = example.tokens.copy()
+            if op == "delete":
+                tokens = np.concatenate([tokens[:t], tokens[t + 1 :]])
+            else:
+                tokens[t] = UNK if op == "unk" else PAD
+            variant = Example(example.id, tokens, example.label, [(0, len(tokens))], example.question)
+            batch = collate([variant], "sos_eos")
+            if op != "delete":
+                assert batch.tokens[0, t + 1] == (UNK if op == "unk" else PAD)
+            encoded = model.encode(batch)
+            if op == "pad_masked":
+                mask = encoded.mask.clone()
+                mask[0, t + 1] = False
+                encoded = encoded._replace(mask=mask)
+            logits, alpha = model.decode(encoded)
+            if op == "pad_masked":
+                assert alpha[0, t + 1] == 0
+            changes.append(0.5 * (probabilities(logits)[0] - full).abs().sum().item())
+    return np.array(changes)
+
+
+@pytest.mark.parametrize("op", ["delete", "unk", "pad_masked"])
+@pytest.mark.parametrize("encoder", ["lstm", "cnn"])
+def test_leave_one_out_equals_deleting_tokens_by_hand(op, encoder):
+    model = flat(encoder, "tanh")
+    examples = make_examples()
+    scores = leave_one_out(model, examples, full_probabilities(model, examples), op, max_tokens=40)  # several batches
+    assert len(scores) == len(examples)
+    for e, s in zip(examples, scores):
+        assert s.shape == (len(e.tokens),)
+        assert np.allclose(s, by_hand_leave_one_out(model, e, op), atol=1e-6), (e.id, op)
+    assert max(s.max() for s in scores) > 1e-4  # leaving tokens out changes the output
+
+
+@pytest.mark.parametrize("op", ["delete", "unk", "pad_masked"])
+def test_leave_one_out_equals_the_benchmark_reference(op):
+    bench = load_benchmark()
+    model = flat("lstm", "tanh", n_classes=3)
+    examples = make_examples(seed=1)
+    scores = leave_one_out(model, examples, full_probabilities(model, examples), op)
+    reference = bench.reference_leave_one_out(model, examples, op)
+    for s, r in zip(scores, reference):
+        assert np.allclose(s, r, atol=1e-6)
+
+
+def test_leave_one_out_ops_differ():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    probs = full_probabilities(model, examples)
+    by_op = {op: np.concatenate(leave_one_out(model, examples, probs, op)) for op in ("delete", "unk", "pad_masked")}
+    assert not np.allclose(by_op["delete"], by_op["unk"], atol=1e-6)
+    assert not np.allclose(by_op["unk"], by_op["pad_masked"], atol=1e-6)
+
+
+def test_leave_one_out_refuses_an_unknown_op_and_layout():
+    model = flat()
+    examples = make_examples()
+    with pytest.raises(ValueError, match="loo_op"):
+        leave_one_out(model, examples, full_probabilities(model, examples), "zero")
+    torch.manual_seed(0)
+    han = HierarchicalClassifier(HierarchicalConfig(vocab_size=VOCAB, n_classes=2, architecture="han", encoder="rnn", embedding_dim=8, hidden_size=4))
+    with pytest.raises(ValueError, match="sos_eos"):
+        leave_one_out(han.eval(), examples, np.full((len(examples), 2), 0.5), "delete")
+
+
+@pytest.mark.parametrize("op", ["delete", "pad_masked"])
+def test_leave_one_out_of_a_qa_model_keeps_the_question(op):
+    model = qa("cnn")
+    examples = make_examples(question=True)
+    scores = leave_one_out(model, examples, full_probabilities(model, examples), op, max_tokens=30)
+    for e, s in zip(examples, scores):
+        assert np.allclose(s, by_hand_leave_one_out(model, e, op), atol=1e-6)
+    # the question matters: with a different question the full-input probabilities change
+    other = [Example(e.id, e.tokens, e.label, e.sentences, e.question[::-1].copy()) for e in examples]
+    assert not np.allclose(full_probabilities(model, other), full_probabilities(model, examples), atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------------
+# integrated gradients
+
+
+def target_values(model, batch, embedded, cls, target="logit") -> torch.Tensor:
+    """F by hand: the predicted class's logit (BC: ±logit) or probability."""
+    with torch.no_grad():
+        logits, _ = model.decode(model.encode(batch, embedded))
+    if target == "prob":
+        return probabilities(logits)[torch.arange(len(cls)), cls]
+    if logits.shape[-1] == 1:
+        return torch.where(cls == 1, logits[:, 0], -logits[:, 0])
+    return logits[torch.arange(len(cls)), cls]
+
+
+def pad_baseline(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Embeddings and the baseline: real tokens -> zero vectors, SOS/EOS/PAD unchanged."""
+    with torch.no_grad():
+        e = model.embedding(batch.tokens)
+    lengths = batch.lengths
+    real = torch.zeros(batch.tokens.shape, dtype=torch.bool)
+    for i, n in enumerate(lengths.tolist()):
+        real[i, 1 : n - 1] = True
+    return e, e.masked_fill(real[:, :, None], 0.0), real
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [lambda: flat("lstm", "tanh", 1), lambda: flat("cnn", "dot", 3), lambda: flat("average", "tanh", 1), lambda: qa("lstm", "dot")],
+    ids=["lstm-tanh-bc", "cnn-dot-3", "average-tanh-bc", "qa-lstm-dot"],
+)
+def test_integrated_gradients_completeness(factory):
+    model = factory()
+    examples = make_examples(question=isinstance(model, QAClassifier))
+    batch = collate(examples, "sos_eos")
+    cls = predicted_of(model, batch)
+    result = integrated_gradients(model, batch, cls, target="logit", baseline="pad", steps=20, max_steps=80, tolerance=0.01)
+    e, reference, real = pad_baseline(model, batch)
+    gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
+    totals = result.scores.sum(-1)
+    for i in range(len(examples)):
+        assert abs(totals[i] - gap[i]) <= 0.01 * max(1.0, abs(gap[i].item())), (i, totals[i], gap[i])
+        assert abs(result.delta[i]) <= 0.01 * max(1.0, abs(gap[i].item()))
+    assert result.converged.all()
+    assert set(result.steps.tolist()) <= {20, 40, 80}
+    assert (result.scores[~real] == 0).all()  # exactly zero at SOS, EOS and PAD
+    assert (batch.tokens[~real] < 4).all() and (batch.tokens[real] >= 4).all()  # real = the word positions
+    assert gap.abs().max() > 1e-3  # the baseline changes the output
+
+
+def test_integrated_gradients_of_the_probability_are_complete():
+    model = flat("lstm", "tanh", 3)
+    examples = make_examples()
+    batch = collate(examples, "sos_eos")
+    cls = predicted_of(model, batch)
+    result = integrated_gradients(model, batch, cls, target="prob", steps=20, max_steps=80, tolerance=0.01)
+    e, reference, real = pad_baseline(model, batch)
+    gap = target_values(model, batch, e, cls, "prob") - target_values(model, batch, reference, cls, "prob")
+    assert torch.allclose(result.scores.sum(-1), gap, atol=0.01)
+    assert result.converged.all() and (result.scores[~real] == 0).all()
+    logit = integrated_gradients(model, batch, cls, target="logit", steps=20, max_steps=80)
+    assert not torch.allclose(logit.scores, result.scores, atol=1e-4)  # the target is honoured
+
+
+def test_integrated_gradients_unk_baseline_and_single_instance():
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    batch = collate(examples, "sos_eos")
+    cls = predicted_of(model, batch)
+    unk = integrated_gradients(model, batch, cls, baseline="unk", steps=20, max_steps=80)
+    with torch.no_grad():
+        e = model.embedding(batch.tokens)
+        _, _, real = pad_baseline(model, batch)
+        reference = torch.where(real[:, :, None], model.embedding(torch.full_like(batch.tokens, UNK)), e)
+    gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
+    assert torch.allclose(unk.scores.sum(-1), gap, atol=0.01 * max(1.0, gap.abs().max().item()))
+    # an instance alone gets the same attributions as inside the padded batch
+    pad = integrated_gradients(model, batch, cls, steps=20, max_steps=80)
+    alone = integrated_gradients(model, collate([examples[2]], "sos_eos"), cls[2:3], steps=20, max_steps=80)
+    assert torch.allclose(pad.scores[2, : alone.scores.shape[1]], alone.scores[0], atol=1e-4)
+
+
+def test_integrated_gradients_double_the_points_until_complete():
+    """Too few points: unconverged instances are recomputed with 2, 4, 8, 16 points, each keeping the
+    result of the first count that meets the tolerance (a ReLU CNN needs many)."""
+    model = flat("cnn", "dot", 3)
+    batch = collate(make_examples(), "sos_eos")
+    cls = predicted_of(model, batch)
+    tolerance = 1e-3
+    result = integrated_gradients(model, batch, cls, steps=2, max_steps=16, tolerance=tolerance)
+    e, reference, _ = pad_baseline(model, batch)
+    gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
+    steps = result.steps.tolist()
+    assert set(steps) <= {2, 4, 8, 16} and len(set(steps)) >= 3  # instances stop at different counts
+    assert not result.converged.all()  # and some never get there
+    for i, s in enumerate(steps):
+        bound = tolerance * max(1.0, abs(gap[i].item()))
+        assert bool(result.converged[i]) == (abs(result.delta[i].item()) <= bound)
+        if not result.converged[i]:
+            assert s == 16
+    for s in set(steps):  # every instance holds the single pass at its own point count
+        once = integrated_gradients(model, batch, cls, steps=s, max_steps=s, tolerance=tolerance)
+        rows = [i for i, x in enumerate(steps) if x == s]
+        assert torch.allclose(result.scores[rows], once.scores[rows], atol=1e-6)
+        assert torch.allclose(result.delta[rows], once.delta[rows], atol=1e-6)
+        if s < 16:  # fewer points than where it stopped were not enough
+            assert not torch.isin(torch.tensor(rows), torch.nonzero(~once.converged).squeeze(-1)).any()
+            later = [i for i, x in enumerate(steps) if x > s]  # refined further: not complete at s points
+            assert not once.converged[later].any()
+
+
+def test_integrated_gradients_riemann_trapezoid_runs():
+    model = flat("cnn", "tanh")
+    examples = make_examples()
+    batch = collate(examples, "sos_eos")
+    cls = predicted_of(model, batch)
+    result = integrated_gradients(model, batch, cls, method="riemann_trapezoid", steps=20, max_steps=80, tolerance=0.01)
+    assert result.scores.shape == batch.tokens.shape
+    assert torch.isfinite(result.scores).all() and torch.isfinite(result.delta).all()
+    assert set(result.steps.tolist()) <= {20, 40, 80}
+    e, reference, real = pad_baseline(model, batch)
+    gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
+    assert torch.allclose(result.scores.sum(-1) - gap, result.delta, atol=1e-4)  # δ is the completeness gap
+    assert (result.scores[~real] == 0).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"target": "loss"}, "ig_target"), ({"baseline": "zero"}, "ig_baseline"), ({"method": "riemann_left"}, "ig_method")],
+)
+def test_integrated_gradients_refuse_unknown_settings(kwargs, name):
+    model = flat()
+    batch = collate(make_examples(), "sos_eos")
+    with pytest.raises(ValueError, match=name):
+        integrated_gradients(model, batch, predicted_of(model, batch), **kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# explain_examples and the explanation file
+
+
+@pytest.mark.parametrize("factory", [lambda: flat("lstm", "tanh"), lambda: qa("average", "tanh")], ids=["flat", "qa"])
+def test_explain_examples_returns_one_record_per_example_in_order(factory):
+    model = factory()
+    examples = make_examples(question=isinstance(model, QAClassifier))
+    logs = []
+    records = explain_examples(model, examples, EXPLAIN_SETTINGS, log=logs.append)
+    assert [r["id"] for r in records] == [e.id for e in examples]
+    assert logs  # progress is reported
+    alone_probs = full_probabilities(model, examples)
+    for i, (r, e) in enumerate(zip(records, examples)):
+        n = len(e.tokens)
+        assert r["length"] == n and r["label"] == e.label
+        for key in ("attention", "gradient", "loo", "ig"):
+            assert len(r[key]) == n, key
+        assert np.sum(r["attention"]) == pytest.approx(1.0, abs=1e-6) and (r["attention"] > 0).all()
+        assert np.allclose(r["probs"], alone_probs[i], atol=1e-6)
+        assert r["predicted"] == int(np.argmax(r["probs"]))
+        # each vector is the instance's own, computed alone
+        batch = collate([e], "sos_eos")
+        with torch.no_grad():
+            _, alpha = model(batch)
+        assert np.allclose(r["attention"], alpha[0, 1 : n + 1].numpy(), atol=1e-6)
+        assert np.allclose(r["gradient"], gradient_importance(model, batch)[0, 1 : n + 1].numpy(), atol=1e-5)
+        assert np.allclose(r["loo"], by_hand_leave_one_out(model, e, "delete"), atol=1e-6)
+        assert r["ig_converged"] and r["ig_steps"] in (20, 40, 80)
+        ig = integrated_gradients(model, batch, torch.tensor([r["predicted"]]), steps=20, max_steps=80, tolerance=0.01)
+        assert np.allclose(r["ig"], ig.scores[0, 1 : n + 1].numpy(), atol=1e-4)
+        assert r["ig_steps"] == int(ig.steps[0]) and r["ig_delta"] == pytest.approx(float(ig.delta[0]), abs=1e-4)
+
+
+def test_explain_examples_refuses_guided_and_hierarchical_models():
+    examples = make_examples()
+    with pytest.raises(ValueError, match="own attention"):
+        explain_examples(flat("lstm", "guided"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
+    torch.manual_seed(0)
+    han = HierarchicalClassifier(HierarchicalConfig(vocab_size=VOCAB, n_classes=2, architecture="han", encoder="rnn", embedding_dim=8, hidden_size=4))
+    with pytest.raises(ValueError, match="own attention"):
+        explain_examples(han.eval(), examples, EXPLAIN_SETTINGS, log=lambda _: None)
+
+
+def explanation_line(**overrides) -> dict:
+    record = {
+        "id": "a", "length": 3, "label": 1, "predicted": 0, "probs": [0.6, 0.4], "attention": [0.2, 0.3, 0.5],
+        "gradient": [0.1, -0.2, 0.3], "loo": [0.0, 0.01, 0.02], "ig": [0.5, -0.1, 0.2], "ig_delta": 0.001,
+        "ig_steps": 20, "ig_converged": True,
+    }
+    return record | overrides
+
+
+def write_lines(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_read_explanations_reads_vectors_as_arrays(tmp_path):
+    records = read_explanations(write_lines(tmp_path / "ok.jsonl", [explanation_line(), explanation_line(id="b", length=1, attention=[1.0], gradient=[0.0], loo=[0.0], ig=[0.0])]))
+    assert [r["id"] for r in records] == ["a", "b"]
+    assert isinstance(records[0]["gradient"], np.ndarray) and records[0]["gradient"].tolist() == [0.1, -0.2, 0.3]
+    assert isinstance(records[0]["probs"], np.ndarray)
+
+
+@pytest.mark.parametrize("key", ["attention", "gradient", "loo", "ig"])
+def test_read_explanations_rejects_a_vector_of_the_wrong_length(tmp_path, key):
+    bad = explanation_line(**{key: [0.1, 0.2]})
+    with pytest.raises(ValueError, match=key):
+        read_explanations(write_lines(tmp_path / "bad.jsonl", [explanation_line(id="first"), bad]))
