@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnexp.config import SCHEMA_PATH, ConfigError, training_settings, validate_config
+from attnexp.config import SCHEMA_PATH, ConfigError, jain_wallace_runs, training_settings, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -279,3 +279,32 @@ def test_model_name_pattern_is_checked_by_the_schema(config):
     config["datasets"]["sst"]["models"] = ["lstm-tanh", "LSTM tanh"]
     message = _error(config)
     assert "'datasets.sst.models.1'" in message and "does not match" in message
+
+
+# ----------------------------------------------------------------------------- J&W experiment targets
+
+
+def test_jain_wallace_runs_cover_flat_and_qa_models_with_trained_attention(valid):
+    runs = jain_wallace_runs(valid)
+    models = {m for d, m in runs if d == "sst"}
+    assert models and {"lstm-tanh", "average-tanh", "cnn-dot"} <= models
+    assert not any(m.endswith(("-uniform",)) or "-guided-" in m or m.startswith(("han-", "flan-")) for _, m in runs)
+    assert ("babi1", "lstm-tanh") in runs  # QA models take part, over passage tokens
+    assert all(valid["datasets"][d]["enabled"] for d, _ in runs)
+
+
+def test_jain_wallace_runs_narrowed_by_datasets_and_models(config):
+    for name in config["datasets"]:
+        config["datasets"][name]["enabled"] = name in ("sst", "synthetic")
+    config["jain_wallace"] |= {"datasets": ["synthetic"], "models": ["lstm-tanh", "average-tanh", "han-rnn"]}
+    assert sorted(jain_wallace_runs(validate_config(config))) == [("synthetic", "average-tanh"), ("synthetic", "lstm-tanh")]
+
+
+def test_jain_wallace_unknown_dataset_is_named(config):
+    config["jain_wallace"]["datasets"] = ["sst", "nope"]
+    assert "config key 'jain_wallace.datasets.1': unknown dataset 'nope'" in _error(config)
+
+
+def test_explain_settings_are_checked_by_the_schema(config):
+    config["explain"]["loo_op"] = "mask"
+    assert "config key 'explain.loo_op'" in _error(config)
