@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=200, help="test instances timed (the first N)")
     parser.add_argument("--reference-instances", type=int, default=50, help="instances the slow reference loops run on")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", default=str(REPO / "benchmarks" / "jain_wallace_speed.md"))
+    parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args()
 
     from attnexp.config import validate_config
@@ -184,7 +184,8 @@ def main() -> None:
     for name, fast_s, slow_s, gap in rows:
         lines.append(f"| {name} | {1000 * fast_s:,.2f} | {1000 * slow_s:,.1f} | {slow_s / fast_s:,.1f}× | {gap:.1e} |")
     text = "\n".join(lines) + "\n"
-    Path(args.out).write_text(text, encoding="utf-8")
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
     print(text)
 
 
