@@ -4,6 +4,12 @@
 
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
+# What a per-model experiment depends on: not which datasets/models are selected, so that narrowing
+# or widening the selection never re-runs the experiments already made.
+JW_EXPERIMENT = {
+    key: JW[key]
+    for key in ("permutations", "adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
+}
 
 
 rule jw_correlations:
@@ -31,7 +37,7 @@ rule jw_permutation:
     threads: config["train"]["threads"]
     params:
         data_dir="results/data/{dataset}",
-        settings=JW,
+        settings=JW_EXPERIMENT,
     script:
         "../scripts/jw_permutation.py"
 
@@ -49,7 +55,7 @@ rule jw_adversarial:
     threads: config["train"]["threads"]
     params:
         data_dir="results/data/{dataset}",
-        settings=JW,
+        settings=JW_EXPERIMENT,
     script:
         "../scripts/jw_adversarial.py"
 

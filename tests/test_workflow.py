@@ -122,7 +122,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert "synthetic,0,gradient_lstm" in table2 and "synthetic,1,loo_average" in table2
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
-    snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
+    made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
+    assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
     report = (first / "report.html").read_text(errors="replace")
     assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
 
