@@ -143,7 +143,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from attnexp.config import validate_config
-    from attnexp.explain import test_examples
+    from attnexp.explain import load_test_examples
     from attnexp.train import restore_from_checkpoint, set_determinism
 
     import yaml
@@ -151,7 +151,7 @@ def main() -> None:
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["jain_wallace"]
     set_determinism(10, args.threads)
     model, metadata, vocab, classes = restore_from_checkpoint(Path(args.model) / "model.pt", args.data)
-    examples = test_examples(args.data, vocab, classes)
+    examples = load_test_examples(args.data, vocab, classes)
     fast_set, slow_set = examples[: args.instances], examples[: args.reference_instances]
     family = metadata["family"]
 

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.explain import read_explanations, test_examples
+from attnexp.explain import load_test_examples, read_explanations
 from attnexp.metrics import SCIPY_VERSION, ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
@@ -366,7 +366,7 @@ def _restore(checkpoint, data_dir, seed: int, threads: int):
     model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
     if model.layout != "sos_eos" or getattr(model, "guided", False):
         raise ValueError(f"{checkpoint}: the J&W experiments need a flat or QA/NLI model with its own attention")
-    return model, metadata, test_examples(data_dir, vocab, classes)
+    return model, metadata, load_test_examples(data_dir, vocab, classes)
 
 
 def write_correlations(explanations: str | Path, out: str | Path) -> None:

@@ -31,10 +31,10 @@ from attnexp import io
 from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
-from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.models.inputs import Example, collate, sorted_batches, to_examples
 from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
 
-__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations", "test_examples"]
+__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations", "load_test_examples"]
 
 VECTORS = ("attention", "gradient", "loo", "ig")
 
@@ -104,9 +104,8 @@ def _serialisable(record: dict) -> dict:
     return out
 
 
-def test_examples(data_dir: str | Path, vocab: list[str], classes: list) -> list[Example]:
-    from attnexp.models.inputs import to_examples
-
+def load_test_examples(data_dir: str | Path, vocab: list[str], classes: list) -> list[Example]:
+    """The test split as model inputs, labels mapped through the checkpoint's `classes`."""
     records = io.read_jsonl(Path(data_dir) / "test.jsonl")
     raw = {str(r["label"]): r["label"] for r in io.read_jsonl(Path(data_dir) / "train.jsonl")}
     return to_examples(records, vocab, [raw[str(c)] for c in classes])
@@ -116,7 +115,7 @@ def write_explanations(checkpoint: str | Path, data_dir: str | Path, out: str | 
     """Explain every test instance of a trained model and write explanations.jsonl."""
     set_determinism(seed, threads)
     model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
-    examples = test_examples(data_dir, vocab, classes)
+    examples = load_test_examples(data_dir, vocab, classes)
     log(f"{metadata['model']}: explaining {len(examples)} test instances ({settings})")
     records = explain_examples(model, examples, settings, log)
     io.write_jsonl(out, (_serialisable(r) for r in records))
