@@ -4,11 +4,11 @@
 
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
-# What a per-model experiment depends on: not which datasets/models are selected, so that narrowing
-# or widening the selection never re-runs the experiments already made.
-JW_EXPERIMENT = {
-    key: JW[key]
-    for key in ("permutations", "adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
+# What each per-model experiment depends on, and nothing else: narrowing the selection or changing
+# another experiment's settings never re-runs it. (`max_tokens` only sizes batches.)
+JW_PERMUTATION = {key: JW[key] for key in ("permutations", "max_tokens")}
+JW_ADVERSARY = {
+    key: JW[key] for key in ("adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
 }
 
 
@@ -37,7 +37,7 @@ rule jw_permutation:
     threads: config["train"]["threads"]
     params:
         data_dir="results/data/{dataset}",
-        settings=JW_EXPERIMENT,
+        settings=JW_PERMUTATION,
     script:
         "../scripts/jw_permutation.py"
 
@@ -55,7 +55,7 @@ rule jw_adversarial:
     threads: config["train"]["threads"]
     params:
         data_dir="results/data/{dataset}",
-        settings=JW_EXPERIMENT,
+        settings=JW_ADVERSARY,
     script:
         "../scripts/jw_adversarial.py"
 
@@ -118,6 +118,7 @@ rule jw_tables:
         tasks={name: ds["task"] for name, ds in config["datasets"].items()},
         significance=JW["significance"],
         tolerance=JW["table2_tolerance"],
+        loo_op=config["explain"]["loo_op"],
     script:
         "../scripts/jw_tables.py"
 

@@ -1,7 +1,7 @@
 """Rule jw_ground_truth: attention, gradient, leave-one-out and integrated gradients scored against
 the planted cues of the generated datasets (beyond.md §3): a table and a figure."""
 
-from attnexp.experiments.jain_wallace import write_ground_truth
+from attnexp.experiments.jain_wallace_tables import write_ground_truth
 from attnexp.plots import save_figure
 from attnexp.plots.jain_wallace import ground_truth_bars
 from attnexp.workflow import fail_cleanly, log_to

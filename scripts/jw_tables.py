@@ -1,7 +1,7 @@
 """Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, and the
 encoder comparison figure (F-enc)."""
 
-from attnexp.experiments.jain_wallace import write_tables
+from attnexp.experiments.jain_wallace_tables import write_tables
 from attnexp.plots import save_figure
 from attnexp.plots.jain_wallace import encoder_comparison
 from attnexp.workflow import fail_cleanly, log_to
@@ -15,6 +15,7 @@ with fail_cleanly(ValueError, KeyError):
         tasks=snakemake.params.tasks,
         significance=snakemake.params.significance,
         tolerance=snakemake.params.tolerance,
+        loo_op=snakemake.params.loo_op,
         out=snakemake.output,
     )
 save_figure(encoder_comparison(summary), snakemake.output.encoders_pdf, snakemake.output.encoders_png)

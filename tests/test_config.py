@@ -296,7 +296,7 @@ def test_jain_wallace_runs_cover_flat_and_qa_models_with_trained_attention(valid
 def test_jain_wallace_runs_narrowed_by_datasets_and_models(config):
     for name in config["datasets"]:
         config["datasets"][name]["enabled"] = name in ("sst", "synthetic")
-    config["jain_wallace"] |= {"datasets": ["synthetic"], "models": ["lstm-tanh", "average-tanh", "han-rnn"]}
+    config["jain_wallace"] |= {"datasets": ["synthetic"], "models": ["lstm-tanh", "average-tanh"]}
     assert sorted(jain_wallace_runs(validate_config(config))) == [("synthetic", "average-tanh"), ("synthetic", "lstm-tanh")]
 
 
@@ -308,3 +308,11 @@ def test_jain_wallace_unknown_dataset_is_named(config):
 def test_explain_settings_are_checked_by_the_schema(config):
     config["explain"]["loo_op"] = "mask"
     assert "config key 'explain.loo_op'" in _error(config)
+
+
+def test_jain_wallace_selection_that_names_nothing_runnable_fails(config):
+    config["jain_wallace"] |= {"models": ["lstm-tanhh", "lstm-tanh"]}
+    message = _error(copy.deepcopy(config))
+    assert "config key 'jain_wallace.models.0': 'lstm-tanhh'" in message and "models.1" not in message
+    config["jain_wallace"] |= {"models": None, "datasets": ["diabetes"]}
+    assert "config key 'jain_wallace.datasets.0': dataset 'diabetes' is not enabled" in _error(config)

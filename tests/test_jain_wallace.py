@@ -15,6 +15,7 @@ import torch
 from scipy.stats import kendalltau
 
 from attnexp.experiments import jain_wallace as jw
+from attnexp.experiments import jain_wallace_tables as jwt
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.flat import FlatClassifier, FlatConfig
@@ -397,7 +398,7 @@ def test_ground_truth_table_refuses_unknown_instances():
 
 @pytest.fixture(scope="module")
 def published():
-    return pd.read_csv(ROOT / "references" / "jain_wallace_table2.csv", dtype={"class": str})
+    return pd.read_csv(ROOT / "references" / "jain_wallace_table2.csv", dtype={"class": str, "label": str})
 
 
 def summary_frame(rows) -> pd.DataFrame:
@@ -405,6 +406,9 @@ def summary_frame(rows) -> pd.DataFrame:
         [{"pair": p, "group": g, "n": 100, "n_undefined": 2, "mean": m, "std": s, "sig_frac": f} for p, g, m, s, f in rows],
         columns=["pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"],
     )
+
+
+LOOSE = {"mean": 0.1, "sig_frac": 1.0}  # the tests below decide verdicts on the mean
 
 
 def fake_runs():
@@ -422,7 +426,7 @@ def fake_runs():
         ("attention~loo", "1", 0.69, 0.13, 0.94),  # J&W 0.69: within
     ])
     dot = summary_frame([("attention~gradient", "0", -0.9, 0.1, 0.1)])
-    common = {"dataset": "sst", "seed": 10, "select_on": "test", "embeddings": "word2vec"}
+    common = {"dataset": "sst", "seed": 10, "select_on": "test", "embeddings": "word2vec", "loo_op": "delete", "classes": ["0", "1"]}
     return [
         common | {"model": "lstm-tanh", "summary": lstm},
         common | {"model": "average-tanh", "summary": average},
@@ -431,7 +435,7 @@ def fake_runs():
 
 
 def test_table2_verdicts_and_published_values(published):
-    table = jw.table2(fake_runs(), published, 0.1)
+    table = jwt.table2(fake_runs(), published, LOOSE)
     assert len(table) == 8  # 2 groups x 4 columns; the dot model and the IG pair are left out
     assert set(table["model"]) == {"lstm-tanh", "average-tanh"}
     cells = table.set_index(["group", "column"])
@@ -449,27 +453,53 @@ def test_table2_verdicts_and_published_values(published):
     assert cells.loc[("1", "gradient_lstm"), "published_mean"] == pytest.approx(0.38)
     assert "not in the paper" in cells.loc[("0", "loo_average"), "source"]
     assert (table["n"] == 100).all() and (table["n_undefined"] == 2).all()
-    stricter = jw.table2(fake_runs(), published, 0.02).set_index(["group", "column"])["verdict"]
+    stricter = jwt.table2(fake_runs(), published, {"mean": 0.02, "sig_frac": 1.0}).set_index(["group", "column"])["verdict"]
     assert stricter[("0", "gradient_lstm")] == "outside" and stricter[("0", "gradient_average")] == "within"
 
 
 def test_table2_without_a_published_value_has_no_verdict(published):
     runs = [r | {"dataset": "synthetic"} for r in fake_runs()]
-    table = jw.table2(runs, published, 0.1)
+    table = jwt.table2(runs, published, LOOSE)
     assert len(table) == 8
     assert table["published_mean"].isna().all() and table["verdict"].isna().all()
 
 
 def test_table2_markdown(published):
-    table = jw.table2(fake_runs(), published, 0.1)
-    text = jw.table2_markdown(table, 0.1)
+    table = jwt.table2(fake_runs(), published, LOOSE)
+    text = jwt.table2_markdown(table, LOOSE)
     assert "±" in text
     # cells "ours (J&W …)"; the Markdown escapes the "|" inside a cell
     assert "0.45 ± 0.20 \\| 0.60 (J&W 0.40 ± 0.21 \\| 0.59[1] ✓)" in text  # lstm gradient, class 0
     assert "0.10 ± 0.10 \\| 0.20 (J&W 0.38 ± 0.19 \\| 0.58[1] ✗)" in text
     assert "✓" in text and "✗" in text
-    assert "within 0.1" in text
+    assert "means within 0.1 and Sig. Frac. within 1.0" in text
     lines = [line for line in text.splitlines() if line.startswith("| sst")]
     assert len(lines) == 2  # one row per predicted class
     assert "[1]" in text and "[2]" in text  # two distinct published sources, numbered
     assert "-0.90" not in text  # the dot model is not in Table 2
+
+
+def test_table2_verdict_needs_both_tolerances_and_test_selection(published):
+    strict_sig = jwt.table2(fake_runs(), published, {"mean": 0.1, "sig_frac": 0.005}).set_index(["group", "column"])["verdict"]
+    assert strict_sig[("0", "gradient_lstm")] == "outside"  # mean 0.45 vs 0.40 is close, Sig. Frac. 0.60 vs 0.59 is not
+    assert strict_sig[("1", "loo_average")] == "within"  # 0.69 | 0.94 against 0.69 | 0.94
+    dev = [r | {"select_on": "dev"} for r in fake_runs()]
+    table = jwt.table2(dev, published, LOOSE)
+    assert (table["verdict"] == "not_comparable").all() and table["published_mean"].notna().all()
+    assert "≠ selection" in jwt.table2_markdown(table, LOOSE)
+
+
+def test_table2_matches_snli_rows_by_label_not_class_id(published):
+    # D-SNLI: J&W's class 0 is neutral (by class size), our label 2
+    summary = summary_frame([("attention~gradient", "2", 0.36, 0.22, 0.46)])
+    run = {"dataset": "snli", "seed": 10, "select_on": "test", "embeddings": "glove840b", "loo_op": "delete",
+           "classes": ["0", "1", "2"], "model": "lstm-tanh", "summary": summary}
+    row = jwt.table2([run], published, LOOSE).iloc[0]
+    assert (row.label, row.published_class, row.published_mean, row.verdict) == ("2", "0", 0.36, "within")
+
+
+def test_table2_without_a_mean_has_no_verdict(published):
+    runs = fake_runs()
+    runs[0] = runs[0] | {"summary": summary_frame([("attention~gradient", "0", math.nan, math.nan, math.nan)])}
+    table = jwt.table2(runs, published, LOOSE)
+    assert table[(table.model == "lstm-tanh")]["verdict"].isna().all()

@@ -118,8 +118,10 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
         for name in ("tau_histograms", "permutation", "adversarial_histogram", "adversarial_violin"):
             assert f"synthetic/{model}/seed10/{name}.pdf" in figures and f"synthetic/{model}/seed10/{name}.png" in figures
     assert {"ground_truth.pdf", "encoder_comparison.png"} <= set(figures)
+    assert "synthetic_qa/average-tanh/seed10/adversarial_violin.png" in figures
     table2 = (first / "results/tables/jain_wallace_table2.csv").read_text()
-    assert "synthetic,0,gradient_lstm" in table2 and "synthetic,1,loo_average" in table2
+    assert "synthetic,0,0,gradient_lstm" in table2 and "synthetic,1,1,loo_average" in table2
+    assert "synthetic_qa,0,no,gradient_average" in table2  # the QA path: fewer than 4 answers, rows by label
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))

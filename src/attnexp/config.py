@@ -78,9 +78,26 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
         if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
-    for i, name in enumerate(config["jain_wallace"]["datasets"] or []):
+    return problems + _jain_wallace_selection_problems(config)
+
+
+def _jain_wallace_selection_problems(config: dict) -> list[str]:
+    """A selection that names nothing runnable is an error, not an empty DAG."""
+    selected, problems = config["jain_wallace"], []
+    for i, name in enumerate(selected["datasets"] or []):
         if name not in config["datasets"]:
             problems.append(f"config key 'jain_wallace.datasets.{i}': unknown dataset {name!r}")
+        elif not config["datasets"][name]["enabled"]:
+            problems.append(f"config key 'jain_wallace.datasets.{i}': dataset {name!r} is not enabled")
+    if problems or selected["models"] is None:
+        return problems
+    runnable = {model for _, model in jain_wallace_runs(config | {"jain_wallace": selected | {"models": None}})}
+    for i, model in enumerate(selected["models"]):
+        if model not in runnable:
+            problems.append(
+                f"config key 'jain_wallace.models.{i}': {model!r} is not a flat or QA/NLI model with trained attention "
+                "listed under `models` of a selected, enabled dataset"
+            )
     return problems
 
 

@@ -25,16 +25,17 @@ from torch import nn
 
 from attnexp import io
 from attnexp.explain import load_test_examples, read_explanations
-from attnexp.metrics import SCIPY_VERSION, ground_truth_scores, jsd, kendall_tau, tvd
+from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
 from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
 
 __all__ = [
-    "PAIRS", "correlations", "summarise_correlations",
+    "PAIRS", "correlations", "class_groups", "summarise_correlations",
     "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_experiment",
     "adversary_noise", "adversarial_search", "eps_max_jsd", "adversarial_experiment",
-    "ground_truth_table", "table2", "table2_markdown",
+    "GROUND_TRUTH_METHODS", "ground_truth_table", "summarise_ground_truth",
+    "write_correlations", "write_permutation", "write_adversarial",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +154,8 @@ def adversary_noise(n: int, candidates: int, seed: int, index: int) -> np.ndarra
 
 
 def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor:
-    """(K, B, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter)."""
+    """(K, B, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
+    constant log(1/L) has no effect under the softmax; it is kept to mirror J&W §5.5."""
     z = torch.zeros(noise[0].shape[0], *mask.shape)
     for b, (positions, xi) in enumerate(zip(_real_positions(mask), noise)):
         z[:, b, positions] = torch.from_numpy(xi)
@@ -284,80 +286,6 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# Table 2 (§7.2)
-
-# Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
-TABLE2_COLUMNS = {
-    "gradient_lstm": ("attention~gradient", "lstm"),
-    "gradient_average": ("attention~gradient", "average"),
-    "loo_lstm": ("attention~loo", "lstm"),
-    "loo_average": ("attention~loo", "average"),
-}
-
-
-def table2(summaries: list[dict], published: pd.DataFrame, tolerance: float) -> pd.DataFrame:
-    """Long format, one row per dataset x group x column with ours beside J&W's value.
-    `summaries`: per model {dataset, model, seed, select_on, embeddings, summary (summarise_correlations)}.
-    Verdict: `within` when |ours − published| <= tolerance for the mean, else `outside`."""
-    rows = []
-    for run in sorted(summaries, key=lambda r: (r["dataset"], r["model"], r["seed"])):
-        encoder, attention = run["model"].split("-", 1)
-        if attention != "tanh":
-            continue
-        for column, (pair, column_encoder) in TABLE2_COLUMNS.items():
-            if encoder != column_encoder:
-                continue
-            for s in run["summary"][run["summary"]["pair"] == pair].itertuples():
-                pub = published[(published.dataset == run["dataset"]) & (published["class"].astype(str) == s.group) & (published.column == column)]
-                row = {
-                    "dataset": run["dataset"], "group": s.group, "column": column, "model": run["model"], "seed": run["seed"],
-                    "select_on": run["select_on"], "embeddings": run["embeddings"], "n": s.n, "n_undefined": s.n_undefined,
-                    "mean": round(s.mean, 4), "std": round(s.std, 4), "sig_frac": round(s.sig_frac, 4),
-                    "published_mean": None, "published_std": None, "published_sig_frac": None, "source": None, "verdict": None,
-                }
-                if len(pub):
-                    p = pub.iloc[0]
-                    verdict = None if pd.isna(s.mean) else "within" if abs(s.mean - p["mean"]) <= tolerance else "outside"
-                    row |= {"published_mean": p["mean"], "published_std": p["std"], "published_sig_frac": p["sig_frac"], "source": p["source"], "verdict": verdict}
-                rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "dataset", "group", "column", "model", "seed", "select_on", "embeddings", "n", "n_undefined",
-        "mean", "std", "sig_frac", "published_mean", "published_std", "published_sig_frac", "source", "verdict",
-    ])
-
-
-def table2_markdown(table: pd.DataFrame, tolerance: float) -> str:
-    """The paper's layout: rows dataset x predicted class, cells "mean ± std | Sig. Frac." for ours,
-    then J&W's value and the verdict (✓ within tolerance, ✗ outside)."""
-    from attnexp.tables import to_markdown
-
-    sources = {s: i + 1 for i, s in enumerate(dict.fromkeys(table["source"].dropna()))}
-    rows = []
-    for (dataset, group, seed), part in table.groupby(["dataset", "group", "seed"], sort=True):
-        first = part.iloc[0]
-        row = {"dataset": dataset, "class": group, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings}
-        for column in TABLE2_COLUMNS:
-            cell = part[part.column == column]
-            if cell.empty:
-                row[column] = None
-                continue
-            c = cell.iloc[0]
-            text = f"{c['mean']:.2f} ± {c['std']:.2f} | {c['sig_frac']:.2f}"
-            if not pd.isna(c.published_mean):
-                mark = {"within": "✓", "outside": "✗"}.get(c.verdict, "?")
-                text += f" (J&W {c.published_mean:.2f} ± {c.published_std:.2f} | {c.published_sig_frac:.2f}[{sources[c.source]}] {mark})"
-            row[column] = text
-        rows.append(row)
-    header = (
-        "# Jain & Wallace Table 2: Kendall τ of attention vs gradient / leave-one-out, `tanh` attention\n\n"
-        "Cells: ours \"mean ± std | Sig. Frac.\" by predicted class, then J&W's published value; "
-        f"✓ = means within {tolerance} of each other. scipy {SCIPY_VERSION} (D-TAU).\n\n"
-    )
-    notes = "\n".join(f"[{i}] {s}" for s, i in sources.items())
-    return header + to_markdown(pd.DataFrame(rows)) + ("\n" + notes + "\n" if notes else "")
-
-
-# ---------------------------------------------------------------------------------------------
 # From files to files: what the rule scripts call
 
 
@@ -384,58 +312,3 @@ def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: 
     io.write_csv(out_table, table)
     io.write_jsonl(out_attention, exported)
 
-
-def _run_of(path: str | Path) -> dict:
-    """results/<stage>/{dataset}/{model}/seed{seed}/<file> -> {dataset, model, seed}."""
-    parts = Path(path).parts
-    return {"dataset": parts[-4], "model": parts[-3], "seed": int(parts[-2].removeprefix("seed"))}
-
-
-def write_tables(correlation_paths, metrics_paths, published_path, tasks: dict, significance: float, tolerance: float, out: dict) -> pd.DataFrame:
-    """Every model's correlation summary (`jain_wallace_correlations`) and Table 2 beside J&W's
-    numbers, as CSV and Markdown. Returns the summary (for the encoder figure)."""
-    import json
-
-    from attnexp.tables import to_markdown
-
-    metrics = {tuple(_run_of(p).values()): json.loads(Path(p).read_text(encoding="utf-8")) for p in metrics_paths}
-    summaries, parts = [], []
-    for path in correlation_paths:
-        run = _run_of(path)
-        family = "qa" if tasks[run["dataset"]] in ("qa", "nli") else "flat"
-        summary = summarise_correlations(pd.read_csv(path), family, significance)
-        trained = metrics[tuple(run.values())]
-        provenance = {"select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random")}
-        summaries.append(run | provenance | {"summary": summary})
-        parts.append(summary.assign(**run, **provenance))
-    summary = pd.concat(parts, ignore_index=True)[["dataset", "model", "seed", "select_on", "embeddings", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]]
-    io.write_csv(out["summary_csv"], summary)
-    io.write_text(out["summary_md"], f"# Kendall τ between explanations, every J&W model (scipy {SCIPY_VERSION})\n\n" + to_markdown(summary.round(3)))
-    table = table2(summaries, pd.read_csv(published_path, dtype={"class": str}), tolerance)
-    io.write_csv(out["table2_csv"], table)
-    io.write_text(out["table2_md"], table2_markdown(table, tolerance))
-    return summary
-
-
-def write_ground_truth(explanation_paths, test_paths, out_csv, out_md) -> pd.DataFrame:
-    """The ground-truth table over every model of the generated datasets; returns it."""
-    from attnexp.tables import to_markdown
-
-    tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
-    parts = []
-    for path in explanation_paths:
-        run = _run_of(path)
-        summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run["dataset"]]))
-        parts.append(summary.assign(**run))
-    table = pd.concat(parts, ignore_index=True)
-    table = table[["dataset", "model", "seed", "method", "group", "n"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
-    io.write_csv(out_csv, table)
-    overall = table[table.group == "Overall"]
-    ranked = overall.sort_values(["dataset", "model", "seed", "auprc_mean"], ascending=[True, True, True, False])
-    io.write_text(
-        out_md,
-        "# Explanations against the planted cues (beyond.md §3)\n\n"
-        "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
-        "mass_ratio = mass / chance.\n\n" + to_markdown(ranked.round(3)),
-    )
-    return table

@@ -10,7 +10,7 @@ premise tokens for QA/NLI; never SOS/EOS/PAD), and n is stored, never inferred f
 | `label`, `predicted` | gold and predicted class index (into `classes` of the model's metrics.json) |
 | `probs` | class probabilities (C,); BC models: [1 − ŷ, ŷ] |
 | `attention` | α over the real tokens (sums to 1) |
-| `gradient` | signed g_t = Σ_d e_{t,d} ∂ŷ/∂e_{t,d}, α held constant; J&W use |g_t| |
+| `gradient` | signed g_t = Σ_d e_{t,d} ∂p_j/∂e_{t,d}, p_j the predicted class's probability, α held constant; J&W use |g_t| (for BC the sign is that of ∂P(y = 1) when j = 1, flipped when j = 0) |
 | `loo` | leave-one-out output change TVD(p(x₋t), p(x)) (D-LOO-OP: `explain.loo_op`) |
 | `ig`, `ig_delta`, `ig_steps`, `ig_converged` | signed integrated gradients, completeness gap δ, points used, whether δ met the tolerance |
 

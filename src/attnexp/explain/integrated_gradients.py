@@ -60,7 +60,7 @@ def integrated_gradients(
     steps: int = 50,
     max_steps: int = 400,
     tolerance: float = 0.01,
-    internal_batch_size: int = 1024,
+    max_tokens: int = 50_000,
 ) -> IGResult:
     """Integrated gradients of F for the class `cls` (B,) (the predicted class) of each instance."""
     for name, value, allowed in (("ig_target", target, IG_TARGETS), ("ig_baseline", baseline, IG_BASELINES), ("ig_method", method, IG_METHODS)):
@@ -89,7 +89,8 @@ def integrated_gradients(
             additional_forward_args=sub,
             n_steps=m,
             method=method,
-            internal_batch_size=max(internal_batch_size, len(todo)),
+            # interpolated sequences per pass, by padded tokens: memory stays flat for long documents
+            internal_batch_size=max(len(todo), max_tokens // batch.tokens.shape[1]),
             return_convergence_delta=True,
         )
         scores = ig.sum(dim=-1) * mask[todo]  # (b, L); SOS/EOS equal their baseline, so they get 0

@@ -48,11 +48,12 @@ def leave_one_out(
         raise ValueError(f"leave-one-out is defined over real tokens of `sos_eos` models, not {model.layout!r}")
     owner = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])  # (V,) instance
     position = np.concatenate([np.arange(len(e.tokens)) for e in examples])  # (V,) left-out token
-    variants = [without_token(examples[i], t, op) for i, t in zip(owner, position)]
-    lengths = np.array([len(v.tokens) + 2 for v in variants])
-    changes = np.empty(len(variants), dtype=np.float32)
-    for indices in sorted_batches(lengths, batch_size=len(variants), max_tokens=max_tokens):
-        batch = collate([variants[i] for i in indices], model.layout)
+    shortening = 1 if op == "delete" else 0
+    lengths = np.array([len(examples[i].tokens) + 2 - shortening for i in owner])  # (V,) with SOS/EOS
+    changes = np.empty(len(owner), dtype=np.float32)
+    for indices in sorted_batches(lengths, batch_size=len(owner), max_tokens=max_tokens):
+        # variants are built per batch: all n of them for long documents would not fit in memory
+        batch = collate([without_token(examples[owner[i]], position[i], op) for i in indices], model.layout)
         encoded = model.encode(batch)
         if op == "pad_masked":  # the PAD stand-in gets no attention: position t + 1 after SOS
             rows = torch.arange(len(indices))

@@ -1,0 +1,155 @@
+"""Jain & Wallace tables across models: Table 2 beside the published values (jain_wallace.md §7.2),
+every model's correlation summary, and the ground-truth table of the generated datasets.
+
+Table 2 compares like with like (D-TARGETS): only test-selected models get a verdict, and a cell is
+`within` when our mean τ is within `tolerance["mean"]` of J&W's and our Sig. Frac. within
+`tolerance["sig_frac"]`. Published rows are matched to ours by label, not class id (D-SNLI).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from attnexp import io
+from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
+from attnexp.explain import read_explanations
+from attnexp.metrics import SCIPY_VERSION
+from attnexp.tables import to_markdown
+
+__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "write_tables", "write_ground_truth"]
+
+# Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
+TABLE2_COLUMNS = {
+    "gradient_lstm": ("attention~gradient", "lstm"),
+    "gradient_average": ("attention~gradient", "average"),
+    "loo_lstm": ("attention~loo", "lstm"),
+    "loo_average": ("attention~loo", "average"),
+}
+MARKS = {"within": "✓", "outside": "✗", "not_comparable": "≠ selection"}
+
+
+def _verdict(ours, published, select_on: str, tolerance: dict) -> str | None:
+    if select_on != "test":
+        return "not_comparable"  # J&W selected on the test set (D-SEL, D-TARGETS)
+    if pd.isna(ours.mean):
+        return None
+    close = abs(ours.mean - published["mean"]) <= tolerance["mean"] and abs(ours.sig_frac - published["sig_frac"]) <= tolerance["sig_frac"]
+    return "within" if close else "outside"
+
+
+def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
+    """Long format, one row per dataset x group x column with ours beside J&W's value.
+    `summaries`: per model {dataset, model, seed, select_on, embeddings, loo_op, classes (label of
+    each class index), summary (`summarise_correlations`)}."""
+    rows = []
+    for run in sorted(summaries, key=lambda r: (r["dataset"], r["model"], r["seed"])):
+        encoder, attention = run["model"].split("-", 1)
+        if attention != "tanh":
+            continue
+        for column, (pair, column_encoder) in TABLE2_COLUMNS.items():
+            if encoder != column_encoder:
+                continue
+            for s in run["summary"][run["summary"]["pair"] == pair].itertuples():
+                label = s.group if s.group == "Overall" else str(run["classes"][int(s.group)])
+                pub = published[(published.dataset == run["dataset"]) & (published.label == label) & (published.column == column)]
+                row = {
+                    "dataset": run["dataset"], "group": s.group, "label": label, "column": column, "model": run["model"], "seed": run["seed"],
+                    "select_on": run["select_on"], "embeddings": run["embeddings"], "loo_op": run["loo_op"], "scipy": SCIPY_VERSION,
+                    "n": s.n, "n_undefined": s.n_undefined, "mean": round(s.mean, 4), "std": round(s.std, 4), "sig_frac": round(s.sig_frac, 4),
+                    "published_class": None, "published_mean": None, "published_std": None, "published_sig_frac": None, "source": None, "verdict": None,
+                }
+                if len(pub):
+                    p = pub.iloc[0]
+                    row |= {
+                        "published_class": p["class"], "published_mean": p["mean"], "published_std": p["std"], "published_sig_frac": p["sig_frac"],
+                        "source": p["source"], "verdict": _verdict(s, p, run["select_on"], tolerance),
+                    }
+                rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "dataset", "group", "label", "column", "model", "seed", "select_on", "embeddings", "loo_op", "scipy", "n", "n_undefined",
+        "mean", "std", "sig_frac", "published_class", "published_mean", "published_std", "published_sig_frac", "source", "verdict",
+    ])
+
+
+def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
+    """The paper's layout: rows dataset x predicted class, cells "mean ± std | Sig. Frac." for ours,
+    then J&W's value and the verdict."""
+    sources = {s: i + 1 for i, s in enumerate(dict.fromkeys(table["source"].dropna()))}
+    rows = []
+    for (dataset, group, seed), part in table.groupby(["dataset", "group", "seed"], sort=True):
+        first = part.iloc[0]
+        row = {"dataset": dataset, "class": first.label, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings, "loo_op": first.loo_op}
+        for column in TABLE2_COLUMNS:
+            cell = part[part.column == column]
+            if cell.empty:
+                row[column] = None
+                continue
+            c = cell.iloc[0]
+            text = f"{c['mean']:.2f} ± {c['std']:.2f} | {c['sig_frac']:.2f}"
+            if not pd.isna(c.published_mean):
+                mark = MARKS.get(c.verdict, "?")
+                text += f" (J&W {c.published_mean:.2f} ± {c.published_std:.2f} | {c.published_sig_frac:.2f}[{sources[c.source]}] {mark})"
+            row[column] = text
+        rows.append(row)
+    header = (
+        "# Jain & Wallace Table 2: Kendall τ of attention vs gradient / leave-one-out, `tanh` attention\n\n"
+        "Cells: ours \"mean ± std | Sig. Frac.\" by predicted class (our label), then J&W's published value. "
+        f"✓ = means within {tolerance['mean']} and Sig. Frac. within {tolerance['sig_frac']} (D-TARGETS); "
+        f"\"≠ selection\" = our checkpoint was not selected on the test set as J&W's were. scipy {SCIPY_VERSION} (D-TAU).\n\n"
+    )
+    notes = "\n".join(f"[{i}] {s}" for s, i in sources.items())
+    return header + to_markdown(pd.DataFrame(rows)) + ("\n" + notes + "\n" if notes else "")
+
+
+def _run_of(path: str | Path) -> dict:
+    """results/<stage>/{dataset}/{model}/seed{seed}/<file> -> {dataset, model, seed}."""
+    parts = Path(path).parts
+    return {"dataset": parts[-4], "model": parts[-3], "seed": int(parts[-2].removeprefix("seed"))}
+
+
+def write_tables(correlation_paths, metrics_paths, published_path, tasks: dict, significance: float, tolerance: dict, loo_op: str, out: dict) -> pd.DataFrame:
+    """Every model's correlation summary (`jain_wallace_correlations`) and Table 2 beside J&W's
+    numbers, as CSV and Markdown. Returns the summary (for the encoder figure)."""
+    metrics = {tuple(_run_of(p).values()): json.loads(Path(p).read_text(encoding="utf-8")) for p in metrics_paths}
+    summaries, parts = [], []
+    for path in correlation_paths:
+        run = _run_of(path)
+        family = "qa" if tasks[run["dataset"]] in ("qa", "nli") else "flat"
+        summary = summarise_correlations(pd.read_csv(path), family, significance)
+        trained = metrics[tuple(run.values())]
+        provenance = {"select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"), "loo_op": loo_op}
+        summaries.append(run | provenance | {"classes": trained["classes"], "summary": summary})
+        parts.append(summary.assign(**run, **provenance))
+    columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
+    summary = pd.concat(parts, ignore_index=True)[columns]
+    io.write_csv(out["summary_csv"], summary)
+    io.write_text(out["summary_md"], f"# Kendall τ between explanations, every J&W model (scipy {SCIPY_VERSION})\n\n" + to_markdown(summary.round(3)))
+    table = table2(summaries, pd.read_csv(published_path, dtype={"class": str, "label": str}), tolerance)
+    io.write_csv(out["table2_csv"], table)
+    io.write_text(out["table2_md"], table2_markdown(table, tolerance))
+    return summary
+
+
+def write_ground_truth(explanation_paths, test_paths, out_csv, out_md) -> pd.DataFrame:
+    """The ground-truth table over every model of the generated datasets; returns it."""
+    tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
+    parts = []
+    for path in explanation_paths:
+        run = _run_of(path)
+        summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run["dataset"]]))
+        parts.append(summary.assign(**run))
+    table = pd.concat(parts, ignore_index=True)
+    table = table[["dataset", "model", "seed", "method", "group", "n"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
+    io.write_csv(out_csv, table)
+    overall = table[table.group == "Overall"]
+    ranked = overall.sort_values(["dataset", "model", "seed", "auprc_mean"], ascending=[True, True, True, False])
+    io.write_text(
+        out_md,
+        "# Explanations against the planted cues (beyond.md §3)\n\n"
+        "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
+        "mass_ratio = mass / chance.\n\n" + to_markdown(ranked.round(3)),
+    )
+    return table
