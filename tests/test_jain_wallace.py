@@ -4,7 +4,6 @@ of batching, Kendall-τ summaries, the ground-truth table and Table 2 beside the
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -18,18 +17,25 @@ from attnexp.experiments import jain_wallace as jw
 from attnexp.experiments import jain_wallace_tables as jwt
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
-from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.models.qa import QAClassifier, QAConfig
 from attnexp.train import probabilities
+from tiny_models import flat, load_benchmark, qa, random_examples
 
 torch.use_deterministic_algorithms(True)
 
 ROOT = Path(__file__).resolve().parents[1]
-VOCAB = 50
 LENGTHS = [7, 3, 11, 1, 5, 8, 2]
 SEED = 10
 SMALL, LARGE = 24, 100_000  # max_tokens: several batches vs one
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark()
+
+
+def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
+    return random_examples(lengths, seed, question)
 
 
 def settings(max_tokens=LARGE, steps=30, eps_bc=0.01, eps_qa=0.05, permutations=20, candidates=5) -> dict:
@@ -39,35 +45,12 @@ def settings(max_tokens=LARGE, steps=30, eps_bc=0.01, eps_qa=0.05, permutations=
     }
 
 
-@pytest.fixture(scope="module")
-def bench():
-    """benchmarks/jain_wallace_speed.py, whose reference loops are the oracle."""
-    spec = importlib.util.spec_from_file_location("jain_wallace_speed", ROOT / "benchmarks" / "jain_wallace_speed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
-def flat(encoder="lstm", attention="tanh", n_classes=1):
-    torch.manual_seed(0)
-    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return FlatClassifier(cfg).eval()
 
 
-def qa(encoder="lstm", attention="tanh", n_classes=3):
-    torch.manual_seed(0)
-    cfg = QAConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return QAClassifier(cfg).eval()
 
 
-def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
-    rng = np.random.RandomState(seed)
-    examples = []
-    for i, n in enumerate(lengths):
-        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
-        q = rng.randint(4, VOCAB, size=rng.randint(2, 6)).astype(np.int64) if question else None
-        examples.append(Example(f"doc{i}", tokens, int(rng.randint(2)), [(0, n)], q))
-    return examples
 
 
 def encoded_batch(model, examples):

@@ -5,7 +5,6 @@ against a brute-force computation on tiny models built here."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -20,16 +19,14 @@ from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
-from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import PAD, UNK, Example, collate
-from attnexp.models.qa import QAClassifier, QAConfig
+from attnexp.models.qa import QAClassifier
 from attnexp.train import probabilities
+from tiny_models import VOCAB, flat, load_benchmark, qa, random_examples
 
 torch.use_deterministic_algorithms(True)
 
-ROOT = Path(__file__).resolve().parents[1]
-VOCAB = 50
 # Token counts (no SOS/EOS): unequal, so every row but the longest is padded; one single-token instance
 LENGTHS = [7, 3, 11, 1, 5, 8]
 LN2 = math.log(2)
@@ -39,39 +36,20 @@ EXPLAIN_SETTINGS = {
 }
 
 
-def load_benchmark():
-    """benchmarks/jain_wallace_speed.py, whose per-instance reference loops are the oracle here."""
-    spec = importlib.util.spec_from_file_location("jain_wallace_speed", ROOT / "benchmarks" / "jain_wallace_speed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
+    return random_examples(lengths, seed, question)
+
+
 
 
 # --------------------------------------------------------------------------------------------------
 # tiny models and examples
 
 
-def flat(encoder="lstm", attention="tanh", n_classes=1):
-    torch.manual_seed(0)
-    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return FlatClassifier(cfg).eval()
 
 
-def qa(encoder="lstm", attention="tanh", n_classes=3):
-    torch.manual_seed(0)
-    cfg = QAConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return QAClassifier(cfg).eval()
 
 
-def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
-    """Word ids >= 4 (never PAD/UNK/SOS/EOS), one sentence each; QA examples carry a question."""
-    rng = np.random.RandomState(seed)
-    examples = []
-    for i, n in enumerate(lengths):
-        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
-        q = rng.randint(4, VOCAB, size=rng.randint(2, 6)).astype(np.int64) if question else None
-        examples.append(Example(f"doc{i}", tokens, int(rng.randint(2)), [(0, n)], q))
-    return examples
 
 
 def full_probabilities(model, examples) -> np.ndarray:
