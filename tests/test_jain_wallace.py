@@ -486,3 +486,15 @@ def test_table2_without_a_mean_has_no_verdict(published):
     runs[0] = runs[0] | {"summary": summary_frame([("attention~gradient", "0", math.nan, math.nan, math.nan)])}
     table = jwt.table2(runs, published, LOOSE)
     assert table[(table.model == "lstm-tanh")]["verdict"].isna().all()
+
+
+def test_ground_truth_summary_counts_instances_without_mass():
+    records = [
+        record("a", 1, [0.5, 0.5], [0.0, 0.0], [0.1, 0.2], [0.3, 0.1]),  # an all-zero gradient: mass undefined
+        record("b", 1, [0.9, 0.1], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1]),
+    ]
+    data = [{"id": "a", "rationale": [0]}, {"id": "b", "rationale": [0]}]
+    summary = jw.summarise_ground_truth(jw.ground_truth_table(records, data)).set_index(["method", "group"])
+    assert summary.loc[("gradient", "Overall"), "n"] == 2 and summary.loc[("gradient", "Overall"), "n_undefined_mass"] == 1
+    assert summary.loc[("gradient", "Overall"), "mass_mean"] == pytest.approx(1 / 3)  # b alone
+    assert summary.loc[("attention", "Overall"), "n_undefined_mass"] == 0

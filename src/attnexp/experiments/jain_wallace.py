@@ -276,13 +276,15 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
 
 
 def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std over instances per method, overall and by predicted class."""
+    """Mean and std over instances per method, overall and by predicted class. `n_undefined_mass`
+    counts instances whose scores are all zero (mass undefined, left out of the mass means)."""
     metrics = ["mass", "mass_ratio", "precision", "first_hit", "auprc"]
     parts = [table.assign(group="Overall"), table.assign(group=table["predicted"].astype(str))]
     grouped = pd.concat(parts).groupby(["method", "group"], sort=True)
     summary = grouped[metrics].agg(["mean", lambda x: x.std(ddof=0)])
     summary.columns = [f"{m}_{'mean' if s == 'mean' else 'std'}" for m, s in summary.columns]
-    return summary.reset_index().assign(n=grouped.size().values)
+    undefined = grouped["mass"].apply(lambda mass: int(mass.isna().sum()))
+    return summary.reset_index().assign(n=grouped.size().values, n_undefined_mass=undefined.values)
 
 
 # ---------------------------------------------------------------------------------------------

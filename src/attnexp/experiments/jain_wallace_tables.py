@@ -142,7 +142,7 @@ def write_ground_truth(explanation_paths, test_paths, out_csv, out_md) -> pd.Dat
         summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run["dataset"]]))
         parts.append(summary.assign(**run))
     table = pd.concat(parts, ignore_index=True)
-    table = table[["dataset", "model", "seed", "method", "group", "n"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
+    table = table[["dataset", "model", "seed", "method", "group", "n", "n_undefined_mass"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
     io.write_csv(out_csv, table)
     overall = table[table.group == "Overall"]
     ranked = overall.sort_values(["dataset", "model", "seed", "auprc_mean"], ascending=[True, True, True, False])
