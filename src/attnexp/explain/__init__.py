@@ -83,8 +83,7 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
                 "ig_steps": int(ig.steps[row]),
                 "ig_converged": bool(ig.converged[row]),
             }
-        if (done + 1) % 10 == 0 or done + 1 == len(order):
-            log(f"explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
+        log(f"explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
     unconverged = [r["id"] for r in records if not r["ig_converged"]]
     if unconverged:
         log(f"integrated gradients: {len(unconverged)} instances keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points, e.g. {unconverged[0]!r}")
