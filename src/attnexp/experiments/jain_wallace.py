@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.explain import load_test_examples, read_explanations
+from attnexp.explain import load_test_examples, read_explanations, require_own_attention
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
@@ -294,8 +294,7 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 def _restore(checkpoint, data_dir, seed: int, threads: int):
     set_determinism(seed, threads)
     model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
-    if model.layout != "sos_eos" or getattr(model, "guided", False):
-        raise ValueError(f"{checkpoint}: the J&W experiments need a flat or QA/NLI model with its own attention")
+    require_own_attention(model, f"{checkpoint}: the J&W experiments")
     return model, metadata, load_test_examples(data_dir, vocab, classes)
 
 

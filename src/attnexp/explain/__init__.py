@@ -34,15 +34,21 @@ from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.models.inputs import Example, collate, sorted_batches, to_examples
 from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
 
-__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations", "load_test_examples"]
+__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations", "load_test_examples", "require_own_attention"]
 
 VECTORS = ("attention", "gradient", "loo", "ig")
 
 
+def require_own_attention(model: nn.Module, what: str) -> None:
+    """Explanations and the J&W experiments read a model's own attention over real tokens: flat and
+    QA/NLI models (`sos_eos` layout), not guided ones (imposed weights) nor HAN/FLAN."""
+    if getattr(model, "guided", False) or model.layout != "sos_eos":
+        raise ValueError(f"{what} need a flat or QA/NLI model with its own attention")
+
+
 def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print) -> list[dict]:
     """Every explanation of every example (see the module docstring), in the examples' order."""
-    if getattr(model, "guided", False) or model.layout != "sos_eos":
-        raise ValueError("explanations are defined for flat and QA/NLI models with their own attention")
+    require_own_attention(model, "explanations")
     model.eval()
     records: list[dict | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])

@@ -21,6 +21,7 @@ from captum.attr import IntegratedGradients
 from torch import nn
 
 from attnexp.explain.outputs import class_logit, class_probability
+from attnexp.models.attention import real_token_mask
 from attnexp.models.inputs import PAD, UNK, Batch
 
 __all__ = ["IG_TARGETS", "IG_BASELINES", "IG_METHODS", "IGResult", "integrated_gradients"]
@@ -68,7 +69,7 @@ def integrated_gradients(
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     with torch.no_grad():
         embedded = model.embedding(batch.tokens)  # (B, L, E)
-        mask = model.encode(batch).mask  # (B, L) real tokens
+        mask = real_token_mask(batch.lengths, batch.tokens.shape[1])  # (B, L) w_1..w_n (passage for QA)
         reference = _baseline(model, batch, embedded, mask, baseline)
     args = (batch.tokens, batch.lengths, batch.question, batch.question_lengths, cls, target)
     forward = lambda e, *a: _target(model, e, *a)  # noqa: E731 (captum wants a plain callable)
