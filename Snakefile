@@ -20,6 +20,8 @@ include: "rules/embeddings.smk"
 include: "rules/train.smk"
 include: "rules/explain.smk"
 include: "rules/jain_wallace.smk"
+include: "rules/serrano_smith.smk"
+include: "rules/claims.smk"
 
 
 rule all:

@@ -29,11 +29,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from attnexp.experiments import jain_wallace as jw  # noqa: E402
-from attnexp.explain.leave_one_out import leave_one_out, without_token  # noqa: E402
+from attnexp.explain.leave_one_out import leave_one_out  # noqa: E402
+from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
 from attnexp.models.attention import masked_softmax  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
-from attnexp.train import probabilities  # noqa: E402
+from attnexp.runtime import probabilities  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loops: one instance (and one permutation / deleted token) at a time
@@ -111,7 +112,7 @@ def reference_leave_one_out(model, examples, op: str = "delete") -> list[np.ndar
         _, _, probs = _alone(model, example)
         changes = []
         for t in range(len(example.tokens)):
-            variant = without_token(example, t, op)
+            variant = erased_example(example, np.arange(len(example.tokens)) == t, op)
             batch = collate([variant], model.layout)
             encoded = model.encode(batch)
             if op == "pad_masked":
@@ -143,17 +144,16 @@ def main() -> None:
     args = parser.parse_args()
 
     from attnexp.config import validate_config
-    from attnexp.explain import load_test_examples
-    from attnexp.train import restore_from_checkpoint, set_determinism
+    from attnexp.runtime import restore_run, set_determinism
 
     import yaml
 
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["jain_wallace"]
     set_determinism(10, args.threads)
-    model, metadata, vocab, classes = restore_from_checkpoint(Path(args.model) / "model.pt", args.data)
-    examples = load_test_examples(args.data, vocab, classes)
+    run = restore_run(Path(args.model) / "model.pt", args.data)
+    model, examples = run.model, run.test_examples(args.data)
     fast_set, slow_set = examples[: args.instances], examples[: args.reference_instances]
-    family = metadata["family"]
+    family = run.spec.family
 
     rows = []
     fast, t_fast = _timed(lambda: jw.permutation_experiment(model, fast_set, settings, 10))
@@ -161,7 +161,7 @@ def main() -> None:
     gap = np.max(np.abs(fast["median_output_difference"].to_numpy()[: len(slow)] - np.array(slow)))
     rows.append(("permutation (100 per instance)", t_fast / len(fast_set), t_slow / len(slow_set), gap))
 
-    (fast, _), t_fast = _timed(lambda: jw.adversarial_experiment(model, fast_set, settings, 10, family, log=lambda _: None))
+    (fast, _), t_fast = _timed(lambda: jw.adversarial_experiment(model, fast_set, settings, 10, log=lambda _: None))
     slow, t_slow = _timed(lambda: reference_adversarial(model, slow_set, settings, 10, family))
     gap = np.max(np.abs(fast["eps_max_jsd"].to_numpy()[: len(slow)] - np.array(slow)))
     rows.append(("adversarial search (K = 5, 500 steps)", t_fast / len(fast_set), t_slow / len(slow_set), gap))

@@ -12,10 +12,10 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 )
 
-from attnexp.config import jain_wallace_runs, training_settings, validate_config
+from attnexp.config import training_settings, validate_config
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
-from attnexp.models.names import parse_model_name
+from attnexp.plan import RunKey, experiment_runs, model_spec, run_dirs
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
@@ -130,8 +130,7 @@ def dataset_files(dataset):
 
 def guide_attention(wildcards):
     """A guided model's imposed weights: its source model's exported attention, same seed."""
-    task = config["datasets"][wildcards.dataset]["task"]
-    guide = parse_model_name(wildcards.model, task).guide
+    guide = model_spec(config, wildcards.dataset, wildcards.model).guide
     if guide is None:
         return {}
     return {
@@ -184,36 +183,16 @@ def performance_targets():
     return ["results/tables/performance.csv", "results/tables/performance.md"]
 
 
+# Each stage's rule file registers what it finally makes (TARGETS[stage] = [...]); `all` builds them all.
+TARGETS = {}
+
+
 def all_targets():
-    return (
-        data_targets()
-        + embedding_targets()
-        + model_targets("metrics.json")
-        + performance_targets()
-        + jain_wallace_targets()
-    )
+    return [path for stage in TARGETS.values() for path in stage]
 
 
-# Jain & Wallace experiments (issue 4)
-def jain_wallace_dirs(root):
-    """`{root}/{dataset}/{model}/seed{seed}` of every model the J&W experiments run on."""
-    return [
-        f"{root}/{dataset}/{model}/seed{seed}"
-        for dataset, model in jain_wallace_runs(config)
-        for seed in config["train"]["seeds"]
-    ]
-
-
-def ground_truth_datasets():
-    """Generated datasets with planted cues (per-instance `rationale`) among the J&W datasets."""
-    return sorted(
-        {
-            dataset
-            for dataset, _ in jain_wallace_runs(config)
-            if config["datasets"][dataset]["protocol"] == "generated"
-            and config["datasets"][dataset]["task"] == "binary"
-        }
-    )
+# Each paper's claims file (results/claims/<name>.csv, `attnexp.claims`); `tabulate_claims` stacks them.
+CLAIMS = []
 
 
 def model_files(wildcards):
@@ -223,38 +202,3 @@ def model_files(wildcards):
         "model": f"{run}/model.pt",
         "metrics": f"{run}/metrics.json",
     }
-
-
-JW_MODEL_FIGURES = (
-    "tau_histograms",
-    "tau_densities",
-    "tau_differences",
-    "permutation",
-    "adversarial_histogram",
-    "adversarial_violin",
-)
-
-
-def jain_wallace_targets():
-    runs = jain_wallace_dirs("results/jain_wallace")
-    if not runs:
-        return []
-    figures = [
-        f"{run.replace('results/', 'results/figures/', 1)}/{name}.{ext}"
-        for run in runs
-        for name in JW_MODEL_FIGURES
-        for ext in ("pdf", "png")
-    ]
-    tables = [
-        f"results/tables/{name}.{ext}"
-        for name in ("jain_wallace_table2", "jain_wallace_correlations")
-        for ext in ("csv", "md")
-    ] + expand(
-        "results/figures/jain_wallace/encoder_comparison.{ext}", ext=["pdf", "png"]
-    )
-    if ground_truth_datasets():
-        tables += expand("results/tables/ground_truth.{ext}", ext=["csv", "md"])
-        tables += expand(
-            "results/figures/jain_wallace/ground_truth.{ext}", ext=["pdf", "png"]
-        )
-    return figures + tables + [f"{run}/adversarial_attention.jsonl" for run in runs]

@@ -80,3 +80,6 @@ rule tabulate_datasets:
 rule data:
     input:
         data_targets(),
+
+
+TARGETS["data"] = data_targets()

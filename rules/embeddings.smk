@@ -31,3 +31,6 @@ rule build_embeddings:
         plan=lambda wildcards: embedding_plan(wildcards.dataset),
     script:
         "../scripts/build_embeddings.py"
+
+
+TARGETS["embeddings"] = embedding_targets()

@@ -4,6 +4,24 @@
 
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
+JW_RUNS = experiment_runs(config, "jain_wallace")
+# Generated datasets with planted cues (per-instance `rationale`): the ground-truth check
+JW_GROUND_TRUTH = sorted(
+    {
+        run.dataset
+        for run in JW_RUNS
+        if config["datasets"][run.dataset]["protocol"] == "generated"
+        and config["datasets"][run.dataset]["task"] == "binary"
+    }
+)
+JW_MODEL_FIGURES = (
+    "tau_histograms",
+    "tau_densities",
+    "tau_differences",
+    "permutation",
+    "adversarial_histogram",
+    "adversarial_violin",
+)
 # What each per-model experiment depends on, and nothing else: narrowing the selection or changing
 # another experiment's settings never re-runs it. (`max_tokens` only sizes batches.)
 JW_PERMUTATION = {key: JW[key] for key in ("permutations", "max_tokens")}
@@ -88,10 +106,9 @@ rule jw_model_figures:
 rule jw_tables:
     input:
         correlations=[
-            f"{run}/correlations.csv"
-            for run in jain_wallace_dirs("results/jain_wallace")
+            f"{run.path('results/jain_wallace')}/correlations.csv" for run in JW_RUNS
         ],
-        metrics=[f"{run}/metrics.json" for run in jain_wallace_dirs("results/models")],
+        metrics=[f"{run.path('results/models')}/metrics.json" for run in JW_RUNS],
         published=PUBLISHED / "jain_wallace_table2.csv",
     output:
         table2_csv="results/tables/jain_wallace_table2.csv",
@@ -110,12 +127,12 @@ rule jw_tables:
             category="Jain & Wallace",
             labels={"figure": "encoder comparison"},
         ),
+        claims="results/claims/jain_wallace.csv",
     log:
         "results/logs/jain_wallace/tables.log",
     conda:
         "../envs/attnexp.yaml"
     params:
-        tasks={name: ds["task"] for name, ds in config["datasets"].items()},
         significance=JW["significance"],
         tolerance=JW["table2_tolerance"],
         loo_op=config["explain"]["loo_op"],
@@ -126,11 +143,11 @@ rule jw_tables:
 rule jw_ground_truth:
     input:
         explanations=[
-            f"{run}/explanations.jsonl"
-            for run in jain_wallace_dirs("results/explain")
-            if run.split("/")[2] in ground_truth_datasets()
+            f"{run.path('results/explain')}/explanations.jsonl"
+            for run in JW_RUNS
+            if run.dataset in JW_GROUND_TRUTH
         ],
-        test=[f"results/data/{d}/test.jsonl" for d in ground_truth_datasets()],
+        test=[f"results/data/{d}/test.jsonl" for d in JW_GROUND_TRUTH],
     output:
         csv="results/tables/ground_truth.csv",
         md=report(
@@ -154,6 +171,37 @@ rule jw_ground_truth:
         "../scripts/jw_ground_truth.py"
 
 
+def jain_wallace_targets():
+    if not JW_RUNS:
+        return []
+    figures = [
+        f"{run.path('results/figures/jain_wallace')}/{name}.{ext}"
+        for run in JW_RUNS
+        for name in JW_MODEL_FIGURES
+        for ext in ("pdf", "png")
+    ]
+    tables = expand(
+        "results/tables/{name}.{ext}",
+        name=["jain_wallace_table2", "jain_wallace_correlations"],
+        ext=["csv", "md"],
+    ) + expand("results/figures/jain_wallace/encoder_comparison.{ext}", ext=["pdf", "png"])
+    if JW_GROUND_TRUTH:
+        tables += expand("results/tables/ground_truth.{ext}", ext=["csv", "md"])
+        tables += expand(
+            "results/figures/jain_wallace/ground_truth.{ext}", ext=["pdf", "png"]
+        )
+    exported = [
+        f"{run.path('results/jain_wallace')}/adversarial_attention.jsonl"
+        for run in JW_RUNS
+    ]
+    return figures + tables + exported
+
+
+TARGETS["jain_wallace"] = jain_wallace_targets()
+if JW_RUNS:
+    CLAIMS.append("results/claims/jain_wallace.csv")
+
+
 rule jain_wallace:
     input:
-        jain_wallace_targets(),
+        TARGETS["jain_wallace"],

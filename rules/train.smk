@@ -60,10 +60,13 @@ rule tabulate_performance:
             category="Models",
             labels={"table": "performance (markdown)"},
         ),
+        claims="results/claims/performance.csv",
     log:
         "results/logs/tabulate_performance.log",
     conda:
         "../envs/attnexp.yaml"
+    params:
+        tolerance=config["claims"]["performance_tolerance"],
     script:
         "../scripts/tabulate_performance.py"
 
@@ -73,3 +76,8 @@ rule models:
         model_targets("metrics.json"),
         "results/tables/performance.csv",
         "results/tables/performance.md",
+
+
+TARGETS["models"] = model_targets("metrics.json") + performance_targets()
+if performance_targets():
+    CLAIMS.append("results/claims/performance.csv")

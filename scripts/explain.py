@@ -2,7 +2,7 @@
 instance's attention, gradient, leave-one-out and integrated-gradients scores."""
 
 from attnexp.explain import write_explanations
-from attnexp.train import CheckpointError
+from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -1,7 +1,7 @@
 """Rule export_attention: results/models/{dataset}/{model}/seed{seed}/attention.jsonl, the selected
 model's attention and probabilities for every instance of every split (id, split, length)."""
 
-from attnexp.train import CheckpointError, export_attention
+from attnexp.runtime import CheckpointError, export_attention
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

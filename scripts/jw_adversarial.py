@@ -2,7 +2,7 @@
 per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
 
 from attnexp.experiments.jain_wallace import write_adversarial
-from attnexp.train import CheckpointError
+from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -2,7 +2,7 @@
 output change under random permutations of the attention per test instance (J&W §5.4)."""
 
 from attnexp.experiments.jain_wallace import write_permutation
-from attnexp.train import CheckpointError
+from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -12,7 +12,6 @@ with fail_cleanly(ValueError, KeyError):
         snakemake.input.correlations,
         snakemake.input.metrics,
         snakemake.input.published,
-        tasks=snakemake.params.tasks,
         significance=snakemake.params.significance,
         tolerance=snakemake.params.tolerance,
         loo_op=snakemake.params.loo_op,

@@ -2,12 +2,12 @@
 
 import json
 
-from attnexp.models import parse_model_name
-from attnexp.train import CheckpointError, fit
+from attnexp.plan import model_spec
+from attnexp.runtime import CheckpointError
+from attnexp.train import fit
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-dataset = snakemake.config["datasets"][snakemake.wildcards.dataset]
 stats = json.loads(open(snakemake.input.stats, encoding="utf-8").read())
 vectors_meta = json.loads(open(snakemake.input.vectors_meta, encoding="utf-8").read()) if "vectors_meta" in snakemake.input.keys() else None
 provenance = {
@@ -18,7 +18,7 @@ provenance = {
 }
 with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     fit(
-        parse_model_name(snakemake.wildcards.model, dataset["task"]),
+        model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model),
         data_dir=snakemake.params.data_dir,
         vectors_path=snakemake.input.get("vectors"),
         guide_path=snakemake.input.get("guide"),

@@ -10,9 +10,13 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from attnexp.models.names import PROTOCOL_OF_FAMILY, parse_model_name
+from attnexp.spec import PROTOCOL_OF_FAMILY
+from attnexp.plan import model_spec, selection_problems
 
-__all__ = ["ConfigError", "validate_config", "training_settings", "jain_wallace_runs", "SCHEMA_PATH"]
+__all__ = ["ConfigError", "validate_config", "training_settings", "SCHEMA_PATH"]
+
+# Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
+SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith")
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -73,48 +77,13 @@ def _consistency_problems(config: dict) -> list[str]:
                     problems.append(f"config key '{key}': a checksum (sha256, md5 or sha1) is required")
         for i, model in enumerate(ds.get("models", [])):
             try:
-                parse_model_name(model, ds["task"])
+                model_spec(config, name, model)
             except ValueError as err:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
         if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
-    return problems + _jain_wallace_selection_problems(config)
-
-
-def _jain_wallace_selection_problems(config: dict) -> list[str]:
-    """A selection that names nothing runnable is an error, not an empty DAG."""
-    selected, problems = config["jain_wallace"], []
-    for i, name in enumerate(selected["datasets"] or []):
-        if name not in config["datasets"]:
-            problems.append(f"config key 'jain_wallace.datasets.{i}': unknown dataset {name!r}")
-        elif not config["datasets"][name]["enabled"]:
-            problems.append(f"config key 'jain_wallace.datasets.{i}': dataset {name!r} is not enabled")
-    if problems or selected["models"] is None:
-        return problems
-    runnable = {model for _, model in jain_wallace_runs(config | {"jain_wallace": selected | {"models": None}})}
-    for i, model in enumerate(selected["models"]):
-        if model not in runnable:
-            problems.append(
-                f"config key 'jain_wallace.models.{i}': {model!r} is not a flat or QA/NLI model with trained attention "
-                "listed under `models` of a selected, enabled dataset"
-            )
-    return problems
-
-
-def jain_wallace_runs(config: dict) -> list[tuple[str, str]]:
-    """(dataset, model) pairs the J&W experiments run on: flat and QA/NLI models with their own
-    trained attention, on the enabled datasets, narrowed by `jain_wallace.datasets` / `.models`."""
-    selected = config["jain_wallace"]
-    runs = []
-    for name, ds in sorted(config["datasets"].items()):
-        if not ds["enabled"] or (selected["datasets"] is not None and name not in selected["datasets"]):
-            continue
-        for model in ds.get("models", []):
-            spec = parse_model_name(model, ds["task"])
-            if spec.family in ("flat", "qa") and spec.attention in ("tanh", "dot"):
-                if selected["models"] is None or model in selected["models"]:
-                    runs.append((name, model))
-    return runs
+    # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable
+    return problems + [p for experiment in SELECTABLE_EXPERIMENTS for p in selection_problems(config, experiment)]
 
 
 def training_settings(config: dict, dataset: str, model: str) -> dict:
@@ -122,7 +91,7 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
     dataset's overrides, then what depends on the model (S&S batch cap and `none` epochs; accuracy
     selection where ROC-AUC is undefined). Recorded in metrics.json."""
     ds = config["datasets"][dataset]
-    spec = parse_model_name(model, ds["task"])
+    spec = model_spec(config, dataset, model)
     protocol = PROTOCOL_OF_FAMILY[spec.family]
     base, overrides = config["train"]["protocols"][protocol], ds["train"].get(protocol, {})
     settings = {"protocol": protocol, **_copy(base)}

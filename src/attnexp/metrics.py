@@ -22,6 +22,7 @@ __all__ = [
     "classification_metrics",
     "JSD_EPS",
     "jsd",
+    "kl",
     "tvd",
     "kendall_tau",
     "SCIPY_VERSION",
@@ -80,6 +81,12 @@ def jsd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     kl_pm = (p * (torch.log(p + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
     kl_qm = (q * (torch.log(q + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
     return (kl_pm + kl_qm) / 2
+
+
+def kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """KL(p‖q) over the last axis, natural log, with JSD_EPS inside the logarithms (finite where q
+    has zeros). Broadcasts leading axes."""
+    return (p * (torch.log(p + JSD_EPS) - torch.log(q + JSD_EPS))).sum(-1)
 
 
 def tvd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

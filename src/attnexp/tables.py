@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["dataset_table", "performance_table", "performance_markdown", "to_markdown"]
+__all__ = ["dataset_table", "performance_table", "performance_markdown", "performance_claims", "to_markdown"]
 
 
 def _count(split: dict, label: str | None):
@@ -82,10 +82,10 @@ def performance_table(runs: list[dict], published: pd.DataFrame) -> pd.DataFrame
             }
             matches = published[(published.dataset == run["dataset"]) & (published.model == run["model"]) & (published.metric == metric)]
             if matches.empty:
-                rows.append(base | {"published": None, "published_selection": None, "source": None})
+                rows.append(base | {"published": None, "published_selection": None, "paper": None, "source": None})
             for pub in matches.itertuples():
-                rows.append(base | {"published": pub.value, "published_selection": pub.selection, "source": pub.source})
-    columns = ["dataset", "model", "seed", "select_on", "embeddings", "substitutes", "metric", "ours", "published", "published_selection", "source"]
+                rows.append(base | {"published": pub.value, "published_selection": pub.selection, "paper": pub.paper, "source": pub.source})
+    columns = ["dataset", "model", "seed", "select_on", "embeddings", "substitutes", "metric", "ours", "published", "published_selection", "paper", "source"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -115,3 +115,20 @@ def performance_markdown(table: pd.DataFrame) -> str:
         + "\nPublished values in brackets; `*` marks those selected on the same split as ours (D-SEL).\n"
         + (f"Sources:\n\n{notes}\n" if sources else "No published values exist for these datasets and models.\n")
     )
+
+
+def performance_claims(table: pd.DataFrame, tolerance: float) -> list[dict]:
+    """Every published value of the performance table as a claim row: a value of a checkpoint
+    selected on another split than ours is `not comparable` (D-SEL)."""
+    from attnexp.claims import claim, numeric_verdict  # claims builds on to_markdown above
+
+    rows = []
+    for r in table.dropna(subset=["published"]).itertuples():
+        why = None if r.published_selection == r.select_on else f"ours selected on {r.select_on}, published on {r.published_selection} (D-SEL)"
+        rows.append(claim(
+            r.paper, "test performance", r.dataset, r.model, int(r.seed), r.metric, float(r.ours), float(r.published),
+            tolerance, numeric_verdict(float(r.ours), float(r.published), tolerance, why), r.source,
+            f"select_on={r.select_on}; embeddings={r.embeddings}; stand-ins={r.substitutes}",
+        ))
+    return rows
+

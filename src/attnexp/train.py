@@ -1,7 +1,9 @@
-"""Training and checkpoints for every model family, deterministic given the seed.
+"""The training loop for every model family, deterministic given the seed. Imported by the
+train_model rule's script alone; run-time services (determinism, device, checkpoints, splits,
+probabilities) live in `attnexp.runtime`.
 
-Read top to bottom: settings -> determinism -> data -> loss and optimiser -> prediction -> the
-training loop with checkpoint selection -> checkpoint files.
+Read top to bottom: class weights -> objectives -> optimiser -> the training loop with checkpoint
+selection -> building a model -> `fit`, from files to files.
 
 Protocols (config `train.protocols`, overridable per dataset): Jain & Wallace §3 for classification
 (class-weighted BCE summed over the batch, Adam amsgrad 1e-3, weight decay 1e-5 except attention,
@@ -9,15 +11,16 @@ batch 32, 8 epochs, best dev ROC-AUC with the first epoch never selected), their
 (cross-entropy, one weight-decay group, best dev accuracy), and Serrano & Smith §2 (Adam, dropout,
 gradient clipping, ReduceLROnPlateau, early stopping, a cap on padded tokens per batch).
 `select_on: test` reproduces the papers' test-set checkpoint selection (D-SEL).
+
+The loss is a hook: `train_model(..., objective=...)` takes any function of (model, batch) that
+returns the batch's summed loss. The default is the supervised loss of the protocol; Wiegreffe &
+Pinter's model-consistent adversary plugs in its own (no gold labels).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import os
-import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,65 +33,33 @@ from torch import nn
 
 from attnexp import io
 from attnexp.metrics import classification_metrics
-from attnexp.models import ModelSpec, build_model, config_record, model_config
-from attnexp.models.inputs import Example, collate, length_bucketed_batches, sorted_batches
+from attnexp.models import ModelSpec, build_model, model_config
+from attnexp.models.inputs import Batch, length_bucketed_batches
+from attnexp.runtime import (
+    SplitData,
+    batches_of,
+    checkpoint_metadata,
+    load_splits,
+    predict,
+    read_classes,
+    read_guides,
+    read_vocab,
+    resolve_device,
+    save_checkpoint,
+    set_determinism,
+)
 
 __all__ = [
-    "CheckpointError",
-    "SplitData",
-    "set_determinism",
-    "resolve_device",
+    "Objective",
     "class_weights",
-    "predict",
+    "supervised_objective",
     "train_model",
     "TrainResult",
-    "checkpoint_metadata",
-    "save_checkpoint",
-    "load_checkpoint",
+    "build_and_initialise",
+    "fit",
 ]
 
-
-class CheckpointError(ValueError):
-    """A checkpoint is unreadable or was trained for a different vocabulary or model config."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Determinism and device
-
-
-def set_determinism(seed: int, threads: int) -> None:
-    """Seed Python, NumPy and torch (CPU and CUDA) and allow only deterministic kernels (D-SEED)."""
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # required by deterministic cuBLAS
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    torch.set_num_threads(threads)
-
-
-def resolve_device(setting: str) -> torch.device:
-    """`auto`: the GPU when one is present; `cuda` without one is an error, not a silent CPU run."""
-    if setting == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if setting == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("config key 'train.device' is 'cuda' but torch sees no GPU")
-    return torch.device(setting)
-
-
-# ---------------------------------------------------------------------------------------------
-# Data
-
-
-@dataclass
-class SplitData:
-    """Examples of one split plus the imposed attention of a guided model (by instance id)."""
-
-    examples: list[Example]
-    guides: dict[str, np.ndarray] | None = None
-
-    def labels(self) -> np.ndarray:
-        return np.array([e.label for e in self.examples])
+Objective = Callable[[nn.Module, Batch], torch.Tensor]  # (model, batch) -> the batch's summed loss
 
 
 def class_weights(labels: np.ndarray) -> float:
@@ -99,21 +70,22 @@ def class_weights(labels: np.ndarray) -> float:
     return len(labels) / n_pos - 1
 
 
-def _batches(split: SplitData, order: list[np.ndarray], layout: str):
-    for indices in order:
-        yield collate([split.examples[i] for i in indices], layout, split.guides)
-
-
 # ---------------------------------------------------------------------------------------------
-# Loss and optimiser
+# Objectives and optimiser
 
 
-def _loss(logits: torch.Tensor, labels: torch.Tensor, pos_weight: float | None) -> torch.Tensor:
-    """Summed over the batch. J&W BC: class-weighted BCE with logits; otherwise cross-entropy."""
-    if logits.shape[-1] == 1:
-        weight = torch.where(labels == 1, pos_weight, 1.0)
-        return F.binary_cross_entropy_with_logits(logits.squeeze(-1), labels.float(), weight=weight, reduction="sum")
-    return F.cross_entropy(logits, labels, reduction="sum")
+def supervised_objective(pos_weight: float | None) -> Objective:
+    """The papers' loss, summed over the batch: J&W BC class-weighted BCE with logits for a single
+    sigmoid output, cross-entropy otherwise."""
+
+    def objective(model: nn.Module, batch: Batch) -> torch.Tensor:
+        logits, _ = model(batch)
+        if logits.shape[-1] == 1:
+            weight = torch.where(batch.labels == 1, pos_weight, 1.0)
+            return F.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.labels.float(), weight=weight, reduction="sum")
+        return F.cross_entropy(logits, batch.labels, reduction="sum")
+
+    return objective
 
 
 def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
@@ -124,39 +96,6 @@ def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
     if attention:
         groups.append({"params": attention, "weight_decay": settings["attention_weight_decay"]})
     return torch.optim.Adam(groups, lr=settings["lr"], amsgrad=settings["amsgrad"])
-
-
-# ---------------------------------------------------------------------------------------------
-# Prediction
-
-
-def probabilities(logits: torch.Tensor) -> torch.Tensor:
-    """(..., C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
-    if logits.shape[-1] == 1:
-        p = torch.sigmoid(logits.squeeze(-1))
-        return torch.stack([1 - p, p], dim=-1)
-    return torch.softmax(logits, dim=-1)
-
-
-@torch.no_grad()
-def predict(model: nn.Module, split: SplitData, batch_size: int, device: torch.device, max_tokens: int | None = None):
-    """Eval-mode pass over a split in length-sorted batches. Returns, in the split's order, the class
-    probabilities (N, C) and each instance's attention over its attended items (list of arrays)."""
-    model.eval()
-    lengths = [e.length(model.layout) for e in split.examples]
-    order = sorted_batches(np.array(lengths), batch_size, max_tokens)
-    probs = [None] * len(split.examples)
-    attention = [None] * len(split.examples)
-    for indices, batch in zip(order, _batches(split, order, model.layout)):
-        batch = batch.to(device)
-        encoded = model.encode(batch)
-        logits, alpha = model.decode(encoded, batch.guide if model.guided else None)
-        p = probabilities(logits).cpu().numpy()
-        alpha, mask = alpha.cpu().numpy(), encoded.mask.cpu().numpy()
-        for row, i in enumerate(indices):
-            probs[i] = p[row]
-            attention[i] = alpha[row][mask[row]]
-    return np.stack(probs), attention
 
 
 def _evaluate(model, split, settings, device) -> dict:
@@ -190,9 +129,12 @@ def train_model(
     seed: int,
     device: torch.device,
     log: Callable[[str], None] = print,
+    objective: Objective | None = None,
 ) -> TrainResult:
     """Train, evaluating dev and test after every epoch; keep the weights of the best epoch on
-    `select_on` (`settings.select_metric`; `skip_first_epoch`: J&W never select epoch 1)."""
+    `select_on` (`settings.select_metric`; `skip_first_epoch`: J&W never select epoch 1).
+    `objective`: the batch loss (default: the protocol's supervised loss); `settings.loss_reduction`
+    says whether its sum (J&W BC) or its mean over the batch (QA/NLI, S&S) is minimised."""
     model.to(device)
     train = splits["train"]
     rng = np.random.RandomState(seed)  # batch order (J&W left it unseeded: D-SEED)
@@ -202,7 +144,8 @@ def train_model(
         plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="max", factor=settings["lr_plateau"]["factor"], patience=settings["lr_plateau"]["patience"]
         )
-    pos_weight = class_weights(train.labels()) if model.decoder.out_features == 1 else None
+    if objective is None:
+        objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
     lengths = np.array([e.length(model.layout) for e in train.examples])
     best, history, since_best = None, [], 0
     computed = real = 0
@@ -212,12 +155,11 @@ def train_model(
         model.train()
         order = length_bucketed_batches(lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"])
         total_loss = 0.0
-        for batch in _batches(train, order, model.layout):
+        for batch in batches_of(train, order, model.layout):
             computed += batch.tokens.numel()
             real += int(batch.lengths.sum()) if batch.sentence_lengths is None else int(batch.sentence_lengths.sum())
             batch = batch.to(device)
-            logits, _ = model(batch)
-            loss = _loss(logits, batch.labels, pos_weight)
+            loss = objective(model, batch)
             optimizer.zero_grad()
             # J&W BC sums the loss over the batch; QA/NLI and S&S average it
             (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
@@ -268,61 +210,7 @@ def train_model(
 
 
 # ---------------------------------------------------------------------------------------------
-# Checkpoints: state dict + metadata, loaded with weights_only=True and checked before use
-
-
-def _digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
-
-
-def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list) -> dict:
-    """What a checkpoint must agree with to be loaded: the model config (hashed) and vocabulary."""
-    record = config_record(config)
-    return {
-        "model": spec.name,
-        "family": spec.family,
-        "config": record,
-        "config_sha256": _digest(record),
-        "vocab_size": len(vocab),
-        "vocab_sha256": _digest(vocab),
-        "classes": [str(c) for c in classes],
-    }
-
-
-def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
-    # Through a file object: given a path, torch.save names the archive's inner folder after the
-    # (random) temp file name, and identical checkpoints would differ in bytes.
-    with io.atomic_path(path) as tmp, open(tmp, "wb") as f:
-        torch.save({"metadata": metadata, "state_dict": state_dict}, f)
-
-
-def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dict, dict]:
-    """-> (state_dict, metadata). `expected`: metadata keys that must match, e.g. the vocabulary hash
-    and config hash of the data and config at hand; a mismatch names each differing key."""
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # noqa: BLE001 - any unreadable file is the same error to the user
-        raise CheckpointError(f"{path}: not a readable attnexp checkpoint ({err})") from err
-    if not isinstance(payload, dict) or set(payload) != {"metadata", "state_dict"}:
-        raise CheckpointError(f"{path}: expected a dict with 'metadata' and 'state_dict'")
-    metadata = payload["metadata"]
-    differing = [
-        f"{key}: checkpoint has {metadata.get(key)!r}, expected {value!r}"
-        for key, value in (expected or {}).items()
-        if metadata.get(key) != value
-    ]
-    if differing:
-        raise CheckpointError(f"{path} was trained for a different setup:\n  " + "\n  ".join(differing))
-    return payload["state_dict"], metadata
-
-
-def restore_model(path: str | Path, spec: ModelSpec, config, vocab: list[str], classes: list) -> nn.Module:
-    """Build the model and load its checkpoint, refusing one trained for other data or config."""
-    expected = checkpoint_metadata(spec, config, vocab, classes)
-    state, _ = load_checkpoint(path, {k: expected[k] for k in ("model", "config_sha256", "vocab_sha256", "classes")})
-    model = build_model(spec, config)
-    model.load_state_dict(state)
-    return model.eval()
+# From files to files: what the train_model rule's script calls
 
 
 def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vectors: np.ndarray | None, settings: dict):
@@ -338,40 +226,6 @@ def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vect
             model.embedding.weight.copy_(torch.from_numpy(vectors))
             model.embedding.weight[0].zero_()
     return model, config
-
-
-# ---------------------------------------------------------------------------------------------
-# From files to files: what the rule scripts call
-
-
-def read_vocab(path: str | Path) -> list[str]:
-    return Path(path).read_text(encoding="utf-8").splitlines()
-
-
-def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
-    """A source model's exported attention (`export_attention`) -> {split: {id: weights}}."""
-    guides: dict[str, dict[str, np.ndarray]] = {}
-    for record in io.read_jsonl(path):
-        if len(record["attention"]) != record["length"]:
-            raise ValueError(f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}")
-        guides.setdefault(record["split"], {})[record["id"]] = np.asarray(record["attention"], dtype=np.float32)
-    return guides
-
-
-def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
-    from attnexp.models.inputs import to_examples
-
-    splits = {}
-    for split in ("train", "dev", "test"):
-        examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), vocab, classes)
-        split_guides = None
-        if guides is not None:
-            split_guides = guides.get(split, {})
-            missing = [e.id for e in examples if e.id not in split_guides]
-            if missing:
-                raise ValueError(f"the guide attention lacks {len(missing)} {split} instances, e.g. {missing[0]!r}")
-        splits[split] = SplitData(examples, split_guides)
-    return splits
 
 
 def fit(
@@ -391,12 +245,10 @@ def fit(
     log: Callable[[str], None] = print,
 ) -> dict:
     """Train one model from the preprocessed data and write its checkpoint, metrics and timing."""
-    from attnexp.models.inputs import label_classes
-
     set_determinism(seed, threads)
     device = resolve_device(device_setting)
     vocab = read_vocab(Path(data_dir) / "vocab.txt")
-    classes = label_classes(io.read_jsonl(Path(data_dir) / "train.jsonl"))
+    classes = read_classes(data_dir)
     guides = read_guides(guide_path) if guide_path else None
     splits = load_splits(data_dir, vocab, classes, guides)
     vectors = np.load(vectors_path) if vectors_path else None
@@ -408,6 +260,7 @@ def fit(
     save_checkpoint(out_model, result.state_dict, metadata)
     metrics = {
         "model": spec.name,
+        "spec": spec.record(),
         "classes": [str(c) for c in classes],
         "select_on": select_on,
         "select_metric": settings["select_metric"],
@@ -424,42 +277,3 @@ def fit(
     io.write_json(out_timing, result.timing)
     log(f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}")
     return metrics
-
-
-def restore_from_checkpoint(path: str | Path, data_dir: str | Path) -> tuple[nn.Module, dict, list[str], list]:
-    """Rebuild a trained model from its checkpoint, refusing it if the data's vocabulary differs."""
-    from attnexp.models import parse_model_name
-    from attnexp.models.flat import FlatConfig
-    from attnexp.models.hierarchical import HierarchicalConfig
-    from attnexp.models.qa import QAConfig
-
-    vocab = read_vocab(Path(data_dir) / "vocab.txt")
-    state, metadata = load_checkpoint(path, {"vocab_sha256": _digest(vocab), "vocab_size": len(vocab)})
-    record = dict(metadata["config"])
-    config_class = {c.__name__: c for c in (FlatConfig, HierarchicalConfig, QAConfig)}[record.pop("class")]
-    config = config_class(**record)
-    task = "qa" if metadata["family"] == "qa" else "binary"
-    model = build_model(parse_model_name(metadata["model"], task), config)
-    model.load_state_dict(state)
-    return model.eval(), metadata, vocab, metadata["classes"]
-
-
-def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None) -> None:
-    """Per instance of every split: id, split, length, the selected model's attention over the
-    attended items and its class probabilities (W&P save these for the guided models, D-ALIGN)."""
-    from attnexp.models.inputs import to_examples
-
-    model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
-    raw_classes = {str(c): c for c in {r["label"] for r in io.read_jsonl(Path(data_dir) / "train.jsonl")}}
-    classes = [raw_classes[c] for c in classes]
-    guides = read_guides(guide_path) if guide_path else None
-
-    def records():
-        for split in ("train", "dev", "test"):
-            examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), vocab, classes)
-            data = SplitData(examples, None if guides is None else guides[split])
-            probs, attention = predict(model, data, batch_size, torch.device("cpu"))
-            for e, p, a in zip(examples, probs, attention):
-                yield {"id": e.id, "split": split, "length": len(a), "attention": a.tolist(), "probs": p.tolist()}
-
-    io.write_jsonl(out, records())

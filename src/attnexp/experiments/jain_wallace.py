@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -24,11 +24,13 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.explain import load_test_examples, read_explanations, require_own_attention
+from attnexp.experiments.cached import cached_batches, real_positions
+from attnexp.explain import read_explanations
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
-from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
-from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
+from attnexp.models.inputs import Encoded, Example
+from attnexp.plan import require
+from attnexp.runtime import Run, probabilities, restore_run, set_determinism
 
 __all__ = [
     "PAIRS", "correlations", "class_groups", "summarise_correlations",
@@ -84,24 +86,6 @@ def summarise_correlations(table: pd.DataFrame, family: str, significance: float
 
 
 # ---------------------------------------------------------------------------------------------
-# Batches of cached encoder states
-
-
-def _encoded_batches(model: nn.Module, examples: list[Example], max_tokens: int) -> Iterator[tuple[np.ndarray, Encoded, torch.Tensor, torch.Tensor]]:
-    """Length-sorted batches -> (indices, encoded states, attention α̂ (B, L), probabilities (B, C))."""
-    lengths = np.array([len(e.tokens) + 2 for e in examples])
-    for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
-        with torch.no_grad():
-            encoded = model.encode(collate([examples[i] for i in indices], model.layout))
-            logits, attention = model.decode(encoded)
-        yield indices, encoded, attention, probabilities(logits)
-
-
-def _real_positions(mask: torch.Tensor) -> list[torch.Tensor]:
-    return [row.nonzero().squeeze(-1) for row in mask]
-
-
-# ---------------------------------------------------------------------------------------------
 # Permutation (§5.4)
 
 
@@ -116,7 +100,7 @@ def permuted_attention(attention: torch.Tensor, mask: torch.Tensor, permutations
     the real positions shuffled among themselves; masked positions keep their exact zeros."""
     count = permutations[0].shape[0]
     index = torch.arange(attention.shape[1]).expand(count, *attention.shape).clone()  # (P, B, L)
-    for b, (positions, perm) in enumerate(zip(_real_positions(mask), permutations)):
+    for b, (positions, perm) in enumerate(zip(real_positions(mask), permutations)):
         index[:, b, positions] = positions[torch.from_numpy(perm)]
     return attention.expand(count, *attention.shape).gather(-1, index)
 
@@ -131,7 +115,7 @@ def permutation_output_differences(model: nn.Module, encoded: Encoded, attention
 def permutation_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> pd.DataFrame:
     """Per instance: Δŷ^med = median over permutations of the output change, max α̂, predicted class."""
     rows = [None] * len(examples)
-    for indices, encoded, attention, probs in _encoded_batches(model, examples, settings["max_tokens"]):
+    for indices, encoded, attention, _, probs in cached_batches(model, examples, settings["max_tokens"]):
         lengths = encoded.mask.sum(dim=1).tolist()
         perms = [permutation_indices(n, settings["permutations"], seed, int(i)) for n, i in zip(lengths, indices)]
         changes = permutation_output_differences(model, encoded, attention, probs, perms)  # (P, B)
@@ -157,7 +141,7 @@ def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor
     """(K, B, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
     constant log(1/L) has no effect under the softmax; it is kept to mirror J&W §5.5."""
     z = torch.zeros(noise[0].shape[0], *mask.shape)
-    for b, (positions, xi) in enumerate(zip(_real_positions(mask), noise)):
+    for b, (positions, xi) in enumerate(zip(real_positions(mask), noise)):
         z[:, b, positions] = torch.from_numpy(xi)
     return math.log(1.0 / mask.shape[1]) + 3.0 * z
 
@@ -226,13 +210,14 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, attention: torch.Tensor, pro
     )
 
 
-def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, family: str, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
+def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
     """Per instance: ε-max JSD, max α̂, predicted class; and the chosen candidate (D-JWEXPORT)."""
+    family = model.spec.family
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
     search = {k: settings["adversary"][k] for k in ("steps", "lr", "amsgrad", "penalty", "margin")}
     rows, exported = [None] * len(examples), [None] * len(examples)
     done = 0
-    for indices, encoded, attention, probs in _encoded_batches(model, examples, settings["max_tokens"]):
+    for indices, encoded, attention, _, probs in cached_batches(model, examples, settings["max_tokens"]):
         lengths = encoded.mask.sum(dim=1).tolist()
         noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i)) for n, i in zip(lengths, indices)]
         candidates = adversarial_search(model, encoded, attention, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
@@ -291,11 +276,11 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 # From files to files: what the rule scripts call
 
 
-def _restore(checkpoint, data_dir, seed: int, threads: int):
+def _restore(checkpoint, data_dir, seed: int, threads: int) -> tuple[Run, list[Example]]:
     set_determinism(seed, threads)
-    model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
-    require_own_attention(model, f"{checkpoint}: the J&W experiments")
-    return model, metadata, load_test_examples(data_dir, vocab, classes)
+    run = restore_run(checkpoint, data_dir)
+    require(run.spec, "jain_wallace")
+    return run, run.test_examples(data_dir)
 
 
 def write_correlations(explanations: str | Path, out: str | Path) -> None:
@@ -303,13 +288,13 @@ def write_correlations(explanations: str | Path, out: str | Path) -> None:
 
 
 def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int) -> None:
-    model, _, examples = _restore(checkpoint, data_dir, seed, threads)
-    io.write_csv(out, permutation_experiment(model, examples, settings, seed))
+    run, examples = _restore(checkpoint, data_dir, seed, threads)
+    io.write_csv(out, permutation_experiment(run.model, examples, settings, seed))
 
 
 def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print) -> None:
-    model, metadata, examples = _restore(checkpoint, data_dir, seed, threads)
-    table, exported = adversarial_experiment(model, examples, settings, seed, metadata["family"], log)
+    run, examples = _restore(checkpoint, data_dir, seed, threads)
+    table, exported = adversarial_experiment(run.model, examples, settings, seed, log)
     io.write_csv(out_table, table)
     io.write_jsonl(out_attention, exported)
 

@@ -14,12 +14,14 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
+from attnexp.claims import claim, numeric_verdict, write_claims
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import read_explanations
 from attnexp.metrics import SCIPY_VERSION
+from attnexp.plan import RunKey
 from attnexp.tables import to_markdown
 
-__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "write_tables", "write_ground_truth"]
+__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "write_tables", "write_ground_truth"]
 
 # Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
 TABLE2_COLUMNS = {
@@ -42,15 +44,15 @@ def _verdict(ours, published, select_on: str, tolerance: dict) -> str | None:
 
 def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     """Long format, one row per dataset x group x column with ours beside J&W's value.
-    `summaries`: per model {dataset, model, seed, select_on, embeddings, loo_op, classes (label of
-    each class index), summary (`summarise_correlations`)}."""
+    `summaries`: per model {dataset, model, seed, spec (its record), select_on, embeddings, loo_op,
+    classes (label of each class index), summary (`summarise_correlations`)}."""
     rows = []
     for run in sorted(summaries, key=lambda r: (r["dataset"], r["model"], r["seed"])):
-        encoder, attention = run["model"].split("-", 1)
-        if attention != "tanh":
+        spec = run["spec"]
+        if spec["attention"] != "tanh":
             continue
         for column, (pair, column_encoder) in TABLE2_COLUMNS.items():
-            if encoder != column_encoder:
+            if spec["encoder"] != column_encoder:
                 continue
             for s in run["summary"][run["summary"]["pair"] == pair].itertuples():
                 label = s.group if s.group == "Overall" else str(run["classes"][int(s.group)])
@@ -104,24 +106,39 @@ def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
     return header + to_markdown(pd.DataFrame(rows)) + ("\n" + notes + "\n" if notes else "")
 
 
-def _run_of(path: str | Path) -> dict:
-    """results/<stage>/{dataset}/{model}/seed{seed}/<file> -> {dataset, model, seed}."""
-    parts = Path(path).parts
-    return {"dataset": parts[-4], "model": parts[-3], "seed": int(parts[-2].removeprefix("seed"))}
+def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
+    """Every Table 2 cell with a published value as two claim rows (mean and Sig. Frac., each with
+    its D-TARGETS tolerance); dev-selected runs are `not comparable` (D-SEL)."""
+    rows = []
+    for c in table.dropna(subset=["published_mean"]).itertuples():
+        pair, _ = TABLE2_COLUMNS[c.column]
+        condition = f"select_on={c.select_on}; embeddings={c.embeddings}; loo_op={c.loo_op}; scipy {c.scipy}"
+        why = None if c.select_on == "test" else f"our checkpoint was selected on {c.select_on}, J&W's on test (D-SEL)"
+        for quantity, ours, published, tol in (
+            ("mean", c.mean, c.published_mean, tolerance["mean"]),
+            ("sig_frac", c.sig_frac, c.published_sig_frac, tolerance["sig_frac"]),
+        ):
+            rows.append(claim(
+                "Jain & Wallace 2019", "Table 2", c.dataset, c.model, int(c.seed),
+                f"{quantity} tau({pair.replace('~', ', ')}), class {c.label}", float(ours), float(published), tol,
+                numeric_verdict(float(ours), float(published), tol, why), c.source, condition,
+            ))
+    return rows
 
 
-def write_tables(correlation_paths, metrics_paths, published_path, tasks: dict, significance: float, tolerance: dict, loo_op: str, out: dict) -> pd.DataFrame:
-    """Every model's correlation summary (`jain_wallace_correlations`) and Table 2 beside J&W's
-    numbers, as CSV and Markdown. Returns the summary (for the encoder figure)."""
-    metrics = {tuple(_run_of(p).values()): json.loads(Path(p).read_text(encoding="utf-8")) for p in metrics_paths}
+def write_tables(correlation_paths, metrics_paths, published_path, significance: float, tolerance: dict, loo_op: str, out: dict) -> pd.DataFrame:
+    """Every model's correlation summary (`jain_wallace_correlations`), Table 2 beside J&W's numbers
+    (CSV and Markdown) and its claim rows. `correlation_paths` and `metrics_paths` list the same
+    runs in the same order. Returns the summary (for the encoder figure)."""
+    if len(correlation_paths) != len(metrics_paths):
+        raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
     summaries, parts = [], []
-    for path in correlation_paths:
-        run = _run_of(path)
-        family = "qa" if tasks[run["dataset"]] in ("qa", "nli") else "flat"
-        summary = summarise_correlations(pd.read_csv(path), family, significance)
-        trained = metrics[tuple(run.values())]
+    for path, metrics_path in zip(correlation_paths, metrics_paths):
+        trained = json.loads(Path(metrics_path).read_text(encoding="utf-8"))
+        run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"]}
+        summary = summarise_correlations(pd.read_csv(path), trained["spec"]["family"], significance)
         provenance = {"select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"), "loo_op": loo_op}
-        summaries.append(run | provenance | {"classes": trained["classes"], "summary": summary})
+        summaries.append(run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary})
         parts.append(summary.assign(**run, **provenance))
     columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
     summary = pd.concat(parts, ignore_index=True)[columns]
@@ -130,6 +147,7 @@ def write_tables(correlation_paths, metrics_paths, published_path, tasks: dict, 
     table = table2(summaries, pd.read_csv(published_path, dtype={"class": str, "label": str}), tolerance)
     io.write_csv(out["table2_csv"], table)
     io.write_text(out["table2_md"], table2_markdown(table, tolerance))
+    write_claims(out["claims"], table2_claims(table, tolerance))
     return summary
 
 
@@ -138,9 +156,9 @@ def write_ground_truth(explanation_paths, test_paths, out_csv, out_md) -> pd.Dat
     tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     parts = []
     for path in explanation_paths:
-        run = _run_of(path)
-        summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run["dataset"]]))
-        parts.append(summary.assign(**run))
+        run = RunKey.of_file(path)
+        summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run.dataset]))
+        parts.append(summary.assign(**run._asdict()))
     table = pd.concat(parts, ignore_index=True)
     table = table[["dataset", "model", "seed", "method", "group", "n", "n_undefined_mass"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
     io.write_csv(out_csv, table)

@@ -31,24 +31,18 @@ from attnexp import io
 from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
-from attnexp.models.inputs import Example, collate, sorted_batches, to_examples
-from attnexp.train import probabilities, restore_from_checkpoint, set_determinism
+from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.plan import require
+from attnexp.runtime import probabilities, restore_run, set_determinism
 
-__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations", "load_test_examples", "require_own_attention"]
+__all__ = ["gradient_importance", "leave_one_out", "integrated_gradients", "explain_examples", "write_explanations", "read_explanations"]
 
 VECTORS = ("attention", "gradient", "loo", "ig")
 
 
-def require_own_attention(model: nn.Module, what: str) -> None:
-    """Explanations and the J&W experiments read a model's own attention over real tokens: flat and
-    QA/NLI models (`sos_eos` layout), not guided ones (imposed weights) nor HAN/FLAN."""
-    if getattr(model, "guided", False) or model.layout != "sos_eos":
-        raise ValueError(f"{what} need a flat or QA/NLI model with its own attention")
-
-
 def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print) -> list[dict]:
     """Every explanation of every example (see the module docstring), in the examples' order."""
-    require_own_attention(model, "explanations")
+    require(model.spec, "explain")
     model.eval()
     records: list[dict | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])
@@ -109,20 +103,14 @@ def _serialisable(record: dict) -> dict:
     return out
 
 
-def load_test_examples(data_dir: str | Path, vocab: list[str], classes: list) -> list[Example]:
-    """The test split as model inputs, labels mapped through the checkpoint's `classes`."""
-    records = io.read_jsonl(Path(data_dir) / "test.jsonl")
-    raw = {str(r["label"]): r["label"] for r in io.read_jsonl(Path(data_dir) / "train.jsonl")}
-    return to_examples(records, vocab, [raw[str(c)] for c in classes])
-
-
 def write_explanations(checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, log: Callable[[str], None] = print) -> None:
     """Explain every test instance of a trained model and write explanations.jsonl."""
     set_determinism(seed, threads)
-    model, metadata, vocab, classes = restore_from_checkpoint(checkpoint, data_dir)
-    examples = load_test_examples(data_dir, vocab, classes)
-    log(f"{metadata['model']}: explaining {len(examples)} test instances ({settings})")
-    records = explain_examples(model, examples, settings, log)
+    run = restore_run(checkpoint, data_dir)
+    require(run.spec, "explain")
+    examples = run.test_examples(data_dir)
+    log(f"{run.spec.name}: explaining {len(examples)} test instances ({settings})")
+    records = explain_examples(run.model, examples, settings, log)
     io.write_jsonl(out, (_serialisable(r) for r in records))
 
 

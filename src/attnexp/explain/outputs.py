@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from attnexp.train import probabilities
+from attnexp.runtime import probabilities
 
 __all__ = ["predicted_class", "class_probability", "class_logit"]
 

@@ -14,7 +14,7 @@ from torch import nn
 
 from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
-from attnexp.models.names import ModelSpec, parse_model_name
+from attnexp.spec import ModelSpec, parse_model_name
 from attnexp.models.qa import QAClassifier, QAConfig
 
 __all__ = ["ModelSpec", "parse_model_name", "build_model", "model_config", "config_record"]
@@ -45,8 +45,12 @@ def model_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim
 
 
 def build_model(spec: ModelSpec, config) -> nn.Module:
+    """The model a spec names, built from its config; the spec rides along as `model.spec`, so every
+    stage can ask it what the model can do."""
     model_class = {"flat": FlatClassifier, "qa": QAClassifier, "hierarchical": HierarchicalClassifier}[spec.family]
-    return model_class(config)
+    model = model_class(config)
+    model.spec = spec
+    return model
 
 
 def config_record(config) -> dict:

@@ -1,0 +1,169 @@
+"""Serrano & Smith suite speed: the whole suite (single-weight erasure + removal until flip, every
+ranking) per test instance, against one plain forward pass over the same test set and against a
+straightforward per-instance reference loop (one instance, one erased set at a time, through
+`model.decode`), which the tests use as the oracle.
+
+    python benchmarks/serrano_smith_speed.py --data results/data/20news20 --model han-rnn --threads 2
+    python benchmarks/serrano_smith_speed.py --checkpoint results/models/sst/lstm-tanh/seed10/model.pt --data results/data/sst
+
+Without `--checkpoint` the model is freshly initialised from the dataset's vocabulary and the S&S
+protocol's widths: the cost of every intervention is the same whatever the weights (every prefix of
+every ranking is decoded), so timing needs no trained model. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from attnexp.experiments import serrano_smith as ss  # noqa: E402
+from attnexp.experiments.cached import cached_batches  # noqa: E402
+from attnexp.metrics import jsd  # noqa: E402
+from attnexp.models.inputs import collate  # noqa: E402
+from attnexp.runtime import probabilities  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# Reference loop: one instance, one erased set, one decode at a time
+
+
+def _alone(model, example):
+    encoded = model.encode(collate([example], model.layout))
+    logits, attention = model.decode(encoded)
+    return encoded, attention.detach()[0], probabilities(logits).detach()[0]
+
+
+def _erased_probs(model, encoded, attention, erased: list[int]):
+    weights = attention.clone()
+    weights[erased] = 0
+    total = weights.sum()
+    weights = weights / total if total > 0 else torch.zeros_like(weights)
+    return probabilities(model.decode(encoded, weights[None])[0])[0]
+
+
+def reference_interventions(model, examples, settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
+    """Per instance with n > 1: the same rows as `run_interventions`, computed one at a time."""
+    erasure, removal = [], []
+    for index, example in enumerate(examples):
+        with torch.no_grad():
+            encoded, attention, p = _alone(model, example)
+        positions = encoded.mask[0].nonzero().squeeze(-1).tolist()
+        n = len(positions)
+        if n < 2:
+            continue
+        predicted = int(p.argmax())
+        alpha = attention[None].clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(probabilities(model.decode(encoded, alpha)[0])[0, predicted], alpha)
+        g = grad[0]
+        a = attention[positions]
+        keys = {"attention": a, "gradient": g[positions], "attn_x_grad": a * g[positions], "attention_ascending": -a}
+        orders = {name: [positions[i] for i in torch.sort(key, descending=True, stable=True).indices.tolist()] for name, key in keys.items()}
+        tops = np.array([positions.index(orders[name][0]) for name in ss.TOP_BY])
+        randoms = ss.random_items(n, tops, settings["random_item"], seed, index)
+        with torch.no_grad():
+            for name, top, rand in zip(ss.TOP_BY, tops, randoms):
+                q_top = _erased_probs(model, encoded, attention, [positions[top]])
+                q_rand = _erased_probs(model, encoded, attention, [positions[rand]])
+                erasure.append({
+                    "id": example.id, "top_by": name, "top": positions[top], "random": positions[rand],
+                    "js_top": float(jsd(p, q_top)), "js_random": float(jsd(p, q_rand)),
+                    "flip_top": int(q_top.argmax()) != predicted, "flip_random": int(q_rand.argmax()) != predicted,
+                })
+            rankings = [("random", j, [positions[i] for i in perm]) for j, perm in enumerate(ss.random_rankings(n, settings["permutations"], seed, index))]
+            rankings += [(name, 0, orders[name]) for name in ss.RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
+            for name, permutation, order in rankings:
+                removed = None
+                for k in range(1, n + 1):
+                    if int(_erased_probs(model, encoded, attention, order[:k]).argmax()) != predicted:
+                        removed = k
+                        break
+                removal.append({"id": example.id, "ranking": name, "permutation": permutation, "removed": removed})
+    return erasure, removal
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def _model(args):
+    from attnexp.runtime import read_classes, read_vocab, restore_run
+    from attnexp.spec import parse_model_name
+    from attnexp.models import build_model, model_config
+    from attnexp.config import training_settings, validate_config
+
+    if args.checkpoint:
+        run = restore_run(args.checkpoint, args.data)
+        return run.model, run.test_examples(args.data)
+    import yaml
+
+    from attnexp.runtime import load_test_examples
+
+    config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
+    dataset = Path(args.data).name
+    settings = training_settings(config, dataset, args.model)
+    vocab, classes = read_vocab(Path(args.data) / "vocab.txt"), read_classes(args.data)
+    spec = parse_model_name(args.model, config["datasets"][dataset]["task"])
+    n_out = 1 if len(classes) == 2 and spec.family == "flat" else len(classes)
+    torch.manual_seed(0)
+    model = build_model(spec, model_config(spec, len(vocab), n_out, 200 if spec.family == "hierarchical" else 300, settings)).eval()
+    return model, load_test_examples(args.data, vocab, [str(c) for c in classes])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="a preprocessed dataset folder, e.g. results/data/20news20")
+    parser.add_argument("--model", default="han-rnn", help="model name (freshly initialised) when no --checkpoint")
+    parser.add_argument("--checkpoint", default=None)
+    parser.add_argument("--instances", type=int, default=None, help="test instances timed (the first N; default all)")
+    parser.add_argument("--reference-instances", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    import yaml
+
+    from attnexp.config import validate_config
+
+    settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["serrano_smith"]
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True)
+    model, examples = _model(args)
+    examples = examples[: args.instances] if args.instances else examples
+    seed = settings["seed"]
+
+    def forward():
+        for _ in cached_batches(model, examples, settings["max_tokens"]):
+            pass
+
+    forward()  # warm-up (allocator, thread pool)
+    _, t_forward = _timed(forward)
+    (erasure, removal), t_suite = _timed(lambda: ss.run_interventions(model, examples, settings, seed, log=lambda _: None))
+    slow_set = examples[: args.reference_instances]
+    _, t_reference = _timed(lambda: reference_interventions(model, slow_set, settings, seed))
+    n_ref = len(slow_set)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    name = model.spec.name
+    print(f"| model | instances | forward ms/inst | S&S suite ms/inst | suite / forward | reference loop ms/inst | reference / suite | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {name} ({Path(args.data).name}, {model.spec.attended}) | {len(examples)} | {1000 * t_forward / len(examples):.2f} | "
+        f"{1000 * t_suite / len(examples):.2f} | {t_suite / t_forward:.2f}× | {1000 * t_reference / n_ref:.1f} (first {n_ref}) | "
+        f"{(t_reference / n_ref) / (t_suite / len(examples)):.0f}× | {peak:.0f} |"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""Rule ss_interventions: results/serrano_smith/{dataset}/{model}/seed{seed}/single_erasure.csv and
+removal.csv, S&S's two erasure experiments on one model's test split (per instance)."""
+
+from attnexp.experiments.serrano_smith import write_interventions
+from attnexp.runtime import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_interventions(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output.erasure,
+        snakemake.output.removal,
+        settings=snakemake.params.settings,
+        threads=snakemake.threads,
+        expected_model=snakemake.wildcards.model,
+        log=log,
+    )
+log(f"S&S interventions written to {snakemake.output.removal}")

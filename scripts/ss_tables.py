@@ -1,0 +1,16 @@
+"""Rule ss_tables: the S&S summary tables (erasure, removal, flip sooner) and their claims."""
+
+from attnexp.experiments.serrano_smith_tables import write_tables
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    write_tables(
+        snakemake.input.erasure,
+        snakemake.input.removal,
+        snakemake.input.metrics,
+        snakemake.input.published,
+        reference_datasets=snakemake.params.reference_datasets,
+        out=snakemake.output,
+    )
+log(f"{len(snakemake.input.removal)} S&S runs tabulated")

@@ -1,0 +1,96 @@
+"""One contract for every comparison with a paper: a tidy table, one row per compared number.
+
+| column | meaning |
+|---|---|
+| `paper` | e.g. "Jain & Wallace 2019" |
+| `table` | the table or figure of the paper (or the code file) the published value comes from |
+| `dataset`, `model`, `seed` | our run |
+| `quantity` | what is compared, e.g. "mean tau(attention, gradient), class 0" |
+| `ours`, `published` | the two numbers (`published` empty for a qualitative claim) |
+| `tolerance` | how close counts as a match (empty: no numeric comparison) |
+| `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `undefined` |
+| `source` | where the published value comes from (paper, repository commit, reference file) |
+| `condition` | what produced ours: checkpoint selection, embeddings, stand-in data, switches |
+
+Each paper's table rule writes `results/claims/<name>.csv` with `write_claims`; `concatenate`
+stacks them into `results/tables/claims.csv` (the scorecard reads that).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from attnexp import io
+from attnexp.tables import to_markdown
+
+__all__ = ["CLAIM_COLUMNS", "claim", "numeric_verdict", "claims_frame", "write_claims", "read_claims", "concatenate", "claims_markdown"]
+
+CLAIM_COLUMNS = ("paper", "table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "source", "condition")
+
+
+def numeric_verdict(ours: float, published: float, tolerance: float | None, not_comparable: str | None = None) -> str:
+    """`not comparable: <why>` when the settings differ (e.g. checkpoint selection), `reference only`
+    without a tolerance, `undefined` when either number is missing, else `match` / `differs`."""
+    if not_comparable:
+        return f"not comparable: {not_comparable}"
+    if tolerance is None:
+        return "reference only"
+    if ours is None or published is None or math.isnan(ours) or math.isnan(published):
+        return "undefined"
+    return "match" if abs(ours - published) <= tolerance + 1e-12 else "differs"
+
+
+def claim(paper: str, table: str, dataset: str, model: str, seed: int, quantity: str, ours, published=None, tolerance=None, verdict: str | None = None, source: str = "", condition: str = "") -> dict:
+    """One row; the verdict is computed from the numbers unless given (qualitative claims)."""
+    if verdict is None:
+        verdict = numeric_verdict(ours, published, tolerance)
+    return {
+        "paper": paper, "table": table, "dataset": dataset, "model": model, "seed": seed, "quantity": quantity,
+        "ours": ours, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source, "condition": condition,
+    }
+
+
+def claims_frame(rows: list[dict]) -> pd.DataFrame:
+    """Rows -> the contract's table; a row with missing or extra columns is an error naming them."""
+    for i, row in enumerate(rows):
+        if set(row) != set(CLAIM_COLUMNS):
+            missing, extra = sorted(set(CLAIM_COLUMNS) - set(row)), sorted(set(row) - set(CLAIM_COLUMNS))
+            raise ValueError(f"claim row {i}: missing columns {missing}, unexpected columns {extra}")
+    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+
+def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
+    table = claims_frame(rows)
+    io.write_csv(path, table)
+    return table
+
+
+def read_claims(path: str | Path) -> pd.DataFrame:
+    table = pd.read_csv(path, dtype={"dataset": str, "model": str, "quantity": str, "verdict": str})
+    if tuple(table.columns) != CLAIM_COLUMNS:
+        raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
+    return table
+
+
+def concatenate(paths: list[str | Path]) -> pd.DataFrame:
+    """Every paper's claims in one table, in the order given."""
+    parts = [read_claims(p) for p in paths]
+    return pd.concat(parts, ignore_index=True) if parts else claims_frame([])
+
+
+def claims_markdown(table: pd.DataFrame) -> str:
+    """Counts of verdicts per paper, then every row (numbers to 3 decimals)."""
+    verdict = table["verdict"].str.split(":").str[0]
+    counts = table.assign(verdict=verdict).groupby(["paper", "verdict"], sort=True).size().rename("rows").reset_index()
+    shown = table.copy()
+    for column in ("ours", "published", "tolerance"):
+        shown[column] = shown[column].map(lambda v: v if isinstance(v, str) else (None if pd.isna(v) else f"{v:.3f}"))
+    return (
+        "# Claims: our numbers beside the published ones\n\n"
+        "One row per compared number (`attnexp.claims`). Verdicts: `match`/`differs` within the tolerance, "
+        "`holds`/`does not hold` for qualitative claims, `not comparable` where our setting differs from the paper's.\n\n"
+        + to_markdown(counts) + "\n" + to_markdown(shown)
+    )

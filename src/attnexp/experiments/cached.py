@@ -1,0 +1,76 @@
+"""Cached encoder states, for any model layout: the one forward pass every attention experiment
+starts from.
+
+`cached_batches` runs `encode` once per batch of test instances (sorted by padded length, cut by a
+token budget) and yields the states of the attended items with the model's own attention, logits
+and probabilities. The attended items are tokens for flat, QA/NLI and FLAN models and sentences for
+HAN models (`spec.attended`); `encoded.mask` marks them. Every manipulation after that — permutation,
+adversarial search, erasure, removal until the decision flips — re-runs only `decode`.
+
+For models whose output layer is linear in the attention (`spec.linear_readout`), `Readout` projects
+the cached states through it once: logits(α′) = Σ_i α′_i (W h_i) + b, so a decode over many attention
+variants costs C numbers per item instead of H.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
+from attnexp.runtime import probabilities
+
+__all__ = ["CachedBatch", "cached_batches", "real_positions", "Readout", "readout"]
+
+
+class CachedBatch(NamedTuple):
+    indices: np.ndarray  # (B,) positions of the batch's instances in the examples list
+    encoded: Encoded  # hidden (B, L, H), mask (B, L) over the attended items
+    attention: torch.Tensor  # (B, L) the model's own α̂, exact zeros off the mask
+    logits: torch.Tensor  # (B, C)
+    probs: torch.Tensor  # (B, C)
+
+    @property
+    def lengths(self) -> list[int]:
+        """Attended items per instance (n)."""
+        return self.encoded.mask.sum(dim=1).tolist()
+
+
+@torch.no_grad()
+def cached_batches(model: nn.Module, examples: list[Example], max_tokens: int) -> Iterator[CachedBatch]:
+    """Length-sorted batches of at most `max_tokens` padded positions (the layout's own measure:
+    tokens, or sentences x longest sentence for HAN) -> one CachedBatch each, model in eval mode."""
+    model.eval()
+    lengths = np.array([e.length(model.layout) for e in examples])
+    for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
+        encoded = model.encode(collate([examples[i] for i in indices], model.layout))
+        logits, attention = model.decode(encoded)
+        yield CachedBatch(indices, encoded, attention, logits, probabilities(logits))
+
+
+def real_positions(mask: torch.Tensor) -> list[torch.Tensor]:
+    """(B, L) mask -> per instance the positions of its attended items."""
+    return [row.nonzero().squeeze(-1) for row in mask]
+
+
+class Readout(NamedTuple):
+    """The output layer applied to each cached item: logits(α′) = Σ_i α′_i values_i + bias."""
+
+    values: torch.Tensor  # (B, L, C) W h_i
+    bias: torch.Tensor  # (C,)
+
+    def logits(self, attention: torch.Tensor) -> torch.Tensor:
+        """attention (..., B, L) -> logits (..., B, C); leading axes broadcast."""
+        return torch.einsum("...bl,blc->...bc", attention, self.values) + self.bias
+
+
+def readout(model: nn.Module, encoded: Encoded) -> Readout:
+    """Project cached states through a linear output layer (flat and HAN/FLAN classifiers)."""
+    if not model.spec.linear_readout:
+        raise ValueError(f"model {model.spec.name!r}: its output is not linear in the attention (a QA/NLI model)")
+    with torch.no_grad():
+        values = encoded.hidden @ model.decoder.weight.T  # (B, L, C)
+    return Readout(values, model.decoder.bias.detach())

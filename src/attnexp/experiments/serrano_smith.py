@@ -1,0 +1,316 @@
+"""Serrano & Smith (2019), "Is Attention Interpretable?": erasure on the attention layer closest to
+the output (serrano_smith.md §4–§6).
+
+- `single_weight_erasure`: erase the top item (by attention, by gradient, by attention × gradient)
+  and, separately, a random other item; compare JS(p, q) and decision flips (§5).
+- `removal_until_flip`: erase items cumulatively in the order of a ranking (random, attention,
+  gradient, attention × gradient, ascending attention) until the decision flips (§6).
+
+The items are sentences for HAN models and tokens for FLAN and the flat J&W models (`spec.attended`).
+One forward pass caches the item states (`attnexp.experiments.cached`); every intervention is
+decode-only. The output layer is linear in the attention, so the cached states are projected
+through it once (`Readout`): erasing a set S gives logits(α′) = Σ_i α′_i W h_i + b with
+α′_i = α_i · 1[i ∉ S] / Σ_{j ∉ S} α_j, and α′ = 0 (logits = b) when nothing is left. All n prefixes
+of a ranking are decoded at once as an n × n masked product per instance, batched across instances.
+
+The gradient ranking is g_i = ∂p_ŷ/∂α_i with α as independent inputs (no softmax Jacobian, no
+renormalisation, D-SS-GRAD). Instances with a single item are excluded (§4). Randomness is drawn per
+instance from (seed, instance index), so results do not depend on batching.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import binomtest
+
+from attnexp import io
+from attnexp.experiments.cached import CachedBatch, Readout, cached_batches, readout, real_positions
+from attnexp.metrics import jsd, kl
+from attnexp.models.inputs import Example
+from attnexp.plan import require
+from attnexp.runtime import probabilities, restore_run, set_determinism
+
+__all__ = [
+    "TOP_BY", "RANKINGS",
+    "erase", "attention_gradient", "ranking_keys",
+    "random_items", "random_rankings",
+    "single_weight_erasure", "removal_until_flip", "run_interventions",
+    "summarise_erasure", "summarise_removal", "flip_sooner", "write_interventions",
+]
+
+# Experiment 1: how the top item is chosen (§5)
+TOP_BY = ("attention", "gradient", "attn_x_grad")
+# Experiment 2: rankings, removal order descending in the key (§6); `random` has several permutations
+RANKINGS = ("random", "attention", "gradient", "attn_x_grad", "attention_ascending")
+
+# ---------------------------------------------------------------------------------------------
+# Decode-only interventions
+
+
+def erase(attention: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """attention (B, L), keep (..., B, L) bool -> renormalised weights (..., B, L): erased items get
+    0, the rest share the mass; all zeros where nothing (or no mass) is left (§4)."""
+    kept = attention * keep  # (..., B, L)
+    total = kept.sum(-1, keepdim=True)  # (..., B, 1)
+    return torch.where(total > 0, kept / torch.where(total > 0, total, 1.0), 0.0)
+
+
+def attention_gradient(out: Readout, attention: torch.Tensor, predicted: torch.Tensor) -> torch.Tensor:
+    """g (B, L) = ∂p_ŷ/∂α_i, α treated as independent inputs (D-SS-GRAD). One backward pass per
+    batch: instances do not interact, so the gradient of the sum is each instance's own."""
+    alpha = attention.detach().clone().requires_grad_(True)
+    p = probabilities(out.logits(alpha)).gather(-1, predicted[:, None]).squeeze(-1)  # (B,)
+    (grad,) = torch.autograd.grad(p.sum(), alpha)
+    return grad
+
+
+def ranking_keys(attention: torch.Tensor, gradient: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Scores (B, L) whose descending order is each deterministic ranking; items off the mask get
+    −10⁶ (S&S: padding sorts last)."""
+    keys = {
+        "attention": attention,
+        "gradient": gradient,
+        "attn_x_grad": attention * gradient,
+        "attention_ascending": -attention,
+    }
+    return {name: key.masked_fill(~mask, -1e6) for name, key in keys.items()}
+
+
+def random_items(n: int, top: np.ndarray, mode: str, seed: int, index: int) -> np.ndarray:
+    """The random other item of each top item (one per variant of `TOP_BY`), D-SS-RAND:
+    `paper` draws uniformly from the n − 1 items other than the top one; `repo` draws a position
+    in 1..n−1 (0-based), which can be the top item itself and never position 0."""
+    u = np.random.default_rng([seed, 2, index]).random(len(top))
+    if mode == "repo":
+        return 1 + np.floor(u * (n - 1)).astype(np.int64)
+    others = np.floor(u * (n - 1)).astype(np.int64)  # index among the items other than top
+    return others + (others >= top)
+
+
+def random_rankings(n: int, count: int, seed: int, index: int) -> np.ndarray:
+    """(count, n) uniform random removal orders of the instance at `index`."""
+    rng = np.random.default_rng([seed, 3, index])
+    return rng.permuted(np.tile(np.arange(n), (count, 1)), axis=1)
+
+
+def _order(key: torch.Tensor) -> torch.Tensor:
+    """Descending order of a key (B, L), ties to the lower position."""
+    return torch.sort(key, dim=-1, descending=True, stable=True).indices
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiment 1: single-weight erasure (§5)
+
+
+@torch.no_grad()
+def single_weight_erasure(out: Readout, attention: torch.Tensor, keys: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+    """Per variant of `TOP_BY`: erase its top item, and separately its random item `randoms`
+    (len(TOP_BY), B). -> {variant: {top, random (B,) positions; js_*, kl_* (B,); flip_* (B,) bool}}."""
+    p = probabilities(out.logits(attention))  # (B, C)
+    predicted = p.argmax(-1)
+    rows = torch.arange(attention.shape[0])
+    results = {}
+    for v, name in enumerate(TOP_BY):
+        top = _order(keys[name])[:, 0]  # (B,)
+        picked = torch.stack([top, randoms[v]])  # (2, B): erase the top item, or the random one
+        keep = mask.clone().expand(2, *mask.shape).clone()  # (2, B, L)
+        keep[0, rows, picked[0]] = False
+        keep[1, rows, picked[1]] = False
+        q = probabilities(out.logits(erase(attention, keep)))  # (2, B, C)
+        results[name] = {
+            "top": top, "random": picked[1],
+            "js_top": jsd(p, q[0]), "js_random": jsd(p, q[1]),
+            "kl_top": kl(p, q[0]), "kl_random": kl(p, q[1]),
+            "flip_top": q[0].argmax(-1) != predicted, "flip_random": q[1].argmax(-1) != predicted,
+        }
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiment 2: removal until the decision flips (§6)
+
+
+@torch.no_grad()
+def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """orders (R, B, L): R removal orders per instance (real items first). Every prefix k = 1..L of
+    every order is decoded at once (an L × L masked product per instance and order).
+    -> (removed (R, B): the k of the first flip, 0 = no flip up to k = n; removed attention mass
+    (R, B) at that k, NaN for no flip)."""
+    R, B, L = orders.shape
+    predicted = probabilities(out.logits(attention)).argmax(-1)  # (B,)
+    rank = torch.argsort(orders, dim=-1)  # (R, B, L): position -> its place in the order
+    ks = torch.arange(1, L + 1)  # (K,) prefix sizes
+    keep = rank[None] >= ks[:, None, None, None]  # (K, R, B, L): items not among the first k
+    logits = out.logits(erase(attention, keep))  # (K, R, B, C)
+    flips = (logits.argmax(-1) != predicted) & (ks[:, None, None] <= lengths)  # (K, R, B)
+    flipped = flips.any(dim=0)  # (R, B)
+    first = flips.int().argmax(dim=0)  # (R, B) index of the first flip (0 if none)
+    removed = torch.where(flipped, first + 1, 0)
+    cumulative = attention.expand(R, B, L).gather(-1, orders).cumsum(-1)  # (R, B, L) mass of the first k items
+    mass = cumulative.gather(-1, first[..., None]).squeeze(-1)
+    return removed, torch.where(flipped, mass, torch.nan)
+
+
+# ---------------------------------------------------------------------------------------------
+# Both experiments over a test set
+
+
+def _batch_rows(batch: CachedBatch, out: Readout, examples: list[Example], settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
+    mask, attention = batch.encoded.mask, batch.attention
+    lengths = mask.sum(-1)  # (B,)
+    predicted = probabilities(out.logits(attention)).argmax(-1)
+    gradient = attention_gradient(out, attention, predicted)
+    keys = ranking_keys(attention, gradient, mask)
+    B, L = attention.shape
+    # Random items (per TOP_BY variant) and random rankings, drawn per instance over its n items and
+    # mapped to positions (items are not positions where SOS comes first)
+    tops = torch.stack([_order(keys[name])[:, 0] for name in TOP_BY], dim=-1)  # (B, V) positions
+    randoms = tops.T.clone()  # (V, B); single-item instances keep their top item (they are dropped)
+    perms = torch.arange(L).expand(settings["permutations"], B, L).clone()  # (P, B, L)
+    for b, (i, items) in enumerate(zip(batch.indices, real_positions(mask))):
+        n = len(items)
+        if n > 1:
+            top_items = (items[None, :] == tops[b][:, None]).int().argmax(-1).numpy()  # (V,) item index of each top
+            randoms[:, b] = items[torch.from_numpy(random_items(n, top_items, settings["random_item"], seed, int(i)))]
+            rest = torch.from_numpy(np.setdiff1d(np.arange(L), items.numpy()))  # SOS/EOS/padding: last
+            for j, order in enumerate(random_rankings(n, settings["permutations"], seed, int(i))):
+                perms[j, b] = torch.cat([items[torch.from_numpy(order)], rest])
+    single = single_weight_erasure(out, attention, keys, mask, randoms)
+    ranked = [name for name in RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
+    rankings = [("random", j) for j in range(settings["permutations"])] + [(name, 0) for name in ranked]
+    orders = torch.cat([perms, torch.stack([_order(keys[name]) for name in ranked])])  # (R, B, L)
+    # one ranking at a time: the decode holds L x B x L weights, not R times that
+    results = [removal_until_flip(out, attention, orders[r : r + 1], lengths) for r in range(len(orders))]
+    removed, mass = (torch.cat(parts) for parts in zip(*results))  # (R, B) each
+
+    erasure_rows, removal_rows = [], []
+    for b, i in enumerate(batch.indices):
+        n = int(lengths[b])
+        if n < 2:  # S&S §4: instances with one attended item are excluded
+            continue
+        base = {"index": int(i), "id": examples[i].id, "n": n, "predicted": int(predicted[b])}
+        for name, r in single.items():
+            top, rand = int(r["top"][b]), int(r["random"][b])
+            erasure_rows.append(base | {
+                "top_by": name, "top": top, "random": rand,
+                "top_attention": float(attention[b, top]), "random_attention": float(attention[b, rand]),
+                "delta_attention": float(attention[b, top] - attention[b, rand]),
+                "js_top": float(r["js_top"][b]), "js_random": float(r["js_random"][b]),
+                "delta_js": float(r["js_top"][b] - r["js_random"][b]),
+                "kl_top": float(r["kl_top"][b]), "kl_random": float(r["kl_random"][b]),
+                "flip_top": bool(r["flip_top"][b]), "flip_random": bool(r["flip_random"][b]),
+            })
+        for row, (name, permutation) in enumerate(rankings):
+            k = int(removed[row, b])
+            removal_rows.append(base | {
+                "ranking": name, "permutation": permutation, "flipped": k > 0,
+                "removed": k if k else None, "fraction": k / n if k else None,
+                "removed_mass": float(mass[row, b]) if k else None,
+            })
+    return erasure_rows, removal_rows
+
+
+def _item_batches(batch: CachedBatch, max_items: int):
+    """Split a cached batch so that B × L² stays within `max_items` (the removal decode's size)."""
+    L = batch.attention.shape[1]
+    size = max(1, max_items // (L * L))
+    for start in range(0, len(batch.indices), size):
+        part = slice(start, start + size)
+        encoded = batch.encoded._replace(hidden=batch.encoded.hidden[part], mask=batch.encoded.mask[part])
+        yield CachedBatch(batch.indices[part], encoded, batch.attention[part], batch.logits[part], batch.probs[part])
+
+
+def run_interventions(model, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both experiments on every test instance with > 1 item -> (single-weight erasure table, one row
+    per instance × top_by; removal table, one row per instance × ranking × permutation)."""
+    require(model.spec, "serrano_smith")
+    erasure, removal, done = [], [], 0
+    for cached in cached_batches(model, examples, settings["max_tokens"]):
+        for batch in _item_batches(cached, settings["max_items"]):
+            out = readout(model, batch.encoded)
+            e, r = _batch_rows(batch, out, examples, settings, seed)
+            erasure += e
+            removal += r
+        done += len(cached.indices)
+        log(f"serrano_smith: {done}/{len(examples)} instances")
+    # rows in the test split's order, whatever the batching
+    erasure, removal = (pd.DataFrame(rows).sort_values("index", kind="stable").drop(columns="index").reset_index(drop=True) for rows in (erasure, removal))
+    return erasure, removal
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries (tables and claims are built from these)
+
+
+def summarise_erasure(table: pd.DataFrame) -> pd.DataFrame:
+    """Per top_by: instances, the fraction with ΔJS < 0, the 2 × 2 flip table in percent of
+    instances, and McNemar's exact test of flip_top against flip_random (binomial on the discordant
+    pairs, scipy)."""
+    rows = []
+    for name, part in table.groupby("top_by", sort=False):
+        both = int((part.flip_top & part.flip_random).sum())
+        only_top = int((part.flip_top & ~part.flip_random).sum())
+        only_random = int((~part.flip_top & part.flip_random).sum())
+        neither = len(part) - both - only_top - only_random
+        discordant = only_top + only_random
+        rows.append({
+            "top_by": name, "n": len(part), "negative_delta_js": float((part.delta_js < 0).mean()),
+            "pct_both_flip": 100 * both / len(part), "pct_only_top_flips": 100 * only_top / len(part),
+            "pct_only_random_flips": 100 * only_random / len(part), "pct_neither_flips": 100 * neither / len(part),
+            "mcnemar_p": binomtest(only_top, discordant, 0.5).pvalue if discordant else 1.0,
+        })
+    return pd.DataFrame(rows)
+
+
+def summarise_removal(table: pd.DataFrame) -> pd.DataFrame:
+    """Per ranking: instances, % no-flip, and the fraction removed at the first flip (mean, sd,
+    quartiles) and removed attention mass over flipping instances (D-SS-NOFLIP); `random` pools
+    all its permutations (D-SS-BOX applies to the figure only)."""
+    rows = []
+    for name, part in table.groupby("ranking", sort=False):
+        flipping = part[part.flipped]
+        fraction, mass = flipping["fraction"].astype(float), flipping["removed_mass"].astype(float)
+        rows.append({
+            "ranking": name, "n": part["id"].nunique(), "pct_no_flip": 100 * float((~part.flipped).mean()),
+            "fraction_mean": fraction.mean(), "fraction_sd": fraction.std(ddof=0),
+            "fraction_q1": fraction.quantile(0.25), "fraction_median": fraction.median(), "fraction_q3": fraction.quantile(0.75),
+            "mass_mean": mass.mean(), "mass_median": mass.median(),
+        })
+    return pd.DataFrame(rows)
+
+
+def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "attention") -> dict:
+    """Per instance, which ranking flips the decision after fewer removals (§6; a ranking that flips
+    beats one that never does) -> shares of instances where `first` wins, `second` wins, tie."""
+    k = table[table.ranking.isin([first, second])].pivot(index="id", columns="ranking", values="removed")
+    a, b = k[first].astype(float), k[second].astype(float)
+    a_wins = (a.notna() & (b.isna() | (a < b))).mean()
+    b_wins = (b.notna() & (a.isna() | (b < a))).mean()
+    return {"n": len(k), f"{first}_sooner": float(a_wins), f"{second}_sooner": float(b_wins), "tie": float(1 - a_wins - b_wins)}
+
+
+# ---------------------------------------------------------------------------------------------
+# From files to files: what the rule script calls
+
+
+def write_interventions(checkpoint, data_dir, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print) -> None:
+    """Restore a trained run, run both experiments on its test split and write the tidy tables."""
+    set_determinism(settings["seed"], threads)
+    run = restore_run(checkpoint, data_dir, expected_model)
+    require(run.spec, "serrano_smith")
+    examples = run.test_examples(data_dir)
+    log(f"{run.spec.name}: S&S erasure on the {run.spec.attended} of {len(examples)} test instances")
+    erasure, removal = run_interventions(run.model, examples, settings, settings["seed"], log)
+    io.write_csv(out_erasure, erasure)
+    io.write_csv(out_removal, removal)
+    excluded = len(examples) - removal["id"].nunique()
+    log(f"{excluded} instances with a single {run.spec.attended[:-1]} excluded (S&S §4)")
+
+
+def read_removal(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"id": str})

@@ -1,0 +1,134 @@
+"""Run selection, torch-free: config -> the (dataset, model, seed) runs each experiment runs on.
+
+Each experiment states the capabilities it needs (`REQUIREMENTS`, asked of the model's spec, never
+of its name). A run is selected when its dataset is enabled and its model is configured for that
+dataset, has every capability, and passes the experiment's `datasets` / `models` narrowing in the
+config. A model without a needed capability is skipped silently when the selection is open, and is
+an error naming the model and what it lacks when the config asks for it by name.
+
+The Snakefile and the rule files call this; so does config validation, so a selection that names
+nothing runnable fails before any job is planned.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from attnexp.spec import ModelSpec, parse_model_name
+
+__all__ = [
+    "RunKey",
+    "REQUIREMENTS",
+    "CapabilityError",
+    "model_spec",
+    "missing_capabilities",
+    "require",
+    "experiment_runs",
+    "run_dirs",
+    "selection_problems",
+]
+
+# experiment -> (spec capability, what it means) it needs
+REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "jain_wallace": (
+        ("has_own_attention", "its own trained attention"),
+        ("attributable_input", "an encoder over replaceable input embeddings (a flat or QA/NLI model)"),
+    ),
+    "serrano_smith": (
+        ("has_own_attention", "its own trained attention"),
+        ("linear_readout", "an output layer linear in the attention (a classifier, not a QA/NLI model)"),
+    ),
+}
+# Explanations are the J&W inputs: same needs.
+REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"]
+TITLES = {"jain_wallace": "Jain & Wallace", "serrano_smith": "Serrano & Smith", "explain": "explanation"}
+
+
+class RunKey(NamedTuple):
+    dataset: str
+    model: str
+    seed: int
+
+    def path(self, root: str) -> str:
+        """`{root}/{dataset}/{model}/seed{seed}` (DESIGN.md paths)."""
+        return f"{root}/{self.dataset}/{self.model}/seed{self.seed}"
+
+    @classmethod
+    def of_file(cls, path) -> "RunKey":
+        """The run of a per-run file `.../{dataset}/{model}/seed{seed}/<file>`."""
+        parts = str(path).replace("\\", "/").split("/")
+        if len(parts) < 4 or not parts[-2].startswith("seed") or not parts[-2][4:].isdigit():
+            raise ValueError(f"{path}: not a per-run file .../{{dataset}}/{{model}}/seed{{seed}}/<file>")
+        return cls(parts[-4], parts[-3], int(parts[-2][4:]))
+
+
+class CapabilityError(ValueError):
+    """A model lacks what an experiment needs."""
+
+
+def model_spec(config: dict, dataset: str, model: str) -> ModelSpec:
+    """The spec of a configured model name on a dataset (the name is parsed here and in names.py only)."""
+    return parse_model_name(model, config["datasets"][dataset]["task"])
+
+
+def missing_capabilities(spec: ModelSpec, experiment: str) -> list[str]:
+    if experiment not in REQUIREMENTS:
+        raise ValueError(f"unknown experiment {experiment!r}: expected one of {sorted(REQUIREMENTS)}")
+    return [meaning for capability, meaning in REQUIREMENTS[experiment] if not getattr(spec, capability)]
+
+
+def require(spec: ModelSpec, experiment: str) -> None:
+    """One-line refusal naming the model and what it lacks."""
+    missing = missing_capabilities(spec, experiment)
+    if missing:
+        raise CapabilityError(f"model {spec.name!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
+
+
+def _selected_datasets(config: dict, experiment: str) -> list[str]:
+    wanted = config[experiment]["datasets"]
+    return [
+        name
+        for name, ds in sorted(config["datasets"].items())
+        if ds["enabled"] and (wanted is None or name in wanted)
+    ]
+
+
+def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
+    """Every (dataset, model, seed) the experiment runs on, sorted by dataset then config order."""
+    wanted = config[experiment]["models"]
+    return [
+        RunKey(dataset, model, seed)
+        for dataset in _selected_datasets(config, experiment)
+        for model in config["datasets"][dataset].get("models", [])
+        if (wanted is None or model in wanted) and not missing_capabilities(model_spec(config, dataset, model), experiment)
+        for seed in config["train"]["seeds"]
+    ]
+
+
+def run_dirs(config: dict, experiment: str, root: str) -> list[str]:
+    """`{root}/{dataset}/{model}/seed{seed}` of every run of the experiment."""
+    return [run.path(root) for run in experiment_runs(config, experiment)]
+
+
+def selection_problems(config: dict, experiment: str) -> list[str]:
+    """What is wrong with `config[experiment].datasets / .models`, one line per problem naming the
+    key: an unknown or disabled dataset, a model no selected dataset trains, a model that lacks a
+    capability the experiment needs."""
+    selected, problems = config[experiment], []
+    for i, name in enumerate(selected["datasets"] or []):
+        if name not in config["datasets"]:
+            problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}")
+        elif not config["datasets"][name]["enabled"]:
+            problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is not enabled")
+    if problems or selected["models"] is None:
+        return problems
+    datasets = _selected_datasets(config, experiment)
+    for i, model in enumerate(selected["models"]):
+        hosts = [d for d in datasets if model in config["datasets"][d].get("models", [])]
+        if not hosts:
+            problems.append(f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset")
+            continue
+        missing = missing_capabilities(model_spec(config, hosts[0], model), experiment)
+        if missing:
+            problems.append(f"config key '{experiment}.models.{i}': model {model!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
+    return problems

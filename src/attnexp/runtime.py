@@ -1,0 +1,314 @@
+"""Run-time services every stage after training shares: determinism and device, checkpoints (save,
+load, restore a trained run from its own spec), the splits and test examples, output probabilities
+and an eval-mode prediction pass.
+
+Read top to bottom: determinism -> device -> probabilities -> data -> prediction -> checkpoints ->
+restoring a run -> exporting its attention. `attnexp.train` (the training loop) builds on this
+module; nothing here imports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from attnexp import io
+from attnexp.models import ModelSpec, build_model, config_record
+from attnexp.models.flat import FlatConfig
+from attnexp.models.hierarchical import HierarchicalConfig
+from attnexp.models.inputs import Example, collate, label_classes, sorted_batches, to_examples
+from attnexp.models.qa import QAConfig
+
+__all__ = [
+    "CheckpointError",
+    "set_determinism",
+    "resolve_device",
+    "probabilities",
+    "SplitData",
+    "read_vocab",
+    "read_guides",
+    "read_classes",
+    "load_splits",
+    "load_test_examples",
+    "batches_of",
+    "predict",
+    "checkpoint_metadata",
+    "save_checkpoint",
+    "load_checkpoint",
+    "Run",
+    "restore_run",
+    "export_attention",
+]
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is unreadable, or was trained for a different vocabulary, config or model."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism and device
+
+
+def set_determinism(seed: int, threads: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA) and allow only deterministic kernels (D-SEED)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # required by deterministic cuBLAS
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.set_num_threads(threads)
+
+
+def resolve_device(setting: str) -> torch.device:
+    """`auto`: the GPU when one is present; `cuda` without one is an error, not a silent CPU run."""
+    if setting == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("config key 'train.device' is 'cuda' but torch sees no GPU")
+    return torch.device(setting)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output probabilities
+
+
+def probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """(..., C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
+    if logits.shape[-1] == 1:
+        p = torch.sigmoid(logits.squeeze(-1))
+        return torch.stack([1 - p, p], dim=-1)
+    return torch.softmax(logits, dim=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass
+class SplitData:
+    """Examples of one split plus the imposed attention of a guided model (by instance id)."""
+
+    examples: list[Example]
+    guides: dict[str, np.ndarray] | None = None
+
+    def labels(self) -> np.ndarray:
+        return np.array([e.label for e in self.examples])
+
+
+def read_vocab(path: str | Path) -> list[str]:
+    return Path(path).read_text(encoding="utf-8").splitlines()
+
+
+def read_classes(data_dir: str | Path) -> list:
+    """The class labels of a preprocessed dataset, in class-index order (from its training split)."""
+    return label_classes(io.read_jsonl(Path(data_dir) / "train.jsonl"))
+
+
+def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """A source model's exported attention (`export_attention`) -> {split: {id: weights}}."""
+    guides: dict[str, dict[str, np.ndarray]] = {}
+    for record in io.read_jsonl(path):
+        if len(record["attention"]) != record["length"]:
+            raise ValueError(f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}")
+        guides.setdefault(record["split"], {})[record["id"]] = np.asarray(record["attention"], dtype=np.float32)
+    return guides
+
+
+def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
+    """train/dev/test as model inputs; a guided model's weights must cover every instance."""
+    splits = {}
+    for split in ("train", "dev", "test"):
+        examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), vocab, classes)
+        split_guides = None
+        if guides is not None:
+            split_guides = guides.get(split, {})
+            missing = [e.id for e in examples if e.id not in split_guides]
+            if missing:
+                raise ValueError(f"the guide attention lacks {len(missing)} {split} instances, e.g. {missing[0]!r}")
+        splits[split] = SplitData(examples, split_guides)
+    return splits
+
+
+def _raw_classes(data_dir: str | Path, classes: list[str]) -> list:
+    """A checkpoint stores class labels as strings; map them back to the dataset's label values."""
+    raw = {str(c): c for c in read_classes(data_dir)}
+    missing = [c for c in classes if c not in raw]
+    if missing:
+        raise CheckpointError(f"the checkpoint's classes {missing} are not labels of {data_dir}/train.jsonl")
+    return [raw[c] for c in classes]
+
+
+def load_test_examples(data_dir: str | Path, vocab: list[str], classes: list[str]) -> list[Example]:
+    """The test split as model inputs, labels mapped through the checkpoint's `classes`."""
+    records = io.read_jsonl(Path(data_dir) / "test.jsonl")
+    return to_examples(records, vocab, _raw_classes(data_dir, classes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Prediction
+
+
+def batches_of(split: SplitData, order: list[np.ndarray], layout: str):
+    """Batches of a split in the given order of index arrays."""
+    for indices in order:
+        yield collate([split.examples[i] for i in indices], layout, split.guides)
+
+
+@torch.no_grad()
+def predict(model: nn.Module, split: SplitData, batch_size: int, device: torch.device, max_tokens: int | None = None):
+    """Eval-mode pass over a split in length-sorted batches. Returns, in the split's order, the class
+    probabilities (N, C) and each instance's attention over its attended items (list of arrays)."""
+    model.eval()
+    lengths = [e.length(model.layout) for e in split.examples]
+    order = sorted_batches(np.array(lengths), batch_size, max_tokens)
+    probs = [None] * len(split.examples)
+    attention = [None] * len(split.examples)
+    for indices, batch in zip(order, batches_of(split, order, model.layout)):
+        batch = batch.to(device)
+        encoded = model.encode(batch)
+        logits, alpha = model.decode(encoded, batch.guide if model.guided else None)
+        p = probabilities(logits).cpu().numpy()
+        alpha, mask = alpha.cpu().numpy(), encoded.mask.cpu().numpy()
+        for row, i in enumerate(indices):
+            probs[i] = p[row]
+            attention[i] = alpha[row][mask[row]]
+    return np.stack(probs), attention
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoints: state dict + metadata, loaded with weights_only=True and checked before use
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list) -> dict:
+    """What a checkpoint must agree with to be loaded: the model spec and config (hashed), the
+    vocabulary (hashed) and the classes. The spec record is what restoring rebuilds the model from."""
+    record = config_record(config)
+    return {
+        "model": spec.name,
+        "family": spec.family,
+        "spec": spec.record(),
+        "config": record,
+        "config_sha256": _digest(record),
+        "vocab_size": len(vocab),
+        "vocab_sha256": _digest(vocab),
+        "classes": [str(c) for c in classes],
+    }
+
+
+def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
+    # Through a file object: given a path, torch.save names the archive's inner folder after the
+    # (random) temp file name, and identical checkpoints would differ in bytes.
+    with io.atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save({"metadata": metadata, "state_dict": state_dict}, f)
+
+
+def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dict, dict]:
+    """-> (state_dict, metadata). `expected`: metadata keys that must match, e.g. the vocabulary hash
+    and config hash of the data and config at hand; a mismatch names each differing key."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is the same error to the user
+        raise CheckpointError(f"{path}: not a readable attnexp checkpoint ({err})") from err
+    if not isinstance(payload, dict) or set(payload) != {"metadata", "state_dict"}:
+        raise CheckpointError(f"{path}: expected a dict with 'metadata' and 'state_dict'")
+    metadata = payload["metadata"]
+    differing = [
+        f"{key}: checkpoint has {metadata.get(key)!r}, expected {value!r}"
+        for key, value in (expected or {}).items()
+        if metadata.get(key) != value
+    ]
+    if differing:
+        raise CheckpointError(f"{path} was trained for a different setup:\n  " + "\n  ".join(differing))
+    return payload["state_dict"], metadata
+
+
+def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:
+    """load_state_dict, with missing, unexpected and mis-shaped keys named in one CheckpointError."""
+    own = model.state_dict()
+    problems = [f"missing {k}" for k in own if k not in state]
+    problems += [f"unexpected {k}" for k in state if k not in own]
+    problems += [
+        f"{k}: checkpoint shape {tuple(state[k].shape)}, model shape {tuple(v.shape)}"
+        for k, v in own.items()
+        if k in state and tuple(state[k].shape) != tuple(v.shape)
+    ]
+    if problems:
+        raise CheckpointError(f"{path}: the weights do not fit the model its spec describes:\n  " + "\n  ".join(problems))
+    model.load_state_dict(state)
+
+
+# ---------------------------------------------------------------------------------------------
+# Restoring a trained run
+
+CONFIG_CLASSES = {c.__name__: c for c in (FlatConfig, HierarchicalConfig, QAConfig)}
+
+
+@dataclass
+class Run:
+    """A trained model back in memory, in eval mode, with what it was trained on."""
+
+    model: nn.Module
+    spec: ModelSpec
+    metadata: dict
+    vocab: list[str]
+    classes: list[str]  # class labels as stored, in class-index order
+
+    def test_examples(self, data_dir: str | Path) -> list[Example]:
+        return load_test_examples(data_dir, self.vocab, self.classes)
+
+
+def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None) -> Run:
+    """Rebuild a trained model from its checkpoint's own spec and config (nothing is re-derived from
+    its name), refusing it if the data's vocabulary differs, or if its spec names another model
+    than `expected_model` (e.g. the `{model}` wildcard of the rule asking)."""
+    vocab = read_vocab(Path(data_dir) / "vocab.txt")
+    expected = {"vocab_sha256": _digest(vocab), "vocab_size": len(vocab)}
+    if expected_model is not None:
+        expected["model"] = expected_model
+    state, metadata = load_checkpoint(path, expected)
+    if "spec" not in metadata:
+        raise CheckpointError(f"{path}: no model spec in its metadata (written before specs were stored); retrain it")
+    try:
+        spec = ModelSpec.from_record(metadata["spec"])
+        record = dict(metadata["config"])
+        config = CONFIG_CLASSES[record.pop("class")](**record)
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"{path}: unreadable model spec or config in its metadata ({err})") from err
+    model = build_model(spec, config)
+    _load_weights(model, state, path)
+    return Run(model.eval(), spec, metadata, vocab, metadata["classes"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Exporting attention (W&P's guided models read it)
+
+
+def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None) -> None:
+    """Per instance of every split: id, split, length, the selected model's attention over the
+    attended items and its class probabilities (W&P save these for the guided models, D-ALIGN)."""
+    run = restore_run(checkpoint, data_dir)
+    classes = _raw_classes(data_dir, run.classes)
+    guides = read_guides(guide_path) if guide_path else None
+
+    def records():
+        for split in ("train", "dev", "test"):
+            examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), run.vocab, classes)
+            data = SplitData(examples, None if guides is None else guides[split])
+            probs, attention = predict(run.model, data, batch_size, torch.device("cpu"))
+            for e, p, a in zip(examples, probs, attention):
+                yield {"id": e.id, "split": split, "length": len(a), "attention": a.tolist(), "probs": p.tolist()}
+
+    io.write_jsonl(out, records())

@@ -1,0 +1,277 @@
+"""Serrano & Smith experiments: hand-checkable erasure, the per-instance reference loop of the
+benchmark as the oracle (HAN sentences, FLAN tokens, flat J&W tokens), batching invariance, refusals,
+summaries, claims and figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from attnexp.experiments import serrano_smith as ss
+from attnexp.experiments import serrano_smith_tables as sst
+from attnexp.experiments.cached import cached_batches, readout
+from attnexp.models import build_model
+from attnexp.models.flat import FlatConfig
+from attnexp.models.hierarchical import HierarchicalConfig
+from attnexp.models.inputs import Example
+from attnexp.models.qa import QAConfig
+from attnexp.plan import CapabilityError
+from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
+from attnexp.runtime import probabilities
+from attnexp.spec import parse_model_name
+
+ROOT = Path(__file__).resolve().parents[2]
+VOCAB = 50
+SETTINGS = {"max_tokens": 60, "max_items": 400, "permutations": 5, "attention_ascending": True, "random_item": "paper"}
+SEED = 5
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location("serrano_smith_speed", ROOT / "benchmarks" / "serrano_smith_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def model(name: str, n_classes: int = 3):
+    torch.manual_seed(0)
+    spec = parse_model_name(name, "multiclass")
+    if spec.family == "hierarchical":
+        cfg = HierarchicalConfig(VOCAB, n_classes, spec.architecture, spec.encoder, embedding_dim=8, hidden_size=4)
+    else:
+        cfg = FlatConfig(VOCAB, n_classes, spec.encoder, spec.attention, embedding_dim=8, hidden_size=8)
+    return build_model(spec, cfg).eval()
+
+
+def documents(count: int = 24, seed: int = 0) -> list[Example]:
+    """Multi-sentence documents (1-4 sentences of 1-6 words); some have a single item."""
+    rng = np.random.RandomState(seed)
+    examples = []
+    for i in range(count):
+        tokens, spans = [], []
+        for _ in range(rng.randint(1, 5)):
+            width = rng.randint(1, 7)
+            spans.append((len(tokens), len(tokens) + width))
+            tokens += list(rng.randint(4, VOCAB, size=width))
+        examples.append(Example(f"doc{i}", np.array(tokens, dtype=np.int64), int(rng.randint(3)), spans))
+    return examples
+
+
+MODELS = ("han-rnn", "han-conv", "flan-rnn", "flan-none", "lstm-tanh", "average-tanh", "cnn-dot")
+
+
+# ----------------------------------------------------------------------------- hand-checkable pieces
+
+
+def test_erase_zeroes_and_renormalises():
+    attention = torch.tensor([[0.5, 0.3, 0.2, 0.0]])
+    keep = torch.tensor([[False, True, True, False]])
+    assert torch.allclose(ss.erase(attention, keep), torch.tensor([[0.0, 0.6, 0.4, 0.0]]))
+    nothing = ss.erase(attention, torch.zeros_like(keep))
+    assert torch.equal(nothing, torch.zeros_like(attention))  # all erased: α′ = 0, logits = bias
+
+
+def test_erasing_everything_leaves_the_output_bias():
+    m = model("flan-conv")
+    batch = next(cached_batches(m, documents(4), 1000))
+    out = readout(m, batch.encoded)
+    logits = out.logits(ss.erase(batch.attention, torch.zeros_like(batch.encoded.mask)))
+    assert torch.allclose(logits, m.decoder.bias.expand_as(logits))
+
+
+@pytest.mark.parametrize("name", ["han-rnn", "lstm-tanh"])
+def test_attention_gradient_is_the_closed_form_of_a_linear_readout(name):
+    """p = softmax(Σ α_i v_i + b): ∂p_y/∂α_i = Σ_c p_y (1[c = y] − p_c) v_ic."""
+    m = model(name)
+    batch = next(cached_batches(m, documents(8), 1000))
+    out = readout(m, batch.encoded)
+    p = probabilities(out.logits(batch.attention))
+    y = p.argmax(-1)
+    g = ss.attention_gradient(out, batch.attention, y)
+    jac = p.gather(-1, y[:, None]) * (torch.nn.functional.one_hot(y, p.shape[-1]) - p)  # (B, C) ∂p_y/∂z_c
+    expected = torch.einsum("bc,blc->bl", jac, out.values)
+    assert torch.allclose(g, expected, atol=1e-6)
+
+
+def test_random_item_paper_mode_is_uniform_over_the_other_items():
+    seen = {int(ss.random_items(4, np.array([2, 2, 2]), "paper", SEED, i)[0]) for i in range(300)}
+    assert seen == {0, 1, 3}
+
+
+def test_random_item_repo_mode_reproduces_the_original_bug():
+    """D-SS-RAND: positions 1..n-1 (0-based), may equal the top item, never position 0."""
+    seen = {int(ss.random_items(4, np.array([1, 1, 1]), "repo", SEED, i)[0]) for i in range(300)}
+    assert seen == {1, 2, 3}
+
+
+def test_randomness_is_per_instance_and_seeded():
+    a = ss.random_rankings(7, 5, SEED, 3)
+    assert np.array_equal(a, ss.random_rankings(7, 5, SEED, 3))
+    assert not np.array_equal(a, ss.random_rankings(7, 5, SEED, 4))
+    assert all(sorted(row) == list(range(7)) for row in a)
+
+
+# ----------------------------------------------------------------------------- against the oracle
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_interventions_equal_the_per_instance_reference_loop(name):
+    m, examples = model(name), documents()
+    erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
+    ref_erasure, ref_removal = load_benchmark().reference_interventions(m, examples, SETTINGS, SEED)
+    ref_erasure, ref_removal = pd.DataFrame(ref_erasure), pd.DataFrame(ref_removal)
+    assert len(erasure) == len(ref_erasure) and len(removal) == len(ref_removal) and len(removal)
+    assert list(erasure.id) == list(ref_erasure.id) and list(erasure.top_by) == list(ref_erasure.top_by)
+    for column in ("top", "random", "flip_top", "flip_random"):
+        assert list(erasure[column]) == list(ref_erasure[column]), column
+    for column in ("js_top", "js_random"):
+        assert np.allclose(erasure[column], ref_erasure[column], atol=1e-6), column
+    assert np.array_equal(removal.removed.astype(float), ref_removal.removed.astype(float), equal_nan=True)
+    assert list(removal.ranking) == list(ref_removal.ranking)
+
+
+def test_single_item_instances_are_excluded_and_counted_once():
+    m, examples = model("han-rnn"), documents()
+    erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
+    multi = [e.id for e in examples if sum(1 for a, b in e.sentences if b > a) > 1]
+    assert list(dict.fromkeys(removal.id)) == multi  # test-split order, single-sentence documents left out
+    assert (erasure.groupby("id").size() == len(ss.TOP_BY)).all()
+    assert (removal.groupby("id").size() == SETTINGS["permutations"] + 4).all()
+    assert (removal.n >= 2).all()
+
+
+@pytest.mark.parametrize("name", ["han-conv", "flan-rnn", "lstm-tanh"])
+def test_results_do_not_depend_on_batching(name):
+    m, examples = model(name), documents(30, seed=1)
+    small = ss.run_interventions(m, examples, SETTINGS | {"max_tokens": 15, "max_items": 30}, SEED, log=lambda _: None)
+    large = ss.run_interventions(m, examples, SETTINGS | {"max_tokens": 10_000, "max_items": 10**7}, SEED, log=lambda _: None)
+    pd.testing.assert_frame_equal(small[1], large[1])
+    pd.testing.assert_frame_equal(small[0].drop(columns=["js_top", "js_random", "delta_js", "kl_top", "kl_random"]), large[0].drop(columns=["js_top", "js_random", "delta_js", "kl_top", "kl_random"]))
+    assert np.allclose(small[0].js_top, large[0].js_top, atol=1e-6)
+
+
+def test_removed_mass_and_fraction_are_consistent():
+    m, examples = model("lstm-tanh"), documents()
+    _, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
+    flipped = removal[removal.flipped]
+    assert np.allclose(flipped.fraction, flipped.removed / flipped.n)
+    assert ((flipped.removed_mass > 0) & (flipped.removed_mass <= 1 + 1e-6)).all()
+    assert removal[~removal.flipped][["removed", "fraction", "removed_mass"]].isna().all().all()
+
+
+def test_attention_ascending_is_optional():
+    m, examples = model("flan-conv"), documents(10)
+    _, removal = ss.run_interventions(m, examples, SETTINGS | {"attention_ascending": False}, SEED, log=lambda _: None)
+    assert "attention_ascending" not in set(removal.ranking)
+
+
+# ----------------------------------------------------------------------------- refusals
+
+
+def test_a_model_without_its_own_attention_is_refused_in_one_line():
+    with pytest.raises(CapabilityError, match=r"'lstm-uniform'.*its own trained attention"):
+        ss.run_interventions(model("lstm-uniform"), documents(4), SETTINGS, SEED)
+
+
+def test_a_qa_model_is_refused():
+    torch.manual_seed(0)
+    qa = build_model(parse_model_name("lstm-tanh", "qa"), QAConfig(VOCAB, 3, embedding_dim=8, hidden_size=8)).eval()
+    with pytest.raises(CapabilityError, match="output layer linear in the attention"):
+        ss.run_interventions(qa, documents(4), SETTINGS, SEED)
+
+
+# ----------------------------------------------------------------------------- summaries
+
+
+def removal_rows(ranking_k: dict[str, list]) -> pd.DataFrame:
+    rows = []
+    for ranking, ks in ranking_k.items():
+        for i, k in enumerate(ks):
+            rows.append({"id": f"d{i}", "n": 4, "ranking": ranking, "permutation": 0, "flipped": k is not None,
+                         "removed": k, "fraction": None if k is None else k / 4, "removed_mass": None if k is None else 0.5})
+    return pd.DataFrame(rows)
+
+
+def test_flip_sooner_by_hand():
+    table = removal_rows({"gradient": [1, 2, None, 3, None], "attention": [2, 2, 1, None, None]})
+    shares = ss.flip_sooner(table)
+    assert shares == {"n": 5, "gradient_sooner": 0.4, "attention_sooner": 0.2, "tie": pytest.approx(0.4)}
+
+
+def test_summarise_removal_by_hand():
+    table = removal_rows({"attention": [1, 2, None, 4]})
+    row = ss.summarise_removal(table).iloc[0]
+    assert row.pct_no_flip == 25.0 and row.fraction_mean == pytest.approx((0.25 + 0.5 + 1.0) / 3)
+    assert row.fraction_median == 0.5
+
+
+def test_summarise_erasure_contingency_and_mcnemar():
+    flips = [(True, True)] * 2 + [(True, False)] * 9 + [(False, True)] * 1 + [(False, False)] * 8
+    table = pd.DataFrame([{"top_by": "attention", "flip_top": a, "flip_random": b, "delta_js": 0.1 if a else -0.1} for a, b in flips])
+    row = ss.summarise_erasure(table).iloc[0]
+    assert (row.pct_both_flip, row.pct_only_top_flips, row.pct_only_random_flips, row.pct_neither_flips) == (10.0, 45.0, 5.0, 40.0)
+    assert row.negative_delta_js == pytest.approx(0.45)
+    assert row.mcnemar_p == pytest.approx(0.021484375)  # exact binomial: 2 * P(X <= 1 | 10, 1/2)
+
+
+# ----------------------------------------------------------------------------- tables, claims, figures
+
+
+def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks) -> tuple[Path, Path, Path]:
+    run = tmp_path / dataset / name
+    run.mkdir(parents=True)
+    removal = removal_rows({"gradient": gradient_ks, "attention": attention_ks}).assign(predicted=0)
+    removal.to_csv(run / "removal.csv", index=False)
+    erasure = pd.DataFrame([{"id": "d0", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05, "flip_top": True, "flip_random": False}])
+    erasure.to_csv(run / "single_erasure.csv", index=False)
+    spec = parse_model_name(name, "multiclass").record()
+    metrics = {"model": name, "seed": 10, "spec": spec, "select_on": "dev", "test": {"accuracy": 0.6},
+               "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"}}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    return run / "single_erasure.csv", run / "removal.csv", run / "metrics.json"
+
+
+def test_tables_and_claims(tmp_path):
+    runs = [
+        write_run(tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3]),  # gradient not sooner
+        write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None]),  # gradient sooner
+    ]
+    out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    tables = sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    sooner = tables["flip_sooner"].set_index("model")
+    assert sooner.loc["flan-rnn", "gradient_sooner"] == 0.75 and sooner.loc["flan-rnn", "reference_gradient_sooner"] == 0.6537
+    claims = pd.read_csv(out["claims"])
+    headline = claims[claims.quantity.str.startswith("median fraction")].set_index("model")
+    assert headline.loc["flan-rnn", "verdict"] == "holds" and headline.loc["han-rnn", "verdict"] == "does not hold"
+    reference = claims[claims.verdict == "reference only"]
+    assert set(reference.model) == {"han-rnn", "flan-rnn"} and reference.source.str.contains("1fbf960").all()
+    ordering = claims[claims.model == "flan-rnn vs han-rnn"].iloc[0]
+    assert ordering.verdict == "holds" and ordering.published == pytest.approx(0.6537 - 0.0871)
+    assert "20news20" in (tmp_path / "flip_sooner.md").read_text()
+
+
+def test_subsample_caps_points_per_bin_and_drops_the_largest():
+    table = pd.DataFrame({"delta_attention": np.r_[np.full(30, 0.101), np.full(3, 0.5)], "delta_js": np.arange(33) / 100})
+    shown = subsample(table, 0.005, 10, seed=0)
+    assert len(shown) == 10 + 3 - 1 and 0.32 not in set(shown.delta_js)
+    assert shown.equals(subsample(table, 0.005, 10, seed=0))
+
+
+def test_figures_draw_small_and_empty_tables():
+    m, examples = model("han-rnn"), documents(10)
+    erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
+    for fig in (
+        delta_js({"a": erasure, "b": erasure.iloc[:0]}, "han-rnn", 0.005, 10, SEED),
+        removal_boxes({"han-rnn": removal, "flan-conv": removal.iloc[:0]}, "synthetic", "fraction"),
+        removal_boxes({"han-rnn": removal}, "synthetic", "removed_mass"),
+    ):
+        assert fig.axes
+    with pytest.raises(ValueError, match="quantity"):
+        removal_boxes({"han-rnn": removal}, "synthetic", "nonsense")
