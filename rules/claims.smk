@@ -21,4 +21,6 @@ rule tabulate_claims:
         "../scripts/tabulate_claims.py"
 
 
-TARGETS["claims"] = ["results/tables/claims.csv", "results/tables/claims.md"] if CLAIMS else []
+TARGETS["claims"] = (
+    ["results/tables/claims.csv", "results/tables/claims.md"] if CLAIMS else []
+)

@@ -171,33 +171,41 @@ rule jw_ground_truth:
         "../scripts/jw_ground_truth.py"
 
 
-def jain_wallace_targets():
-    if not JW_RUNS:
-        return []
-    figures = [
+TARGETS["jain_wallace"] = (
+    [
         f"{run.path('results/figures/jain_wallace')}/{name}.{ext}"
         for run in JW_RUNS
         for name in JW_MODEL_FIGURES
         for ext in ("pdf", "png")
     ]
-    tables = expand(
-        "results/tables/{name}.{ext}",
-        name=["jain_wallace_table2", "jain_wallace_correlations"],
-        ext=["csv", "md"],
-    ) + expand("results/figures/jain_wallace/encoder_comparison.{ext}", ext=["pdf", "png"])
-    if JW_GROUND_TRUTH:
-        tables += expand("results/tables/ground_truth.{ext}", ext=["csv", "md"])
-        tables += expand(
-            "results/figures/jain_wallace/ground_truth.{ext}", ext=["pdf", "png"]
-        )
-    exported = [
+    + [
         f"{run.path('results/jain_wallace')}/adversarial_attention.jsonl"
         for run in JW_RUNS
     ]
-    return figures + tables + exported
-
-
-TARGETS["jain_wallace"] = jain_wallace_targets()
+    + (
+        expand(
+            "results/tables/{name}.{ext}",
+            name=["jain_wallace_table2", "jain_wallace_correlations"],
+            ext=["csv", "md"],
+        )
+        + expand(
+            "results/figures/jain_wallace/encoder_comparison.{ext}", ext=["pdf", "png"]
+        )
+        if JW_RUNS
+        else []
+    )
+    + (
+        expand(
+            "results/{kind}/{name}.{ext}",
+            zip,
+            kind=["tables", "tables", "figures/jain_wallace", "figures/jain_wallace"],
+            name=["ground_truth"] * 4,
+            ext=["csv", "md", "pdf", "png"],
+        )
+        if JW_GROUND_TRUTH
+        else []
+    )
+)
 if JW_RUNS:
     CLAIMS.append("results/claims/jain_wallace.csv")
 

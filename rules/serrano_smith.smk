@@ -20,13 +20,15 @@ SS_SETTINGS = {
 SS_TABLES = ("erasure", "removal", "flip_sooner")
 
 
-def ss_runs_where(**fields):
-    """The S&S runs whose dataset / model / seed equal the given wildcard values."""
-    return [
-        run
-        for run in SS_RUNS
-        if all(str(getattr(run, k)) == str(v) for k, v in fields.items())
-    ]
+# The runs of each F-dJS figure (one model across datasets) and each F-box figure (one dataset)
+SS_BY_MODEL = {
+    (m, s): [run for run in SS_RUNS if (run.model, run.seed) == (m, s)]
+    for m, s in {(run.model, run.seed) for run in SS_RUNS}
+}
+SS_BY_DATASET = {
+    (d, s): [run for run in SS_RUNS if (run.dataset, run.seed) == (d, s)]
+    for d, s in {(run.dataset, run.seed) for run in SS_RUNS}
+}
 
 
 rule ss_interventions:
@@ -51,7 +53,7 @@ rule ss_delta_js_figure:
     input:
         lambda w: [
             f"{run.path('results/serrano_smith')}/single_erasure.csv"
-            for run in ss_runs_where(model=w.model, seed=w.seed)
+            for run in SS_BY_MODEL[(w.model, int(w.seed))]
         ],
     output:
         pdf="results/figures/serrano_smith/delta_js/{model}/seed{seed}.pdf",
@@ -67,7 +69,7 @@ rule ss_delta_js_figure:
     conda:
         "../envs/attnexp.yaml"
     params:
-        datasets=lambda w: [run.dataset for run in ss_runs_where(model=w.model, seed=w.seed)],
+        datasets=lambda w: [run.dataset for run in SS_BY_MODEL[(w.model, int(w.seed))]],
         plot=SS["plot"],
         seed=SS["seed"],
     script:
@@ -78,7 +80,7 @@ rule ss_removal_figures:
     input:
         lambda w: [
             f"{run.path('results/serrano_smith')}/removal.csv"
-            for run in ss_runs_where(dataset=w.dataset, seed=w.seed)
+            for run in SS_BY_DATASET[(w.dataset, int(w.seed))]
         ],
     output:
         **{
@@ -97,7 +99,7 @@ rule ss_removal_figures:
     conda:
         "../envs/attnexp.yaml"
     params:
-        models=lambda w: [run.model for run in ss_runs_where(dataset=w.dataset, seed=w.seed)],
+        models=lambda w: [run.model for run in SS_BY_DATASET[(w.dataset, int(w.seed))]],
     script:
         "../scripts/ss_removal_figures.py"
 
@@ -105,7 +107,8 @@ rule ss_removal_figures:
 rule ss_tables:
     input:
         erasure=[
-            f"{run.path('results/serrano_smith')}/single_erasure.csv" for run in SS_RUNS
+            f"{run.path('results/serrano_smith')}/single_erasure.csv"
+            for run in SS_RUNS
         ],
         removal=[f"{run.path('results/serrano_smith')}/removal.csv" for run in SS_RUNS],
         metrics=[f"{run.path('results/models')}/metrics.json" for run in SS_RUNS],
@@ -136,27 +139,28 @@ rule ss_tables:
         "../scripts/ss_tables.py"
 
 
-def serrano_smith_targets():
-    if not SS_RUNS:
-        return []
-    models = sorted({(run.model, run.seed) for run in SS_RUNS})
-    datasets = sorted({(run.dataset, run.seed) for run in SS_RUNS})
-    figures = [
+TARGETS["serrano_smith"] = (
+    [
         f"results/figures/serrano_smith/delta_js/{model}/seed{seed}.{ext}"
-        for model, seed in models
+        for model, seed in sorted(SS_BY_MODEL)
         for ext in ("pdf", "png")
-    ] + [
+    ]
+    + [
         f"results/figures/serrano_smith/{dataset}/seed{seed}/{name}.{ext}"
-        for dataset, seed in datasets
+        for dataset, seed in sorted(SS_BY_DATASET)
         for name in ("removal_fraction", "removed_mass")
         for ext in ("pdf", "png")
     ]
-    return figures + expand(
-        "results/tables/serrano_smith_{name}.{ext}", name=SS_TABLES, ext=["csv", "md"]
+    + (
+        expand(
+            "results/tables/serrano_smith_{name}.{ext}",
+            name=SS_TABLES,
+            ext=["csv", "md"],
+        )
+        if SS_RUNS
+        else []
     )
-
-
-TARGETS["serrano_smith"] = serrano_smith_targets()
+)
 if SS_RUNS:
     CLAIMS.append("results/claims/serrano_smith.csv")
 

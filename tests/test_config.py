@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnexp.config import SCHEMA_PATH, ConfigError, jain_wallace_runs, training_settings, validate_config
+from attnexp.config import SCHEMA_PATH, ConfigError, training_settings, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -281,23 +281,8 @@ def test_model_name_pattern_is_checked_by_the_schema(config):
     assert "'datasets.sst.models.1'" in message and "does not match" in message
 
 
-# ----------------------------------------------------------------------------- J&W experiment targets
-
-
-def test_jain_wallace_runs_cover_flat_and_qa_models_with_trained_attention(valid):
-    runs = jain_wallace_runs(valid)
-    models = {m for d, m in runs if d == "sst"}
-    assert models and {"lstm-tanh", "average-tanh", "cnn-dot"} <= models
-    assert not any(m.endswith(("-uniform",)) or "-guided-" in m or m.startswith(("han-", "flan-")) for _, m in runs)
-    assert ("babi1", "lstm-tanh") in runs  # QA models take part, over passage tokens
-    assert all(valid["datasets"][d]["enabled"] for d, _ in runs)
-
-
-def test_jain_wallace_runs_narrowed_by_datasets_and_models(config):
-    for name in config["datasets"]:
-        config["datasets"][name]["enabled"] = name in ("sst", "synthetic")
-    config["jain_wallace"] |= {"datasets": ["synthetic"], "models": ["lstm-tanh", "average-tanh"]}
-    assert sorted(jain_wallace_runs(validate_config(config))) == [("synthetic", "average-tanh"), ("synthetic", "lstm-tanh")]
+# ----------------------------------------------------------------------------- experiment selections
+# (which runs a selection gives: tests/test_plan.py)
 
 
 def test_jain_wallace_unknown_dataset_is_named(config):
@@ -310,9 +295,27 @@ def test_explain_settings_are_checked_by_the_schema(config):
     assert "config key 'explain.loo_op'" in _error(config)
 
 
+def test_claims_tolerance_is_checked_by_the_schema(config):
+    config["claims"]["performance_tolerance"] = -0.1
+    assert "config key 'claims.performance_tolerance'" in _error(config)
+    del config["claims"]
+    assert "'claims' is a required property" in _error(config)
+
+
 def test_jain_wallace_selection_that_names_nothing_runnable_fails(config):
     config["jain_wallace"] |= {"models": ["lstm-tanhh", "lstm-tanh"]}
     message = _error(copy.deepcopy(config))
-    assert "config key 'jain_wallace.models.0': 'lstm-tanhh'" in message and "models.1" not in message
+    assert "config key 'jain_wallace.models.0': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset" in message
+    assert "models.1" not in message
     config["jain_wallace"] |= {"models": None, "datasets": ["diabetes"]}
     assert "config key 'jain_wallace.datasets.0': dataset 'diabetes' is not enabled" in _error(config)
+
+
+def test_jain_wallace_selection_of_a_model_without_its_own_attention_fails(config):
+    config["jain_wallace"] |= {"models": ["lstm-uniform", "lstm-tanh"]}
+    message = _error(config)
+    assert message.count("config key") == 1
+    assert (
+        "config key 'jain_wallace.models.0': model 'lstm-uniform': the Jain & Wallace experiments need its own trained attention, which it lacks"
+        in message
+    )

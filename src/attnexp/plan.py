@@ -128,7 +128,10 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
         if not hosts:
             problems.append(f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset")
             continue
-        missing = missing_capabilities(model_spec(config, hosts[0], model), experiment)
-        if missing:
+        # a name can mean different models on different datasets (flat on sst, QA on babi1): it is an
+        # error only when it runs on none of them
+        lacking = [missing_capabilities(model_spec(config, d, model), experiment) for d in hosts]
+        if all(lacking):
+            missing = lacking[0]
             problems.append(f"config key '{experiment}.models.{i}': model {model!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
     return problems

@@ -11,7 +11,7 @@ import yaml
 
 from attnexp.data.synthetic import generate, read
 
-CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -218,7 +218,7 @@ def test_digit_token_is_qqq():
 # --------------------------------------------------------------------------------------------------
 # Jain & Wallace's own SST file, reproduced from the PTB trees (needs the offline mirror)
 
-MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", Path(__file__).resolve().parents[3] / "shared" / "datasets"))
 
 
 @pytest.mark.mirror

@@ -4,6 +4,7 @@ of batching, Kendall-τ summaries, the ground-truth table and Table 2 beside the
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,16 +15,18 @@ import torch
 from scipy.stats import kendalltau
 
 from attnexp.experiments import jain_wallace as jw
+from attnexp.claims import claims_frame, read_claims
 from attnexp.experiments import jain_wallace_tables as jwt
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.train import probabilities
+from attnexp.runtime import probabilities
+from attnexp.spec import parse_model_name
 from tiny_models import flat, load_benchmark, qa, random_examples
 
 torch.use_deterministic_algorithms(True)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LENGTHS = [7, 3, 11, 1, 5, 8, 2]
 SEED = 10
 SMALL, LARGE = 24, 100_000  # max_tokens: several batches vs one
@@ -43,14 +46,6 @@ def settings(max_tokens=LARGE, steps=30, eps_bc=0.01, eps_qa=0.05, permutations=
         "max_tokens": max_tokens, "permutations": permutations, "adv_eps_bc": eps_bc, "adv_eps_qa": eps_qa,
         "adversary": {"candidates": candidates, "steps": steps, "lr": 0.01, "amsgrad": True, "penalty": 500.0, "margin": 0.01},
     }
-
-
-
-
-
-
-
-
 
 
 def encoded_batch(model, examples):
@@ -210,7 +205,7 @@ def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, n_clas
     model = flat(encoder, "tanh", n_classes)
     examples = make_examples()
     s = settings(steps=30, eps_bc=0.05)
-    table, exported = jw.adversarial_experiment(model, examples, s, SEED, "flat", log=lambda _: None)
+    table, exported = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
     reference = bench.reference_adversarial(model, examples, s, SEED, "flat")
     assert table["id"].tolist() == [e.id for e in examples]
     assert np.allclose(table["eps_max_jsd"].to_numpy(), reference, atol=1e-4)
@@ -226,8 +221,8 @@ def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, n_clas
 def test_adversarial_experiment_does_not_depend_on_batching():
     model = flat("lstm", "tanh")
     examples = make_examples()
-    small, small_export = jw.adversarial_experiment(model, examples, settings(max_tokens=SMALL, eps_bc=0.05), SEED, "flat", log=lambda _: None)
-    large, large_export = jw.adversarial_experiment(model, examples, settings(max_tokens=LARGE, eps_bc=0.05), SEED, "flat", log=lambda _: None)
+    small, small_export = jw.adversarial_experiment(model, examples, settings(max_tokens=SMALL, eps_bc=0.05), SEED, log=lambda _: None)
+    large, large_export = jw.adversarial_experiment(model, examples, settings(max_tokens=LARGE, eps_bc=0.05), SEED, log=lambda _: None)
     for column in ("eps_max_jsd", "output_difference", "max_attention"):
         assert np.allclose(small[column], large[column], atol=1e-5), column
     assert small["feasible_candidates"].tolist() == large["feasible_candidates"].tolist()
@@ -240,16 +235,16 @@ def test_adversarial_experiment_uses_the_epsilon_of_the_family(bench):
     model = qa("lstm", "tanh")
     examples = make_examples(question=True)
     s = settings(steps=20, eps_bc=-1.0, eps_qa=1.0)
-    table, _ = jw.adversarial_experiment(model, examples, s, SEED, "qa", log=lambda _: None)
+    table, _ = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
     multi = table["length"] > 1
     assert (table.loc[multi, "eps_max_jsd"] > 1e-3).all() and (table["feasible_candidates"][multi] == 5).all()
     reference = bench.reference_adversarial(model, examples, s, SEED, "qa")
     assert np.allclose(table["eps_max_jsd"].to_numpy(), reference, atol=1e-4)
     s = settings(steps=20, eps_bc=-1.0, eps_qa=0.05)
-    table, _ = jw.adversarial_experiment(model, examples, s, SEED, "qa", log=lambda _: None)
+    table, _ = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
     assert (table["output_difference"] <= 0.05 + 1e-6).all()
     assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "qa"), atol=1e-4)
-    flat_table, _ = jw.adversarial_experiment(flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, "flat", log=lambda _: None)
+    flat_table, _ = jw.adversarial_experiment(flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, log=lambda _: None)
     assert (flat_table["eps_max_jsd"] == 0).all() and (flat_table["feasible_candidates"] == 0).all()
 
 
@@ -394,6 +389,10 @@ def summary_frame(rows) -> pd.DataFrame:
 LOOSE = {"mean": 0.1, "sig_frac": 1.0}  # the tests below decide verdicts on the mean
 
 
+def spec_record(model, task="binary") -> dict:
+    return parse_model_name(model, task).record()
+
+
 def fake_runs():
     lstm = summary_frame([
         ("attention~gradient", "0", 0.45, 0.2, 0.6),  # J&W 0.40: within 0.1
@@ -411,9 +410,9 @@ def fake_runs():
     dot = summary_frame([("attention~gradient", "0", -0.9, 0.1, 0.1)])
     common = {"dataset": "sst", "seed": 10, "select_on": "test", "embeddings": "word2vec", "loo_op": "delete", "classes": ["0", "1"]}
     return [
-        common | {"model": "lstm-tanh", "summary": lstm},
-        common | {"model": "average-tanh", "summary": average},
-        common | {"model": "lstm-dot", "summary": dot},
+        common | {"model": "lstm-tanh", "spec": spec_record("lstm-tanh"), "summary": lstm},
+        common | {"model": "average-tanh", "spec": spec_record("average-tanh"), "summary": average},
+        common | {"model": "lstm-dot", "spec": spec_record("lstm-dot"), "summary": dot},
     ]
 
 
@@ -476,7 +475,7 @@ def test_table2_matches_snli_rows_by_label_not_class_id(published):
     # D-SNLI: J&W's class 0 is neutral (by class size), our label 2
     summary = summary_frame([("attention~gradient", "2", 0.36, 0.22, 0.46)])
     run = {"dataset": "snli", "seed": 10, "select_on": "test", "embeddings": "glove840b", "loo_op": "delete",
-           "classes": ["0", "1", "2"], "model": "lstm-tanh", "summary": summary}
+           "classes": ["0", "1", "2"], "model": "lstm-tanh", "spec": spec_record("lstm-tanh", "nli"), "summary": summary}
     row = jwt.table2([run], published, LOOSE).iloc[0]
     assert (row.label, row.published_class, row.published_mean, row.verdict) == ("2", "0", 0.36, "within")
 
@@ -486,6 +485,92 @@ def test_table2_without_a_mean_has_no_verdict(published):
     runs[0] = runs[0] | {"summary": summary_frame([("attention~gradient", "0", math.nan, math.nan, math.nan)])}
     table = jwt.table2(runs, published, LOOSE)
     assert table[(table.model == "lstm-tanh")]["verdict"].isna().all()
+
+
+def test_table2_reads_encoder_and_attention_from_the_spec_not_the_name(published):
+    runs = fake_runs()
+    runs[0] = runs[0] | {"spec": spec_record("lstm-dot")}  # named lstm-tanh, but its spec says dot: not in Table 2
+    runs[2] = runs[2] | {"spec": spec_record("lstm-tanh")}  # named lstm-dot, but its spec says tanh: in
+    table = jwt.table2(runs, published, LOOSE)
+    assert set(table["model"]) == {"lstm-dot", "average-tanh"}
+    assert table[table.model == "lstm-dot"]["mean"].tolist() == [-0.9]  # the dot run's one summary row
+
+
+def test_table2_claims_two_rows_per_published_cell(published):
+    table = jwt.table2(fake_runs(), published, LOOSE)
+    rows = jwt.table2_claims(table, LOOSE)
+    assert len(rows) == 2 * 8
+    claims = claims_frame(rows)  # the claim contract's columns, exactly
+    assert set(claims["paper"]) == {"Jain & Wallace 2019"} and set(claims["table"]) == {"Table 2"}
+    by = claims.set_index(["model", "quantity"])
+    mean0 = by.loc[("lstm-tanh", "mean tau(attention, gradient), class 0")]
+    assert (mean0.ours, mean0.published, mean0.tolerance, mean0.verdict) == (0.45, 0.40, 0.1, "match")
+    assert mean0.dataset == "sst" and mean0.seed == 10 and "select_on=test" in mean0.condition and "675b0dc" in mean0.source
+    assert by.loc[("lstm-tanh", "mean tau(attention, gradient), class 1"), "verdict"] == "differs"  # 0.10 vs 0.38
+    sig = by.loc[("lstm-tanh", "sig_frac tau(attention, gradient), class 1")]
+    assert (sig.ours, sig.published, sig.tolerance, sig.verdict) == (0.2, 0.58, 1.0, "match")
+    assert by.loc[("average-tanh", "mean tau(attention, loo), class 0"), "verdict"] == "match"  # 0.60 vs 0.67
+    dev = jwt.table2([r | {"select_on": "dev"} for r in fake_runs()], published, LOOSE)
+    verdicts = {r["verdict"] for r in jwt.table2_claims(dev, LOOSE)}
+    assert verdicts == {"not comparable: our checkpoint was selected on dev, J&W's on test (D-SEL)"}
+    synthetic = jwt.table2([r | {"dataset": "synthetic"} for r in fake_runs()], published, LOOSE)
+    assert jwt.table2_claims(synthetic, LOOSE) == []  # no published value, no claim
+
+
+def write_run(root: Path, name: str, dataset: str, model: str, task: str, records: list[dict], select_on="test", classes=("0", "1")):
+    """A correlation table and a metrics.json, at paths that say nothing about the run."""
+    correlations = root / f"{name}.csv"
+    jw.correlations(records).to_csv(correlations, index=False)
+    metrics = root / f"{name}.json"
+    metrics.write_text(json.dumps({
+        "model": model, "seed": 10, "spec": spec_record(model, task), "classes": list(classes), "select_on": select_on,
+        "provenance": {"dataset": dataset, "embeddings": "word2vec"},
+    }))
+    return correlations, metrics
+
+
+def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
+    lstm = write_run(tmp_path, "a", "sst", "lstm-tanh", "binary", hand_records(n=8, seed=1))
+    average = write_run(tmp_path, "b", "sst", "average-tanh", "binary", hand_records(n=8, seed=2))
+    qa_run = write_run(tmp_path, "c", "babi1", "lstm-tanh", "qa", hand_records(n=8, seed=3, classes=(0, 1, 2, 3)), classes=("a", "b", "c", "d"))
+    out = {key: tmp_path / "out" / name for key, name in [
+        ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
+    ]}
+    tolerance = {"mean": 0.07, "sig_frac": 0.12}
+    runs = [lstm, average, qa_run]
+    summary = jwt.write_tables([r[0] for r in runs], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
+    assert set(zip(summary["dataset"], summary["model"], summary["seed"])) == {("sst", "lstm-tanh", 10), ("sst", "average-tanh", 10), ("babi1", "lstm-tanh", 10)}
+    assert set(summary[summary.dataset == "babi1"]["group"]) == {"Overall"}  # QA family (from the spec): 4 answers -> one group
+    assert set(summary[summary.dataset == "sst"]["group"]) == {"0", "1"}
+    assert (summary["loo_op"] == "delete").all() and (summary["embeddings"] == "word2vec").all()
+    table = pd.read_csv(out["table2_csv"], dtype={"group": str, "label": str})
+    assert set(table[table.dataset == "sst"]["column"]) == set(jwt.TABLE2_COLUMNS)
+    claims = read_claims(out["claims"])
+    assert len(claims) == 2 * len(table.dropna(subset=["published_mean"])) > 0
+    row = claims[(claims.model == "lstm-tanh") & (claims.quantity == "mean tau(attention, gradient), class 0") & (claims.dataset == "sst")].iloc[0]
+    ours = summary[(summary.model == "lstm-tanh") & (summary.pair == "attention~gradient") & (summary.group == "0") & (summary.dataset == "sst")]["mean"].iloc[0]
+    assert row.ours == pytest.approx(ours, abs=1e-4) and row.published == 0.40 and row.tolerance == 0.07
+    assert row.verdict == ("match" if abs(row.ours - 0.40) <= 0.07 else "differs")
+    assert out["table2_md"].read_text().startswith("# Jain & Wallace Table 2") and out["summary_md"].is_file()
+    with pytest.raises(ValueError, match="2 correlation tables for 3 trained models"):
+        jwt.write_tables([lstm[0], average[0]], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
+
+
+def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
+    explanations = tmp_path / "explain" / "synthetic" / "lstm-tanh" / "seed10" / "explanations.jsonl"
+    explanations.parent.mkdir(parents=True)
+    lines = [
+        {"id": "a", "length": 3, "label": 1, "predicted": 1, "probs": [0.2, 0.8], "attention": [0.1, 0.7, 0.2], "gradient": [0.1, 0.5, -0.2],
+         "loo": [0.0, 0.3, 0.1], "ig": [0.2, 0.1, 0.0], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True},
+    ]
+    explanations.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    test = tmp_path / "data" / "synthetic" / "test.jsonl"
+    test.parent.mkdir(parents=True)
+    test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "rationale": [1]}) + "\n")
+    table = jwt.write_ground_truth([explanations], [test], tmp_path / "gt.csv", tmp_path / "gt.md")
+    assert set(zip(table["dataset"], table["model"], table["seed"])) == {("synthetic", "lstm-tanh", 10)}
+    overall = table[table.group == "Overall"].set_index("method")
+    assert overall.loc["attention", "precision_mean"] == 1.0 and overall.loc["ig", "precision_mean"] == 0.0
 
 
 def test_ground_truth_summary_counts_instances_without_mass():

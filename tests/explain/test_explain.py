@@ -1,35 +1,31 @@
-"""Distribution and rank metrics (attnexp.metrics: Kendall τ, JSD, TVD, ground-truth scores) and the
-per-instance attributions of attnexp.explain (gradient, leave-one-out, integrated gradients), each
-against a brute-force computation on tiny models built here."""
+"""The per-instance attributions of attnexp.explain (gradient, leave-one-out, integrated gradients),
+`explain_examples` and the explanation file, each against a brute-force computation on the tiny
+models of tiny_models."""
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from scipy.stats import kendalltau
 
 from attnexp.explain import explain_examples, read_explanations
 from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
-from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
-from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import PAD, UNK, Example, collate
 from attnexp.models.qa import QAClassifier
-from attnexp.train import probabilities
-from tiny_models import VOCAB, flat, load_benchmark, qa, random_examples
+from attnexp.plan import CapabilityError
+from attnexp.runtime import probabilities
+from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples
 
 torch.use_deterministic_algorithms(True)
 
 # Token counts (no SOS/EOS): unequal, so every row but the longest is padded; one single-token instance
 LENGTHS = [7, 3, 11, 1, 5, 8]
-LN2 = math.log(2)
 EXPLAIN_SETTINGS = {
     "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
     "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
@@ -38,18 +34,6 @@ EXPLAIN_SETTINGS = {
 
 def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
     return random_examples(lengths, seed, question)
-
-
-
-
-# --------------------------------------------------------------------------------------------------
-# tiny models and examples
-
-
-
-
-
-
 
 
 def full_probabilities(model, examples) -> np.ndarray:
@@ -61,170 +45,6 @@ def full_probabilities(model, examples) -> np.ndarray:
 def predicted_of(model, batch) -> torch.Tensor:
     with torch.no_grad():
         return probabilities(model(batch)[0]).argmax(-1)
-
-
-# --------------------------------------------------------------------------------------------------
-# Kendall τ-b
-
-
-def test_kendall_tau_hand_computed():
-    # pairs (1,2) and (1,3) concordant, (2,3) discordant: τ = (2 − 1) / 3
-    tau, p = kendall_tau(np.array([1, 2, 3]), np.array([1, 3, 2]))
-    assert tau == pytest.approx(1 / 3, abs=1e-12)
-    assert 0 < p <= 1
-    assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1])[0] == pytest.approx(-1.0)
-
-
-@pytest.mark.parametrize(
-    "a, b",
-    [
-        ([1, 2, 2, 3, 4], [2, 1, 3, 3, 5]),  # ties in both
-        ([0.1, 0.1, 0.1, 0.5, 0.2, 0.9], [3, 1, 2, 2, 0, 4]),
-        ([5, 4, 3, 2, 1, 0, 7], [0, 1, 2, 3, 4, 5, 6]),
-        (list(np.random.RandomState(0).rand(30)), list(np.random.RandomState(1).rand(30))),
-        (list(np.random.RandomState(2).randint(0, 4, 40)), list(np.random.RandomState(3).randint(0, 4, 40))),
-    ],
-)
-def test_kendall_tau_equals_scipy(a, b):
-    tau, p = kendall_tau(np.array(a), np.array(b))
-    expected = kendalltau(a, b)
-    assert tau == pytest.approx(expected.statistic, abs=1e-12)
-    assert p == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-15)
-
-
-def test_kendall_tau_is_nan_for_a_constant_vector():
-    for a, b in [([1, 1, 1], [1, 2, 3]), ([1, 2, 3], [0.5, 0.5, 0.5]), ([2.0], [3.0])]:
-        tau, p = kendall_tau(np.array(a), np.array(b))
-        assert math.isnan(tau) and math.isnan(p)
-
-
-def test_kendall_tau_refuses_mismatched_shapes():
-    with pytest.raises(ValueError):
-        kendall_tau(np.array([1, 2, 3]), np.array([1, 2]))
-    with pytest.raises(ValueError):
-        kendall_tau(np.ones((2, 2)), np.ones((2, 2)))
-
-
-# --------------------------------------------------------------------------------------------------
-# JSD and TVD
-
-
-def random_distributions(*shape, seed=0, zeros=False):
-    g = torch.Generator().manual_seed(seed)
-    p = torch.rand(*shape, generator=g) ** 3
-    if zeros:
-        p = p * (torch.rand(*shape, generator=g) > 0.3)
-        p[..., 0] += 0.01  # never all zero
-    return p / p.sum(-1, keepdim=True)
-
-
-def reference_jsd(p, q) -> float:
-    """In float64 with 0·log 0 = 0."""
-    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    m = (p + q) / 2
-
-    def kl(a, b):
-        nz = a > 0
-        return float(np.sum(a[nz] * np.log(a[nz] / b[nz])))
-
-    return (kl(p, m) + kl(q, m)) / 2
-
-
-def test_jsd_of_identical_distributions_is_zero():
-    p = random_distributions(6, 9)
-    assert torch.equal(jsd(p, p), torch.zeros(6))
-
-
-def test_jsd_is_symmetric_bounded_and_matches_a_float64_reference():
-    p, q = random_distributions(50, 7, seed=1), random_distributions(50, 7, seed=2)
-    forward, backward = jsd(p, q), jsd(q, p)
-    assert torch.allclose(forward, backward, atol=1e-7)
-    assert (forward >= -1e-7).all() and (forward <= LN2 + 1e-7).all()
-    assert forward.max() > 0.01  # not trivially zero
-    for i in range(5):
-        assert forward[i].item() == pytest.approx(reference_jsd(p[i], q[i]), abs=1e-6)
-
-
-def test_jsd_of_disjoint_supports_is_ln2():
-    p = torch.tensor([[0.5, 0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    q = torch.tensor([[0.0, 0.0, 0.3, 0.7], [0.0, 0.0, 0.0, 1.0]])
-    assert torch.allclose(jsd(p, q), torch.full((2,), LN2), atol=1e-6)
-
-
-def test_jsd_broadcasts_leading_axes():
-    K, B, L = 3, 4, 6
-    p, q = random_distributions(K, 1, L, seed=3), random_distributions(1, B, L, seed=4)
-    out = jsd(p, q)
-    assert out.shape == (K, B)
-    for k in range(K):
-        for b in range(B):
-            assert out[k, b].item() == pytest.approx(jsd(p[k, 0], q[0, b]).item(), abs=1e-7)
-
-
-def test_jsd_with_zero_weights_is_finite_and_correct():
-    p, q = random_distributions(20, 8, seed=5, zeros=True), random_distributions(20, 8, seed=6, zeros=True)
-    assert (p == 0).any() and (q == 0).any()
-    out = jsd(p, q)
-    assert torch.isfinite(out).all()
-    for i in range(20):
-        assert out[i].item() == pytest.approx(reference_jsd(p[i], q[i]), abs=1e-6)
-    # gradients through masked positions stay finite too (the adversary differentiates through it)
-    z = torch.zeros(8, requires_grad=True)
-    mask = torch.tensor([False, True, True, True, False, True, False, False])
-    alpha = torch.softmax(z.masked_fill(~mask, float("-inf")), -1).masked_fill(~mask, 0.0)
-    jsd(alpha, p[0]).backward()
-    assert torch.isfinite(z.grad).all()
-
-
-def test_tvd_is_half_l1_and_absolute_difference_for_binary():
-    p, q = random_distributions(30, 5, seed=7), random_distributions(30, 5, seed=8)
-    assert torch.allclose(tvd(p, q), 0.5 * (p - q).abs().sum(-1))
-    assert torch.equal(tvd(p, q), tvd(q, p))
-    assert (tvd(p, q) >= 0).all() and (tvd(p, q) <= 1).all()
-    a, b = torch.tensor([0.9, 0.2, 0.5]), torch.tensor([0.3, 0.25, 0.5])
-    binary = tvd(torch.stack([1 - a, a], -1), torch.stack([1 - b, b], -1))
-    assert torch.allclose(binary, (a - b).abs())
-    assert tvd(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])).item() == 1.0
-
-
-# --------------------------------------------------------------------------------------------------
-# ground-truth scores
-
-
-def test_ground_truth_scores_hand_computed():
-    scores = np.array([0.1, 0.4, 0.2, 0.3, 0.0])
-    out = ground_truth_scores(scores, np.array([3, 2]))
-    # mass 0.5 of 1.0 over |G|/n = 2/5; ranking 1,3,2,0,4 -> hits 0,1,1,0,0
-    assert out["mass"] == pytest.approx(0.5)
-    assert out["mass_ratio"] == pytest.approx(0.5 / 0.4)
-    assert out["precision"] == pytest.approx(0.5)
-    assert out["first_hit"] == 2
-    assert out["auprc"] == pytest.approx((1 / 2 + 2 / 3) / 2)
-    perfect = ground_truth_scores(np.array([0.0, 0.7, 0.0, 0.3]), [1, 3])
-    assert (perfect["mass"], perfect["precision"], perfect["first_hit"], perfect["auprc"]) == (1.0, 1.0, 1, 1.0)
-
-
-def test_ground_truth_ties_are_broken_by_the_lower_position():
-    # positions 0 and 2 tie for the top; the lower position (0, not in G) comes first
-    out = ground_truth_scores(np.array([0.5, 0.2, 0.5, 0.1]), [2])
-    assert out["precision"] == 0.0
-    assert out["first_hit"] == 2
-    assert out["auprc"] == pytest.approx(0.5)
-    # and the other way round: the planted position is the lower one
-    out = ground_truth_scores(np.array([0.5, 0.2, 0.5, 0.1]), [0])
-    assert out["precision"] == 1.0 and out["first_hit"] == 1 and out["auprc"] == 1.0
-
-
-def test_ground_truth_scores_refuse_bad_input():
-    scores = np.array([0.2, 0.3, 0.5])
-    with pytest.raises(ValueError, match="non-empty"):
-        ground_truth_scores(scores, [])
-    with pytest.raises(ValueError, match="non-empty"):
-        ground_truth_scores(scores, [3])
-    with pytest.raises(ValueError, match="non-empty"):
-        ground_truth_scores(scores, [-1])
-    with pytest.raises(ValueError, match="non-negative"):
-        ground_truth_scores(np.array([0.2, -0.3, 0.5]), [1])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -367,15 +187,14 @@ def test_leave_one_out_ops_differ():
     assert not np.allclose(by_op["unk"], by_op["pad_masked"], atol=1e-6)
 
 
-def test_leave_one_out_refuses_an_unknown_op_and_layout():
+def test_leave_one_out_refuses_an_unknown_op_and_pad_masked_sentences():
     model = flat()
     examples = make_examples()
     with pytest.raises(ValueError, match="loo_op"):
         leave_one_out(model, examples, full_probabilities(model, examples), "zero")
-    torch.manual_seed(0)
-    han = HierarchicalClassifier(HierarchicalConfig(vocab_size=VOCAB, n_classes=2, architecture="han", encoder="rnn", embedding_dim=8, hidden_size=4))
-    with pytest.raises(ValueError, match="sos_eos"):
-        leave_one_out(han.eval(), examples, np.full((len(examples), 2), 0.5), "delete")
+    han = hierarchical("han", "rnn")  # HAN sentences: a token cannot be masked out of sentence attention
+    with pytest.raises(ValueError, match="pad_masked erasure is defined for token-level layouts"):
+        leave_one_out(han, examples, np.full((len(examples), 2), 0.5), "pad_masked")
 
 
 @pytest.mark.parametrize("op", ["delete", "pad_masked"])
@@ -563,12 +382,18 @@ def test_explain_examples_returns_one_record_per_example_in_order(factory):
 
 def test_explain_examples_refuses_guided_and_hierarchical_models():
     examples = make_examples()
-    with pytest.raises(ValueError, match="own attention"):
-        explain_examples(flat("lstm", "guided"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
-    torch.manual_seed(0)
-    han = HierarchicalClassifier(HierarchicalConfig(vocab_size=VOCAB, n_classes=2, architecture="han", encoder="rnn", embedding_dim=8, hidden_size=4))
-    with pytest.raises(ValueError, match="own attention"):
-        explain_examples(han.eval(), examples, EXPLAIN_SETTINGS, log=lambda _: None)
+    guided = flat("lstm", "guided")
+    with pytest.raises(CapabilityError) as err:
+        explain_examples(guided, examples, EXPLAIN_SETTINGS, log=lambda _: None)
+    assert str(err.value) == "model 'lstm-guided-lstm-tanh': the explanation experiments need its own trained attention, which it lacks"
+    with pytest.raises(CapabilityError) as err:
+        explain_examples(hierarchical("han", "rnn"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
+    assert str(err.value) == (
+        "model 'han-rnn': the explanation experiments need an encoder over replaceable input embeddings "
+        "(a flat or QA/NLI model), which it lacks"
+    )
+    with pytest.raises(CapabilityError, match="'lstm-uniform'.*its own trained attention"):
+        explain_examples(flat("lstm", "uniform"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
 
 
 def explanation_line(**overrides) -> dict:

@@ -1,6 +1,7 @@
 """Every model family behind the encode/decode contract (attnexp.models): flat J&W/W&P classifiers
 (lstm/cnn/average x tanh/dot/uniform, guided), question-conditioned QA/NLI models, and the S&S HAN/FLAN
-models. Shapes, exact masking, padding invariance, imposed and broadcast attention, model names."""
+models. Shapes, exact masking, padding invariance, imposed and broadcast attention, the spec each
+model is built from (names themselves: tests/test_spec.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 from attnexp.models import build_model, model_config, parse_model_name
-from attnexp.models.attention import masked_softmax, present_mask, real_token_mask
+from attnexp.models.attention import UniformAttention, masked_softmax, present_mask, real_token_mask
 from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import EOS, PAD, SOS, Example, collate
@@ -69,24 +70,29 @@ def expected_mask(example: Example, layout: str, width: int) -> np.ndarray:
 
 
 def flat(encoder, attention, n_classes=N_CLASSES):
+    """`attention="guided"`: `{encoder}-guided-lstm-tanh`. Built from its spec, like every model here."""
+    name = f"{encoder}-guided-lstm-tanh" if attention == "guided" else f"{encoder}-{attention}"
+    spec = parse_model_name(name, "multiclass")
     torch.manual_seed(0)
     cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return FlatClassifier(cfg).eval()
+    return build_model(spec, cfg).eval()
 
 
 def qa(encoder, attention):
+    spec = parse_model_name(f"{encoder}-{attention}", "qa")
     torch.manual_seed(0)
     cfg = QAConfig(vocab_size=VOCAB, n_classes=N_CLASSES, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
-    return QAClassifier(cfg).eval()
+    return build_model(spec, cfg).eval()
 
 
 def hierarchical(architecture, encoder):
+    spec = parse_model_name(f"{architecture}-{encoder}", "multiclass")
     torch.manual_seed(0)
     cfg = HierarchicalConfig(
         vocab_size=VOCAB, n_classes=N_CLASSES, architecture=architecture, encoder=encoder, embedding_dim=8, hidden_size=4,
         conv_input_dropout=0.3, dropout_sentence=0.3, dropout_document=0.3, dropout_output=0.3,
     )  # dropout > 0: eval mode must switch it off for the invariances below
-    return HierarchicalClassifier(cfg).eval()
+    return build_model(spec, cfg).eval()
 
 
 FLAT = [(f"flat-{e}-{a}", lambda e=e, a=a: flat(e, a)) for e in ("lstm", "cnn", "average") for a in ("tanh", "dot", "uniform")]
@@ -131,6 +137,23 @@ def test_layouts_and_guided_flags():
     assert {layouts[f"flan-{e}"] for e in ("rnn", "conv", "none")} == {"tokens"}
     guided = {name for name, factory in FAMILIES if factory().guided}
     assert guided == {n for n, _ in GUIDED}
+
+
+@pytest.mark.parametrize("param", FAMILIES, ids=[name for name, _ in FAMILIES])
+def test_the_spec_describes_the_model_it_built(param):
+    """What the experiments ask the spec (layout, imposed attention, attended items, own attention)
+    is what the model does."""
+    model, examples, guides = family(param)
+    spec = model.spec
+    assert spec.layout == model.layout and spec.imposed_attention == model.guided
+    # computed by the model from its input (not imposed, not the frozen 1/n)
+    assert spec.has_own_attention == (model.attention is not None and not isinstance(model.attention, UniformAttention))
+    _, encoded, _, _ = run(model, examples, guides)
+    counts = encoded.mask.sum(1).tolist()
+    if spec.attended == "sentences":
+        assert counts == [sum(1 for a, b in e.sentences if b > a) for e in examples]
+    else:
+        assert counts == [len(e.tokens) for e in examples]
 
 
 def test_shapes(setup):
@@ -378,52 +401,7 @@ def test_unknown_encoder_or_attention_is_refused():
 
 
 # --------------------------------------------------------------------------------------------------
-# model names
-
-
-@pytest.mark.parametrize(
-    "name, task, family, encoder, attention, architecture, guide",
-    [
-        ("lstm-tanh", "binary", "flat", "lstm", "tanh", None, None),
-        ("cnn-dot", "multiclass", "flat", "cnn", "dot", None, None),
-        ("average-uniform", "binary", "flat", "average", "uniform", None, None),
-        ("lstm-tanh", "qa", "qa", "lstm", "tanh", None, None),
-        ("average-dot", "nli", "qa", "average", "dot", None, None),
-        ("average-guided-lstm-tanh", "binary", "flat", "average", "guided", None, "lstm-tanh"),
-        ("cnn-guided-average-uniform", "binary", "flat", "cnn", "guided", None, "average-uniform"),
-        ("han-rnn", "multiclass", "hierarchical", "rnn", "context", "han", None),
-        ("flan-none", "binary", "hierarchical", "none", "context", "flan", None),
-        ("han-conv", "qa", "hierarchical", "conv", "context", "han", None),
-    ],
-)
-def test_parse_model_name_accepts(name, task, family, encoder, attention, architecture, guide):
-    spec = parse_model_name(name, task)
-    assert (spec.name, spec.family, spec.encoder, spec.attention, spec.architecture, spec.guide) == (
-        name, family, encoder, attention, architecture, guide,
-    )
-    assert spec.attention_is_trained == (attention in {"tanh", "dot", "context"})
-
-
-@pytest.mark.parametrize(
-    "name, task, message",
-    [
-        ("lstm-uniform", "qa", "tanh or dot"),
-        ("average-uniform", "nli", "tanh or dot"),
-        ("average-guided-han-rnn", "binary", "flat model"),
-        ("average-guided-lstm-guided-lstm-tanh", "binary", "flat model"),
-        ("average-guided-lstm-tanh", "qa", "classification"),
-        ("average-guided-", "binary", "unknown model"),
-        ("gru-tanh", "binary", "unknown model"),
-        ("lstm-softmax", "binary", "unknown model"),
-        ("lstm", "binary", "unknown model"),
-        ("han-lstm", "binary", "unknown model"),
-        ("flan", "binary", "unknown model"),
-        ("LSTM-tanh", "binary", "unknown model"),
-    ],
-)
-def test_parse_model_name_rejects(name, task, message):
-    with pytest.raises(ValueError, match=message):
-        parse_model_name(name, task)
+# building a model from its spec
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ follows spaCy's *tokenizer* rules closely for the cases that matter on our corpo
 
 Known differences from spaCy: sentence boundaries come from punctuation rules, not from a dependency
 parse; abbreviations are a fixed list; no tokenizer exceptions beyond the ones above. On the SST trees
-this reproduces Jain & Wallace's spaCy output for >99.9 % of sentences (`tests/test_tokenize.py`).
+this reproduces Jain & Wallace's spaCy output for >99.9 % of sentences (`tests/data/test_tokenize.py`).
 
 Normalisation (lower-casing, digits -> `qqq`) is separate: `normalise`.
 """

@@ -74,6 +74,13 @@ def variant_probabilities(
     owners = np.asarray(owners)
     if len(owners) != len(erase):
         raise ValueError(f"{len(owners)} variant owners for {len(erase)} erase masks")
+    if op == "delete" and model.layout != "sos_eos":  # <SOS>/<EOS> keep a J&W input non-empty; nothing else does
+        for o, m in zip(owners, erase):
+            if np.all(m):
+                raise ValueError(
+                    f"instance {examples[o].id!r}: deleting all of its {len(m)} tokens leaves nothing for a "
+                    f"{model.layout!r}-layout model to encode (erase fewer, or use op 'unk')"
+                )
     lengths = np.array([_variant_length(examples[o], m, op, model.layout) for o, m in zip(owners, erase)])
     out = None
     for indices in sorted_batches(lengths, batch_size=len(owners), max_tokens=max_tokens):

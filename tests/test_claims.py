@@ -1,0 +1,131 @@
+"""The claim contract (attnexp.claims): verdicts by hand, column validation, the CSV round trip,
+concatenating papers and the Markdown scorecard."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, claims_markdown, concatenate, numeric_verdict, read_claims, write_claims
+
+
+def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
+    return claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, quantity, ours, published, tolerance, **overrides)
+
+
+# --------------------------------------------------------------------------------------------------
+# verdicts
+
+
+@pytest.mark.parametrize(
+    "ours, published, tolerance, verdict",
+    [
+        (0.45, 0.40, 0.07, "match"),
+        (0.40, 0.45, 0.07, "match"),  # symmetric
+        (0.48, 0.40, 0.07, "differs"),
+        (0.32, 0.40, 0.07, "differs"),
+        (0.5, 0.53, 0.03, "match"),  # exactly at the tolerance (0.53 - 0.5 > 0.03 in floating point) still matches
+        (0.5, 0.5301, 0.03, "differs"),
+        (0.9, 0.9, 0.0, "match"),
+        (0.45, 0.40, None, "reference only"),
+        (math.nan, 0.40, 0.07, "undefined"),
+        (0.45, math.nan, 0.07, "undefined"),
+        (None, 0.40, 0.07, "undefined"),
+        (0.45, None, 0.07, "undefined"),
+    ],
+)
+def test_numeric_verdict_by_hand(ours, published, tolerance, verdict):
+    assert numeric_verdict(ours, published, tolerance) == verdict
+
+
+def test_not_comparable_wins_over_the_numbers():
+    assert numeric_verdict(0.45, 0.45, 0.07, "selected on dev (D-SEL)") == "not comparable: selected on dev (D-SEL)"
+    assert numeric_verdict(math.nan, None, None, "other data") == "not comparable: other data"
+    assert numeric_verdict(0.45, 0.45, 0.07, "") == "match"  # an empty reason is no reason
+
+
+def test_claim_row_computes_its_verdict_unless_given():
+    row = jw_row()
+    assert list(row) == list(CLAIM_COLUMNS)
+    assert (row["ours"], row["published"], row["tolerance"], row["verdict"]) == (0.45, 0.40, 0.07, "match")
+    assert (row["source"], row["condition"]) == ("", "")
+    assert jw_row(ours=0.6)["verdict"] == "differs"
+    qualitative = claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", 10, "gradient flips sooner", 0.8, verdict="holds", source="S&S §5")
+    assert qualitative["verdict"] == "holds" and qualitative["published"] is None and qualitative["tolerance"] is None
+    assert claim("P", "T", "d", "m", 1, "q", 1.0)["verdict"] == "reference only"  # no published value, no tolerance
+
+
+# --------------------------------------------------------------------------------------------------
+# the table
+
+
+def test_claims_frame_has_the_contract_columns_in_order():
+    table = claims_frame([jw_row(), jw_row("sig_frac", 0.6, 0.59, 0.12)])
+    assert tuple(table.columns) == CLAIM_COLUMNS and len(table) == 2
+    assert table["verdict"].tolist() == ["match", "match"]
+    empty = claims_frame([])
+    assert tuple(empty.columns) == CLAIM_COLUMNS and empty.empty
+
+
+def test_claims_frame_names_missing_and_unexpected_columns():
+    row = jw_row()
+    del row["source"]
+    with pytest.raises(ValueError) as err:
+        claims_frame([jw_row(), row | {"note": "x"}])
+    assert str(err.value) == "claim row 1: missing columns ['source'], unexpected columns ['note']"
+
+
+def test_write_and_read_claims_round_trip(tmp_path):
+    rows = [jw_row(source="J&W Table 2", condition="select_on=test"), jw_row("sig_frac", 0.6, 0.59, 0.12, verdict="not comparable: dev")]
+    written = write_claims(tmp_path / "claims" / "jw.csv", rows)
+    read = read_claims(tmp_path / "claims" / "jw.csv")
+    assert tuple(read.columns) == CLAIM_COLUMNS
+    # an empty text cell reads back as missing (pandas' CSV default)
+    pd.testing.assert_frame_equal(read.fillna({"source": "", "condition": ""}), written, check_dtype=False)
+    assert read.loc[1, "verdict"] == "not comparable: dev" and read.loc[0, "seed"] == 10
+
+
+def test_read_claims_refuses_other_columns(tmp_path):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"paper": ["x"], "verdict": ["match"]}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="bad.csv: expected the claim columns"):
+        read_claims(path)
+
+
+def test_concatenate_keeps_the_order_given(tmp_path):
+    ss = [claim("Serrano & Smith 2019", "Table 3", "yelp", "han-rnn", 10, "flip share", 0.7, 0.65, 0.1)]
+    jw = [jw_row(), jw_row("sig_frac", 0.6, 0.59, 0.12)]
+    write_claims(tmp_path / "ss.csv", ss)
+    write_claims(tmp_path / "jw.csv", jw)
+    table = concatenate([tmp_path / "ss.csv", tmp_path / "jw.csv"])
+    assert table["paper"].tolist() == ["Serrano & Smith 2019", "Jain & Wallace 2019", "Jain & Wallace 2019"]
+    assert table.index.tolist() == [0, 1, 2]
+    assert concatenate([tmp_path / "jw.csv", tmp_path / "ss.csv"])["paper"].tolist()[0] == "Jain & Wallace 2019"
+    empty = concatenate([])
+    assert tuple(empty.columns) == CLAIM_COLUMNS and empty.empty
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+
+
+def test_claims_markdown_counts_verdicts_per_paper_and_lists_every_row():
+    rows = [
+        jw_row(),  # match
+        jw_row("sig_frac", 0.6, 0.8, 0.12),  # differs
+        jw_row("other", 0.1, 0.2, 0.5, verdict="not comparable: selected on dev"),
+        claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", 10, "gradient flips sooner", 0.81234, verdict="holds"),
+        claim("Serrano & Smith 2019", "§5", "yahoo", "han-rnn", 10, "gradient flips sooner", 0.5, verdict="holds"),
+    ]
+    text = claims_markdown(claims_frame(rows))
+    assert text.startswith("# Claims: our numbers beside the published ones")
+    assert "| Jain & Wallace 2019 | match | 1 |" in text
+    assert "| Jain & Wallace 2019 | differs | 1 |" in text
+    assert "| Jain & Wallace 2019 | not comparable | 1 |" in text  # counted by the verdict before its reason
+    assert "| Serrano & Smith 2019 | holds | 2 |" in text
+    assert "| 0.450 | 0.400 | 0.070 | match |" in text  # numbers to 3 decimals
+    assert "| 0.812 | – | – | holds |" in text  # no published value: a dash
+    assert "not comparable: selected on dev" in text  # the row keeps its reason
+    assert text.count("\n| Jain & Wallace 2019 | Table 2 |") == 3

@@ -1,0 +1,343 @@
+"""Run-time services (attnexp.runtime): probabilities, prediction, checkpoints (metadata, loading,
+refusals), restoring a trained run from its own spec (`restore_run`), test examples and attention
+export. Tiny models on the tiny task of tiny_tasks, settings from the real config.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from attnexp import io
+from attnexp.models import parse_model_name
+from attnexp.models.inputs import collate
+from attnexp.runtime import (
+    CheckpointError,
+    Run,
+    SplitData,
+    checkpoint_metadata,
+    export_attention,
+    load_checkpoint,
+    load_test_examples,
+    predict,
+    probabilities,
+    read_guides,
+    restore_run,
+    save_checkpoint,
+)
+from attnexp.train import build_and_initialise
+from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
+
+torch.use_deterministic_algorithms(True)
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def config():
+    return load_config()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return write_dataset(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def fitted(config, data_dir, tmp_path_factory):
+    """One lstm-tanh trained through `fit`: (metrics, checkpoint path)."""
+    return run_fit(config, data_dir, tmp_path_factory.mktemp("fit"))
+
+
+# --------------------------------------------------------------------------------------------------
+# probabilities and prediction
+
+
+def test_probabilities_of_one_sigmoid_logit_and_of_several():
+    binary = probabilities(torch.tensor([[0.0], [2.0]]))
+    p = 1 / (1 + np.exp(-2.0))
+    assert torch.allclose(binary, torch.tensor([[0.5, 0.5], [1 - p, p]], dtype=torch.float32))
+    multi = probabilities(torch.tensor([[1.0, 2.0, 3.0]]))
+    assert torch.allclose(multi, torch.softmax(torch.tensor([[1.0, 2.0, 3.0]]), -1))
+    stacked = probabilities(torch.zeros(4, 3, 1))  # leading axes are kept
+    assert stacked.shape == (4, 3, 2)
+
+
+def test_predict_returns_the_splits_order(config):
+    settings = tiny_settings(config, "cnn-dot")
+    torch.manual_seed(0)
+    model, _ = build_and_initialise(parse_model_name("cnn-dot", "binary"), VOCAB, 2, None, settings)
+    examples = task_examples(20, 5, "p")
+    probs, attention = predict(model, SplitData(examples), 4, CPU)
+    assert probs.shape == (20, 2) and np.allclose(probs.sum(1), 1)
+    for e, p, a in zip(examples, probs, attention):
+        with torch.no_grad():
+            logits, alpha = model(collate([e], model.layout))
+        assert np.allclose(p[1], torch.sigmoid(logits[0, 0]).item(), atol=1e-6)
+        assert len(a) == len(e.tokens) and np.allclose(a, alpha[0, 1:-1].numpy(), atol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# checkpoints
+
+
+def test_checkpoint_metadata(fitted, config):
+    _, model_path = fitted
+    _, meta = load_checkpoint(model_path)
+    assert meta["model"] == "lstm-tanh" and meta["family"] == "flat" and meta["classes"] == ["0", "1"]
+    assert meta["vocab_size"] == len(VOCAB) and meta["config"]["class"] == "FlatConfig" and meta["config"]["hidden_size"] == 8
+    spec = parse_model_name("lstm-tanh", "binary")
+    assert meta["spec"] == spec.record()
+    _, cfg = build_and_initialise(spec, VOCAB, 2, None, tiny_settings(config, "lstm-tanh"))
+    assert checkpoint_metadata(spec, cfg, VOCAB, [0, 1]) == meta
+    assert checkpoint_metadata(spec, cfg, VOCAB[::-1], [0, 1])["vocab_sha256"] != meta["vocab_sha256"]
+    cfg.hidden_size = 16
+    assert checkpoint_metadata(spec, cfg, VOCAB, [0, 1])["config_sha256"] != meta["config_sha256"]
+
+
+@pytest.mark.parametrize("key", ["vocab_sha256", "config_sha256", "model"])
+def test_load_checkpoint_refuses_a_mismatch_naming_the_key(fitted, key):
+    _, model_path = fitted
+    _, meta = load_checkpoint(model_path)
+    expected = {k: meta[k] for k in ("vocab_sha256", "config_sha256", "model", "classes")}
+    state, _ = load_checkpoint(model_path, expected)  # the right expectations load
+    assert state
+    expected[key] = "something else"
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(model_path, expected)
+    message = str(err.value)
+    assert f"\n  {key}: checkpoint has" in message and "'something else'" in message
+    assert all(f"\n  {other}:" not in message for other in expected if other != key)
+
+
+@dataclass
+class NotAStateDict:
+    x: int = 1
+
+
+def test_load_checkpoint_refuses_other_files(tmp_path):
+    text = tmp_path / "notes.pt"
+    text.write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_checkpoint(text)
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_checkpoint(tmp_path / "missing.pt")
+    plain = tmp_path / "plain.pt"
+    torch.save({"weights": torch.ones(2)}, plain)
+    with pytest.raises(CheckpointError, match="'metadata' and 'state_dict'"):
+        load_checkpoint(plain)
+    pickled = tmp_path / "pickled.pt"
+    torch.save({"metadata": {}, "state_dict": NotAStateDict()}, pickled)  # weights_only: no arbitrary objects
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_checkpoint(pickled)
+    good = tmp_path / "good.pt"
+    save_checkpoint(good, {"w": torch.zeros(1)}, {"model": "x"})
+    assert load_checkpoint(good, {"model": "x"})[1] == {"model": "x"}
+
+
+# --------------------------------------------------------------------------------------------------
+# restore_run: a trained model rebuilt from its own spec
+
+
+# (model name, task, dataset whose settings it takes, n_classes)
+FAMILIES = [
+    ("lstm-tanh", "binary", "synthetic", 2),
+    ("cnn-dot", "multiclass", "synthetic", 3),
+    ("average-uniform", "binary", "synthetic", 2),
+    ("average-guided-lstm-tanh", "binary", "synthetic", 2),
+    ("cnn-dot", "qa", "synthetic_qa", 3),
+    ("han-rnn", "binary", "synthetic", 2),
+    ("flan-conv", "multiclass", "synthetic", 3),
+]
+
+
+def saved_model(config, tmp_path, name, task, dataset, n_classes, seed=3):
+    """A freshly initialised model of `name`, saved as a checkpoint -> (model, checkpoint path)."""
+    spec = parse_model_name(name, task)
+    torch.manual_seed(seed)
+    model, cfg = build_and_initialise(spec, VOCAB, n_classes, None, tiny_settings(config, name, dataset=dataset, hidden_size=4))
+    path = tmp_path / f"{name}-{task}.pt"
+    save_checkpoint(path, model.state_dict(), checkpoint_metadata(spec, cfg, VOCAB, list(range(n_classes))))
+    return model.eval(), path
+
+
+@pytest.mark.parametrize("name, task, dataset, n_classes", FAMILIES, ids=[f"{n}-{t}" for n, t, _, _ in FAMILIES])
+def test_restore_run_round_trip_gives_the_original_outputs(config, data_dir, tmp_path, name, task, dataset, n_classes):
+    original, path = saved_model(config, tmp_path, name, task, dataset, n_classes)
+    run = restore_run(path, data_dir, expected_model=name)
+    assert isinstance(run, Run)
+    assert run.spec == original.spec == parse_model_name(name, task)
+    assert run.model.spec == run.spec and type(run.model) is type(original) and not run.model.training
+    assert run.vocab == VOCAB and run.classes == [str(c) for c in range(n_classes)]
+    assert run.model.state_dict().keys() == original.state_dict().keys()
+    assert all(torch.equal(v, run.model.state_dict()[k]) for k, v in original.state_dict().items())
+    examples = task_examples(9, 7, "r", question=task == "qa")
+    rng = np.random.RandomState(0)
+    guides = {e.id: rng.dirichlet(np.ones(len(e.tokens))).astype(np.float32) for e in examples} if original.guided else None
+    batch = collate(examples, run.model.layout, guides)
+    with torch.no_grad():
+        ours, ours_alpha = run.model(batch)
+        theirs, theirs_alpha = original(batch)
+    assert torch.equal(ours, theirs) and torch.equal(ours_alpha, theirs_alpha)
+    assert ours.abs().max() > 0  # a real output, not zeros
+
+
+def test_restore_run_of_a_fitted_model(fitted, data_dir):
+    metrics, path = fitted
+    run = restore_run(path, data_dir)
+    assert run.spec.name == "lstm-tanh" and run.metadata["spec"] == metrics["spec"]
+    state, _ = load_checkpoint(path)
+    assert all(torch.equal(v, run.model.state_dict()[k]) for k, v in state.items())
+    examples = run.test_examples(data_dir)
+    assert [e.id for e in examples] == [r["id"] for r in io.read_jsonl(data_dir / "test.jsonl")]
+    probs, _ = predict(run.model, SplitData(examples), 8, CPU)
+    accuracy = float(np.mean(probs.argmax(1) == np.array([e.label for e in examples])))
+    assert accuracy == pytest.approx(metrics["test"]["accuracy"], abs=1e-6)  # the selected epoch's weights
+
+
+def rewritten(path, tmp_path, state=None, metadata=None):
+    """The checkpoint at `path` saved again with its state dict and/or metadata changed."""
+    old_state, old_meta = load_checkpoint(path)
+    out = tmp_path / "changed.pt"
+    save_checkpoint(out, old_state if state is None else state(dict(old_state)), old_meta if metadata is None else metadata(dict(old_meta)))
+    return out
+
+
+def _without(d, key):
+    d.pop(key)
+    return d
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda s: _without(s, "decoder.bias"), "missing decoder.bias"),
+        (lambda s: s | {"decoder.extra": torch.zeros(2)}, "unexpected decoder.extra"),
+        (lambda s: s | {"decoder.weight": torch.zeros(1, 3)}, "decoder.weight: checkpoint shape (1, 3), model shape (1, 16)"),
+    ],
+    ids=["missing", "extra", "mis-shaped"],
+)
+def test_restore_run_refuses_weights_that_do_not_fit_naming_the_key(fitted, data_dir, tmp_path, change, expected):
+    _, path = fitted
+    with pytest.raises(CheckpointError) as err:
+        restore_run(rewritten(path, tmp_path, state=change), data_dir)
+    message = str(err.value)
+    assert "do not fit the model its spec describes" in message and f"\n  {expected}" in message
+    assert message.count("\n  ") == 1  # only the changed key is named
+
+
+def test_restore_run_names_every_problem_at_once(fitted, data_dir, tmp_path):
+    _, path = fitted
+    both = lambda s: _without(s, "decoder.bias") | {"stray": torch.ones(1)}  # noqa: E731
+    with pytest.raises(CheckpointError) as err:
+        restore_run(rewritten(path, tmp_path, state=both), data_dir)
+    assert "\n  missing decoder.bias" in str(err.value) and "\n  unexpected stray" in str(err.value)
+
+
+def test_restore_run_refuses_metadata_without_a_spec(fitted, data_dir, tmp_path):
+    _, path = fitted
+    with pytest.raises(CheckpointError, match="no model spec in its metadata"):
+        restore_run(rewritten(path, tmp_path, metadata=lambda m: _without(m, "spec")), data_dir)
+
+
+def test_restore_run_refuses_an_unreadable_spec(fitted, data_dir, tmp_path):
+    _, path = fitted
+    broken = lambda m: m | {"spec": {"name": "lstm-tanh"}}  # noqa: E731
+    with pytest.raises(CheckpointError, match="unreadable model spec"):
+        restore_run(rewritten(path, tmp_path, metadata=broken), data_dir)
+
+
+def test_restore_run_refuses_another_model_than_expected(fitted, data_dir):
+    _, path = fitted
+    assert restore_run(path, data_dir, expected_model="lstm-tanh").spec.name == "lstm-tanh"
+    with pytest.raises(CheckpointError) as err:
+        restore_run(path, data_dir, expected_model="lstm-dot")
+    assert "model: checkpoint has 'lstm-tanh', expected 'lstm-dot'" in str(err.value)
+
+
+def test_restore_run_refuses_a_data_dir_with_another_vocabulary(fitted, tmp_path):
+    _, model_path = fitted
+    other = write_dataset(tmp_path / "other", vocab=VOCAB[:-1] + ["zebra"])  # same size, one word differs
+    with pytest.raises(CheckpointError, match="vocab_sha256"):
+        restore_run(model_path, other)
+
+
+def test_test_examples_refuse_a_data_dir_with_other_classes(fitted, data_dir, tmp_path):
+    _, model_path = fitted
+    run = restore_run(model_path, data_dir)
+    other = write_dataset(tmp_path / "other", relabel=lambda label: label + 1)  # labels 1, 2: no "0"
+    with pytest.raises(CheckpointError, match=r"classes \['0'\] are not labels"):
+        run.test_examples(other)
+
+
+def test_load_test_examples_maps_labels_through_the_checkpoints_classes(data_dir):
+    examples = load_test_examples(data_dir, VOCAB, ["0", "1"])
+    records = io.read_jsonl(data_dir / "test.jsonl")
+    assert [e.label for e in examples] == [r["label"] for r in records]
+    flipped = load_test_examples(data_dir, VOCAB, ["1", "0"])  # class index follows the stored order
+    assert [e.label for e in flipped] == [1 - r["label"] for r in records]
+    assert flipped[0].tokens.tolist() == [VOCAB.index(w) for w in records[0]["tokens"]]
+
+
+# --------------------------------------------------------------------------------------------------
+# exporting attention
+
+
+def exported(path) -> dict[str, list[dict]]:
+    by_split: dict[str, list[dict]] = {}
+    for record in io.read_jsonl(path):
+        by_split.setdefault(record["split"], []).append(record)
+    return by_split
+
+
+def test_export_attention_one_record_per_instance(fitted, data_dir, tmp_path):
+    _, model_path = fitted
+    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
+    by_split = exported(tmp_path / "attention.jsonl")
+    assert set(by_split) == {"train", "dev", "test"}
+    for split, records in by_split.items():
+        source = io.read_jsonl(data_dir / f"{split}.jsonl")
+        assert [r["id"] for r in records] == [s["id"] for s in source]
+        for r, s in zip(records, source):
+            assert r["length"] == len(r["attention"]) == len(s["tokens"])
+            assert sum(r["attention"]) == pytest.approx(1, abs=1e-5) and min(r["attention"]) > 0
+            assert len(r["probs"]) == 2 and sum(r["probs"]) == pytest.approx(1, abs=1e-5)
+    guides = read_guides(tmp_path / "attention.jsonl")
+    assert set(guides) == {"train", "dev", "test"} and len(guides["dev"]) == 24
+
+
+def test_guided_model_trains_and_exports_the_imposed_attention(config, fitted, data_dir, tmp_path):
+    _, model_path = fitted
+    guide_path = tmp_path / "guide.jsonl"
+    export_attention(model_path, data_dir, guide_path, batch_size=8)
+    _, guided_path = run_fit(config, data_dir, tmp_path / "guided", model="average-guided-lstm-tanh", guide=guide_path, epochs=2)
+    export_attention(guided_path, data_dir, tmp_path / "guided.jsonl", batch_size=8, guide_path=guide_path)
+    source = exported(guide_path)
+    for split, records in exported(tmp_path / "guided.jsonl").items():
+        for r, s in zip(records, source[split], strict=True):
+            assert r["id"] == s["id"] and r["attention"] == s["attention"]  # the guide, exactly (D-ALIGN)
+
+
+def test_guides_are_checked(tmp_path, data_dir, config):
+    bad = tmp_path / "bad.jsonl"
+    io.write_jsonl(bad, [{"id": "a", "split": "train", "length": 3, "attention": [0.5, 0.5]}])
+    with pytest.raises(ValueError, match="'a' stores 2 weights for length 3"):
+        read_guides(bad)
+    partial = tmp_path / "partial.jsonl"
+    io.write_jsonl(partial, [{"id": "train-0", "split": "train", "length": 1, "attention": [1.0]}])
+    with pytest.raises(ValueError, match="lacks"):
+        run_fit(config, data_dir, tmp_path / "out", model="average-guided-lstm-tanh", guide=partial)
+
+
+def test_hierarchical_model_exports_sentence_attention(config, data_dir, tmp_path):
+    metrics, model_path = run_fit(config, data_dir, tmp_path, model="han-rnn", epochs=2, hidden_size=4)
+    assert metrics["select_metric"] == "accuracy"  # S&S protocol
+    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
+    for split, records in exported(tmp_path / "attention.jsonl").items():
+        source = io.read_jsonl(data_dir / f"{split}.jsonl")
+        for r, s in zip(records, source, strict=True):
+            assert r["length"] == len(r["attention"]) == sum(1 for a, b in s["sentences"] if b > a) == 2
+            assert sum(r["attention"]) == pytest.approx(1, abs=1e-5)
+
