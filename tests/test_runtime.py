@@ -249,6 +249,13 @@ def test_restore_run_refuses_an_unreadable_spec(fitted, data_dir, tmp_path):
         restore_run(rewritten(path, tmp_path, metadata=broken), data_dir)
 
 
+def test_restore_run_refuses_a_spec_that_disagrees_with_the_config(fitted, data_dir, tmp_path):
+    _, path = fitted
+    tampered = lambda m: m | {"spec": m["spec"] | {"attention": "dot"}}  # noqa: E731 (tanh weights, dot spec)
+    with pytest.raises(CheckpointError, match="attention: spec 'dot', config 'tanh'"):
+        restore_run(rewritten(path, tmp_path, metadata=tampered), data_dir)
+
+
 def test_restore_run_refuses_another_model_than_expected(fitted, data_dir):
     _, path = fitted
     assert restore_run(path, data_dir, expected_model="lstm-tanh").spec.name == "lstm-tanh"

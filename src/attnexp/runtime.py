@@ -287,6 +287,13 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
         config = CONFIG_CLASSES[record.pop("class")](**record)
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"{path}: unreadable model spec or config in its metadata ({err})") from err
+    disagree = [
+        f"{key}: spec {getattr(spec, key)!r}, config {getattr(config, key)!r}"
+        for key in ("encoder", "attention", "architecture")
+        if hasattr(config, key) and getattr(config, key) != getattr(spec, key)
+    ]
+    if disagree:
+        raise CheckpointError(f"{path}: its model spec and config disagree:\n  " + "\n  ".join(disagree))
     model = build_model(spec, config)
     _load_weights(model, state, path)
     return Run(model.eval(), spec, metadata, vocab, metadata["classes"])

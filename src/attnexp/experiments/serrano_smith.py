@@ -146,8 +146,8 @@ def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tens
     rank = torch.argsort(orders, dim=-1)  # (R, B, L): position -> its place in the order
     ks = torch.arange(1, L + 1)  # (K,) prefix sizes
     keep = rank[None] >= ks[:, None, None, None]  # (K, R, B, L): items not among the first k
-    logits = out.logits(erase(attention, keep))  # (K, R, B, C)
-    flips = (logits.argmax(-1) != predicted) & (ks[:, None, None] <= lengths)  # (K, R, B)
+    decided = probabilities(out.logits(erase(attention, keep))).argmax(-1)  # (K, R, B); one sigmoid logit -> 2 classes
+    flips = (decided != predicted) & (ks[:, None, None] <= lengths)  # (K, R, B)
     flipped = flips.any(dim=0)  # (R, B)
     first = flips.int().argmax(dim=0)  # (R, B) index of the first flip (0 if none)
     removed = torch.where(flipped, first + 1, 0)
