@@ -14,7 +14,6 @@ SS_SETTINGS = {
         "permutations",
         "attention_ascending",
         "max_tokens",
-        "max_items",
     )
 }
 SS_TABLES = ("erasure", "removal", "flip_sooner")
