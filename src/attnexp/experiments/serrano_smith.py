@@ -31,7 +31,7 @@ import torch
 from scipy.stats import binomtest
 
 from attnexp import io
-from attnexp.experiments.cached import CachedBatch, Readout, cached_batches, readout, real_positions
+from attnexp.experiments.cached import CachedBatch, Readout, cached_batches, readout
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
@@ -110,13 +110,13 @@ def _order(key: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def single_weight_erasure(out: Readout, attention: torch.Tensor, keys: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
-    """Per variant of `TOP_BY`: erase its top item, and separately its random item `randoms`
-    (len(TOP_BY), B), all variants in one decode.
+def single_weight_erasure(out: Readout, attention: torch.Tensor, orders: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+    """Per variant of `TOP_BY`: erase its top item (the first of its order (B, L)), and separately
+    its random item `randoms` (len(TOP_BY), B), all variants in one decode.
     -> {variant: {top, random (B,) positions; js_*, kl_* (B,); flip_* (B,) bool}}."""
     p = probabilities(out.logits(attention))  # (B, C)
     predicted = p.argmax(-1)
-    tops = torch.stack([_order(keys[name])[:, 0] for name in TOP_BY])  # (V, B)
+    tops = torch.stack([orders[name][:, 0] for name in TOP_BY])  # (V, B)
     picked = torch.stack([tops, randoms], dim=1)  # (V, 2, B): erase the top item, or the random one
     keep = mask.expand(*picked.shape, mask.shape[-1]).clone()  # (V, 2, B, L)
     keep.scatter_(-1, picked[..., None], False)
@@ -136,33 +136,44 @@ def single_weight_erasure(out: Readout, attention: torch.Tensor, keys: dict[str,
 # Experiment 2: removal until the decision flips (§6)
 
 
+def decisions(logits: torch.Tensor) -> torch.Tensor:
+    """(..., C) logits -> (...,) predicted class, as `probabilities(logits).argmax(-1)` but without
+    the softmax (it is monotone): for one sigmoid logit, class 1 iff the logit is > 0 (ŷ = 0.5 -> 0)."""
+    if logits.shape[-1] == 1:
+        return (logits[..., 0] > 0).long()
+    return logits.argmax(-1)
+
+
 @torch.no_grad()
 def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """orders (R, B, L): R removal orders per instance (real items first). Every prefix k = 1..L of
-    every order is decoded at once: with the items sorted in removal order, what remains after
-    removing the first k is a suffix, so logits_k = (Σ_{j>k} α_j W h_j) / (Σ_{j>k} α_j) + b for all k
-    are two reversed cumulative sums (float64), O(L·C) per order instead of an L × L masked product.
+    every order is decoded at once: in removal order what remains after removing the first k items
+    is a suffix, so m_k logits_k = Σ_{j≥k} α_j W h_j + m_k b with m_k = Σ_{j≥k} α_j for every k are
+    cumulative sums over the reversed order (summed from the end, so a tiny remaining mass keeps its
+    relative precision): O(L·C) per order, where an L × L masked product would be O(L²·C). A
+    positive m_k does not change the argmax, so the decision needs no division.
     -> (removed (R, B): the k of the first flip, 0 = no flip up to k = n; removed attention mass
     (R, B) at that k, NaN for no flip)."""
     R, B, L = orders.shape
     C = out.values.shape[-1]
     predicted = probabilities(out.logits(attention)).argmax(-1)  # (B,)
-    alpha = attention.double().expand(R, B, L).gather(-1, orders)  # (R, B, L) in removal order
-    values = out.values.double().expand(R, B, L, C).gather(2, orders[..., None].expand(R, B, L, C))  # (R, B, L, C)
-    # suffix sums from index k, shifted so that entry k-1 is what remains after removing k items;
-    # masked items come last with α = 0 exactly, so an empty remainder sums to exactly 0
-    rest_mass = torch.cat([alpha.flip(-1).cumsum(-1).flip(-1)[..., 1:], alpha.new_zeros(R, B, 1)], -1)  # (R, B, K)
-    rest = (alpha[..., None] * values).flip(2).cumsum(2).flip(2)[:, :, 1:]  # (R, B, K-1, C)
-    rest = torch.cat([rest, rest.new_zeros(R, B, 1, C)], 2)  # (R, B, K, C)
-    mass = rest_mass[..., None]
-    logits = torch.where(mass > 0, rest / torch.where(mass > 0, mass, 1.0), 0.0) + out.bias.double()  # α′ = 0: bias only
-    ks = torch.arange(1, L + 1)  # (K,) prefix sizes
-    flips = (probabilities(logits).argmax(-1) != predicted[:, None]) & (ks <= lengths[:, None])  # (R, B, K)
-    flipped = flips.any(dim=-1)  # (R, B)
-    first = flips.int().argmax(dim=-1)  # (R, B) index of the first flip (0 if none)
-    removed = torch.where(flipped, first + 1, 0)
-    removed_mass = alpha.cumsum(-1).gather(-1, first[..., None]).squeeze(-1).float()  # mass of the first k items
-    return removed, torch.where(flipped, removed_mass, torch.nan)
+    bias_decision = decisions(out.bias[None])  # (1,): nothing left, α′ = 0, logits = b
+    last_first = orders.flip(-1)  # (R, B, L): the removal order reversed, masked items (α = 0) first
+    alpha = attention.expand(R, B, L).gather(-1, last_first)  # (R, B, L)
+    weighted = (attention[..., None] * out.values).expand(R, B, L, C)  # α_i W h_i, (R, B, L, C) views
+    weighted = weighted.gather(2, last_first[..., None].expand(R, B, L, C))  # in reversed removal order
+    # entry j: what remains after removing k = L - 1 - j items (j = 0..L-1 <-> k = L-1..0)
+    rest_mass = alpha.cumsum(-1)  # (R, B, L)
+    scaled = weighted.cumsum(2) + rest_mass[..., None] * out.bias  # (R, B, L, C) = m_k logits_k
+    decided = torch.where(rest_mass > 0, decisions(scaled), bias_decision)  # (R, B, L)
+    k = L - 1 - torch.arange(L)  # (L,) items removed at entry j
+    flips = (decided != predicted[:, None]) & (k >= 1) & (k <= lengths[:, None])  # (R, B, L)
+    # k = L (everything removed) has no entry: it counts where n = L
+    flips_all = ((bias_decision != predicted) & (lengths == L))[None].expand(R, B)
+    first_j = torch.where(flips, torch.arange(L), -1).amax(-1)  # (R, B): largest j = smallest k
+    removed = torch.where(first_j >= 0, L - 1 - first_j, torch.where(flips_all, L, 0))  # (R, B)
+    removed_mass = attention.expand(R, B, L).gather(-1, orders).cumsum(-1).gather(-1, (removed - 1).clamp(min=0)[..., None]).squeeze(-1)
+    return removed, torch.where(removed > 0, removed_mass, torch.nan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,39 +185,44 @@ def _batch_rows(batch: CachedBatch, out: Readout, examples: list[Example], setti
     lengths = mask.sum(-1)  # (B,)
     predicted = probabilities(out.logits(attention)).argmax(-1)
     gradient = attention_gradient(out, attention, predicted)
-    keys = ranking_keys(attention, gradient, mask)
+    orders = {name: _order(key) for name, key in ranking_keys(attention, gradient, mask).items()}  # (B, L) each
     B, L = attention.shape
     # Random items (per TOP_BY variant) and random rankings, drawn per instance over its n items and
     # mapped to positions (items are not positions where SOS comes first)
-    tops = torch.stack([_order(keys[name])[:, 0] for name in TOP_BY], dim=-1)  # (B, V) positions
-    randoms = tops.T.clone()  # (V, B); single-item instances keep their top item (they are dropped)
-    perms = torch.arange(L).expand(settings["permutations"], B, L).clone()  # (P, B, L)
-    for b, (i, items) in enumerate(zip(batch.indices, real_positions(mask))):
+    tops = torch.stack([orders[name][:, 0] for name in TOP_BY]).numpy()  # (V, B) positions
+    randoms = tops.copy()  # single-item instances keep their top item (they are dropped)
+    perms = np.tile(np.arange(L), (settings["permutations"], B, 1))  # (P, B, L)
+    present = mask.numpy()
+    for b, i in enumerate(batch.indices):
+        items = np.flatnonzero(present[b])
         n = len(items)
         if n > 1:
-            top_items = (items[None, :] == tops[b][:, None]).int().argmax(-1).numpy()  # (V,) item index of each top
-            randoms[:, b] = items[torch.from_numpy(random_items(n, top_items, settings["random_item"], seed, int(i)))]
-            rest = torch.from_numpy(np.setdiff1d(np.arange(L), items.numpy()))  # SOS/EOS/padding: last
-            for j, order in enumerate(random_rankings(n, settings["permutations"], seed, int(i))):
-                perms[j, b] = torch.cat([items[torch.from_numpy(order)], rest])
-    single = single_weight_erasure(out, attention, keys, mask, randoms)
+            top_items = np.searchsorted(items, tops[:, b])  # item index of each top position
+            randoms[:, b] = items[random_items(n, top_items, settings["random_item"], seed, int(i))]
+            perms[:, b, :n] = items[random_rankings(n, settings["permutations"], seed, int(i))]
+            perms[:, b, n:] = np.flatnonzero(~present[b])  # SOS/EOS/padding: last
+    single = single_weight_erasure(out, attention, orders, mask, torch.from_numpy(randoms))
     ranked = [name for name in RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
     rankings = [("random", j) for j in range(settings["permutations"])] + [(name, 0) for name in ranked]
-    orders = torch.cat([perms, torch.stack([_order(keys[name]) for name in ranked])])  # (R, B, L)
-    removed, mass = removal_until_flip(out, attention, orders, lengths)  # (R, B) each
+    every = torch.cat([torch.from_numpy(perms), torch.stack([orders[name] for name in ranked])])  # (R, B, L)
+    removed, mass = removal_until_flip(out, attention, every, lengths)  # (R, B) each
 
+    # rows, from numpy arrays (element access on tensors costs microseconds each)
+    a, n_items, classes = attention.numpy(), lengths.tolist(), predicted.tolist()
+    removed, mass = removed.numpy(), mass.numpy()
+    single = {name: {key: value.numpy() for key, value in r.items()} for name, r in single.items()}
     erasure_rows, removal_rows = [], []
     for b, i in enumerate(batch.indices):
-        n = int(lengths[b])
+        n = n_items[b]
         if n < 2:  # S&S §4: instances with one attended item are excluded
             continue
-        base = {"index": int(i), "id": examples[i].id, "n": n, "predicted": int(predicted[b])}
+        base = {"index": int(i), "id": examples[i].id, "n": n, "predicted": classes[b]}
         for name, r in single.items():
             top, rand = int(r["top"][b]), int(r["random"][b])
             erasure_rows.append(base | {
                 "top_by": name, "top": top, "random": rand,
-                "top_attention": float(attention[b, top]), "random_attention": float(attention[b, rand]),
-                "delta_attention": float(attention[b, top] - attention[b, rand]),
+                "top_attention": float(a[b, top]), "random_attention": float(a[b, rand]),
+                "delta_attention": float(a[b, top] - a[b, rand]),
                 "js_top": float(r["js_top"][b]), "js_random": float(r["js_random"][b]),
                 "delta_js": float(r["js_top"][b] - r["js_random"][b]),
                 "kl_top": float(r["kl_top"][b]), "kl_random": float(r["kl_random"][b]),
