@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 VOCAB = 50
 
 
-def load_benchmark():
-    """benchmarks/jain_wallace_speed.py (not a package: loaded from its path)."""
-    spec = importlib.util.spec_from_file_location("jain_wallace_speed", ROOT / "benchmarks" / "jain_wallace_speed.py")
+def load_benchmark(name: str = "jain_wallace_speed"):
+    """benchmarks/<name>.py (not a package: loaded from its path), whose reference loops are oracles."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -69,17 +69,21 @@ def random_examples(lengths, seed=0, question=False) -> list[Example]:
     return examples
 
 
-def random_documents(lengths, seed=0) -> list[Example]:
+def random_documents(lengths, seed=0, n_classes=2, question=False, empty_sentence=False, vocab=VOCAB) -> list[Example]:
     """Like `random_examples`, but cut into sentences of 1-4 words (HAN documents with different
-    numbers of sentences and of words per sentence)."""
+    numbers of sentences and of words per sentence). `empty_sentence`: insert an empty sentence
+    (dropped by the sentences layout); `question`: QA examples; word ids in 4..vocab-1."""
     rng = np.random.RandomState(seed)
     examples = []
     for i, n in enumerate(lengths):
-        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
+        tokens = rng.randint(4, vocab, size=n).astype(np.int64)
         cuts, start = [], 0
         while start < n:
             end = min(n, start + rng.randint(1, 5))
             cuts.append((start, end))
             start = end
-        examples.append(Example(f"doc{i}", tokens, int(rng.randint(2)), cuts))
+        if empty_sentence and len(cuts) > 1:
+            cuts.insert(1, (cuts[1][0], cuts[1][0]))
+        q = rng.randint(4, vocab, size=rng.randint(1, 6)).astype(np.int64) if question else None
+        examples.append(Example(f"doc{i}", tokens, int(rng.randint(n_classes)), cuts, q))
     return examples

@@ -4,7 +4,6 @@ summaries, claims and figures."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -25,18 +24,12 @@ from attnexp.plan import CapabilityError
 from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
 from attnexp.runtime import probabilities
 from attnexp.spec import parse_model_name
+from tiny_models import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = 50
 SETTINGS = {"max_tokens": 60, "permutations": 5, "attention_ascending": True, "random_item": "paper"}
 SEED = 5
-
-
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("serrano_smith_speed", ROOT / "benchmarks" / "serrano_smith_speed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def model(name: str, n_classes: int = 3):
@@ -126,7 +119,7 @@ def test_randomness_is_per_instance_and_seeded():
 def test_interventions_equal_the_per_instance_reference_loop(name, n_classes):
     m, examples = model(name, n_classes), documents()
     erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
-    ref_erasure, ref_removal = load_benchmark().reference_interventions(m, examples, SETTINGS, SEED)
+    ref_erasure, ref_removal = load_benchmark("serrano_smith_speed").reference_interventions(m, examples, SETTINGS, SEED)
     ref_erasure, ref_removal = pd.DataFrame(ref_erasure), pd.DataFrame(ref_removal)
     assert len(erasure) == len(ref_erasure) and len(removal) == len(ref_removal) and len(removal)
     assert list(erasure.id) == list(ref_erasure.id) and list(erasure.top_by) == list(ref_erasure.top_by)

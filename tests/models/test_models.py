@@ -15,6 +15,7 @@ from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import EOS, PAD, SOS, Example, collate
 from attnexp.models.qa import QAClassifier, QAConfig
+from tiny_models import random_documents
 
 torch.use_deterministic_algorithms(True)
 
@@ -29,22 +30,8 @@ LENGTHS = [9, 4, 13, 1, 7]
 
 
 def make_examples(lengths=LENGTHS, seed=0, question=False, empty_sentence=False) -> list[Example]:
-    """Random word ids (>= 4, so never PAD/UNK/SOS/EOS), cut into sentences of 1-4 words. HAN
-    documents then have different numbers of sentences and of words per sentence."""
-    rng = np.random.RandomState(seed)
-    examples = []
-    for i, n in enumerate(lengths):
-        tokens = rng.randint(4, VOCAB, size=n).astype(np.int64)
-        cuts, start = [], 0
-        while start < n:
-            end = min(n, start + rng.randint(1, 5))
-            cuts.append((start, end))
-            start = end
-        if empty_sentence and len(cuts) > 1:
-            cuts.insert(1, (cuts[1][0], cuts[1][0]))  # an empty sentence, dropped by the sentences layout
-        q = rng.randint(4, VOCAB, size=rng.randint(1, 6)).astype(np.int64) if question else None
-        examples.append(Example(f"doc{i}", tokens, int(rng.randint(N_CLASSES)), cuts, q))
-    return examples
+    """Random word ids (>= 4, so never PAD/UNK/SOS/EOS), cut into sentences of 1-4 words."""
+    return random_documents(lengths, seed, N_CLASSES, question, empty_sentence, vocab=VOCAB)
 
 
 def make_guides(examples, seed=1) -> dict[str, np.ndarray]:
