@@ -97,6 +97,14 @@ def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
     assert "integer" in result.stderr + result.stdout
 
 
+def test_an_experiment_asked_for_a_model_without_what_it_needs_fails_before_any_job(tmp_path):
+    bad = overlay(tmp_path, {"serrano_smith": {"models": ["lstm-uniform"]}})
+    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"), bad, check=False)
+    assert result.returncode != 0
+    assert "config key 'serrano_smith.models.0': model 'lstm-uniform': the Serrano & Smith experiments need its own trained attention" in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
 # ----------------------------------------------------------------------------- quick preset
 
 
@@ -123,7 +131,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     performance = (first / "results/tables/performance.md").read_text()
     assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | cnn-dot |" in performance
     # the CI reproducibility check: explanations, J&W experiments, tables and figures byte-identical
-    for stage in ("explain", "jain_wallace", "figures"):
+    for stage in ("explain", "jain_wallace", "serrano_smith", "claims", "figures"):
         digests = tree_digest(first / "results" / stage)
         assert digests and digests == tree_digest(second / "results" / stage), stage
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
@@ -135,6 +143,15 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     table2 = (first / "results/tables/jain_wallace_table2.csv").read_text()
     assert "synthetic,0,0,gradient_lstm" in table2 and "synthetic,1,1,loo_average" in table2
     assert "synthetic_qa,0,no,gradient_average" in table2  # the QA path: fewer than 4 answers, rows by label
+    # Serrano & Smith on HAN (sentences), FLAN and flat models (tokens): per-instance tables, figures, claims
+    for model in ("han-rnn", "flan-conv", "lstm-tanh", "average-tanh"):
+        removal = (first / f"results/serrano_smith/synthetic/{model}/seed10/removal.csv").read_text()
+        assert removal.startswith("id,n,predicted,ranking,permutation,flipped,removed,fraction,removed_mass"), model
+        assert f"delta_js/{model}/seed10.png" in tree_digest(first / "results" / "figures" / "serrano_smith")
+    assert "synthetic/seed10/removal_fraction.pdf" in tree_digest(first / "results" / "figures" / "serrano_smith")
+    claims = (first / "results/tables/claims.csv").read_text()
+    assert "Jain & Wallace 2019,Table 2,synthetic" not in claims  # no published Table 2 row for synthetic
+    assert "Serrano & Smith 2019,\"§6, F-box\",synthetic,han-rnn" in claims
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))

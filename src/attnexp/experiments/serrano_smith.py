@@ -22,7 +22,6 @@ instance from (seed, instance index), so results do not depend on batching.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -41,7 +40,7 @@ __all__ = [
     "TOP_BY", "RANKINGS",
     "erase", "attention_gradient", "ranking_keys",
     "random_items", "random_rankings",
-    "single_weight_erasure", "removal_until_flip", "run_interventions",
+    "single_weight_erasure", "decisions", "removal_until_flip", "run_interventions",
     "summarise_erasure", "summarise_removal", "flip_sooner", "write_interventions",
 ]
 
@@ -322,6 +321,3 @@ def write_interventions(checkpoint, data_dir, out_erasure, out_removal, settings
     excluded = len(examples) - removal["id"].nunique()
     log(f"{excluded} instances with a single {run.spec.attended[:-1]} excluded (S&S §4)")
 
-
-def read_removal(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"id": str})
