@@ -84,8 +84,16 @@ def require(spec: ModelSpec, experiment: str) -> None:
         raise CapabilityError(f"model {spec.name!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
 
 
+def _selection(config: dict, experiment: str) -> dict:
+    """`config[experiment]` with its `datasets` / `models` narrowing (explanations have none: they
+    follow the J&W runs)."""
+    if experiment not in config or "models" not in config[experiment]:
+        raise ValueError(f"experiment {experiment!r} has no `datasets` / `models` selection in the config")
+    return config[experiment]
+
+
 def _selected_datasets(config: dict, experiment: str) -> list[str]:
-    wanted = config[experiment]["datasets"]
+    wanted = _selection(config, experiment)["datasets"]
     return [
         name
         for name, ds in sorted(config["datasets"].items())
@@ -95,7 +103,7 @@ def _selected_datasets(config: dict, experiment: str) -> list[str]:
 
 def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
     """Every (dataset, model, seed) the experiment runs on, sorted by dataset then config order."""
-    wanted = config[experiment]["models"]
+    wanted = _selection(config, experiment)["models"]
     return [
         RunKey(dataset, model, seed)
         for dataset in _selected_datasets(config, experiment)
@@ -114,7 +122,7 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
     """What is wrong with `config[experiment].datasets / .models`, one line per problem naming the
     key: an unknown or disabled dataset, a model no selected dataset trains, a model that lacks a
     capability the experiment needs."""
-    selected, problems = config[experiment], []
+    selected, problems = _selection(config, experiment), []
     for i, name in enumerate(selected["datasets"] or []):
         if name not in config["datasets"]:
             problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}")
