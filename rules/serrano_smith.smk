@@ -40,7 +40,8 @@ rule ss_interventions:
         f"results/logs/serrano_smith/interventions/{SS_RUN}.log",
     conda:
         "../envs/attnexp.yaml"
-    threads: config["train"]["threads"]
+    # one thread: after one forward pass everything is small decode-only work, so jobs run side by side
+    threads: 1
     params:
         data_dir="results/data/{dataset}",
         settings=SS_SETTINGS,
