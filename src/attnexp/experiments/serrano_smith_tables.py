@@ -22,6 +22,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.experiments.serrano_smith import flip_sooner, summarise_erasure, summarise_removal
+from attnexp.spec import ModelSpec
 from attnexp.tables import to_markdown
 
 __all__ = ["read_runs", "erasure_table", "removal_table", "flip_sooner_table", "serrano_smith_claims", "write_tables"]
@@ -40,7 +41,7 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
         trained = json.loads(Path(metrics).read_text(encoding="utf-8"))
         provenance = trained["provenance"]
         runs.append({
-            "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "spec": trained["spec"],
+            "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "items": ModelSpec.from_record(trained["spec"]).attended,
             "condition": f"select_on={trained['select_on']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
             "accuracy": trained["test"]["accuracy"],
             "erasure": pd.read_csv(erasure, dtype={"id": str}), "removal": pd.read_csv(removal, dtype={"id": str}),
@@ -48,20 +49,22 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
     return sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"]))
 
 
-def _attended(spec: dict) -> str:
-    return "sentences" if spec.get("architecture") == "han" else "tokens"
+def _per_run(runs: list[dict], table: str, summarise) -> pd.DataFrame:
+    """`summarise` of each run's `table`, the run's keys in front."""
+    keys = ["dataset", "model", "seed", "items"]
+    parts = [summarise(r[table]).assign(**{k: r[k] for k in keys}) for r in runs if len(r[table])]
+    if not parts:
+        return pd.DataFrame(columns=keys)
+    summary = pd.concat(parts, ignore_index=True)
+    return summary[keys + [c for c in summary.columns if c not in keys]]
 
 
 def erasure_table(runs: list[dict]) -> pd.DataFrame:
-    parts = [summarise_erasure(r["erasure"]).assign(dataset=r["dataset"], model=r["model"], seed=r["seed"], items=_attended(r["spec"])) for r in runs if len(r["erasure"])]
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["top_by"])
-    return table[["dataset", "model", "seed", "items"] + [c for c in table.columns if c not in ("dataset", "model", "seed", "items")]]
+    return _per_run(runs, "erasure", summarise_erasure)
 
 
 def removal_table(runs: list[dict]) -> pd.DataFrame:
-    parts = [summarise_removal(r["removal"]).assign(dataset=r["dataset"], model=r["model"], seed=r["seed"], items=_attended(r["spec"])) for r in runs if len(r["removal"])]
-    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["ranking"])
-    return table[["dataset", "model", "seed", "items"] + [c for c in table.columns if c not in ("dataset", "model", "seed", "items")]]
+    return _per_run(runs, "removal", summarise_removal)
 
 
 def flip_sooner_table(runs: list[dict], published: pd.DataFrame, reference_datasets: dict) -> pd.DataFrame:
@@ -75,7 +78,7 @@ def flip_sooner_table(runs: list[dict], published: pd.DataFrame, reference_datas
         reference = reference_datasets.get(r["dataset"])
         match = published[(published.dataset == reference) & (published.model == r["model"])]
         rows.append({
-            "dataset": r["dataset"], "model": r["model"], "seed": r["seed"], "items": _attended(r["spec"]), **shares,
+            "dataset": r["dataset"], "model": r["model"], "seed": r["seed"], "items": r["items"], **shares,
             "reference_dataset": reference if len(match) else None,
             "reference_gradient_sooner": float(match.iloc[0].gradient_flips_sooner) if len(match) else None,
         })
