@@ -21,6 +21,7 @@ include: "rules/train.smk"
 include: "rules/explain.smk"
 include: "rules/jain_wallace.smk"
 include: "rules/serrano_smith.smk"
+include: "rules/wiegreffe_pinter.smk"
 include: "rules/claims.smk"
 
 

@@ -12,10 +12,16 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 )
 
-from attnexp.config import training_settings, validate_config
+from attnexp.config import training_selection, training_settings, validate_config
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
-from attnexp.plan import RunKey, experiment_runs, model_spec, run_dirs
+from attnexp.plan import (
+    RunKey,
+    experiment_runs,
+    model_spec,
+    run_dirs,
+    wiegreffe_pinter_companions,
+)
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
@@ -138,8 +144,22 @@ def guide_attention(wildcards):
     }
 
 
+def imitated_run(wildcards):
+    """A W&P adversary's base model: its exported predictions and attention, same seed."""
+    base = model_spec(config, wildcards.dataset, wildcards.model).imitates
+    if base is None:
+        return {}
+    return {
+        "guide": f"results/models/{wildcards.dataset}/{base}/seed{wildcards.seed}/attention.jsonl"
+    }
+
+
 def training_inputs(wildcards):
-    inputs = dataset_files(wildcards.dataset) | guide_attention(wildcards)
+    inputs = (
+        dataset_files(wildcards.dataset)
+        | guide_attention(wildcards)
+        | imitated_run(wildcards)
+    )
     if embedding_plan(wildcards.dataset) is not None:
         inputs["vectors"] = f"results/embeddings/{wildcards.dataset}/vectors.npy"
         inputs["vectors_meta"] = f"results/embeddings/{wildcards.dataset}/vectors.json"

@@ -21,7 +21,9 @@ rule train_model:
         settings=lambda wildcards: training_settings(
             config, wildcards.dataset, wildcards.model
         ),
-        select_on=config["train"]["select_on"],
+        select_on=lambda wildcards: training_selection(
+            config, wildcards.dataset, wildcards.model
+        ),
         device=config["train"]["device"],
     script:
         "../scripts/train_model.py"

@@ -2,9 +2,10 @@
 
 import json
 
+from attnexp.experiments.wiegreffe_pinter import ModelConsistentAdversary
 from attnexp.plan import model_spec
-from attnexp.runtime import CheckpointError
-from attnexp.train import fit
+from attnexp.runtime import CheckpointError, split_labels
+from attnexp.train import class_weights, fit
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
@@ -16,9 +17,14 @@ provenance = {
     "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
     "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
 }
+spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
 with fail_cleanly(CheckpointError, ValueError, RuntimeError):
+    adversary = None
+    if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
+        _, labels = split_labels(snakemake.params.data_dir, "train")
+        adversary = ModelConsistentAdversary(snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels))
     fit(
-        model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model),
+        spec,
         data_dir=snakemake.params.data_dir,
         vectors_path=snakemake.input.get("vectors"),
         guide_path=snakemake.input.get("guide"),
@@ -32,4 +38,6 @@ with fail_cleanly(CheckpointError, ValueError, RuntimeError):
         out_timing=snakemake.output.timing,
         provenance=provenance,
         log=log,
+        objective=adversary and adversary.objective,
+        monitor=adversary and adversary.monitor,
     )

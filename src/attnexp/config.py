@@ -16,7 +16,7 @@ from attnexp.plan import model_spec, selection_problems
 __all__ = ["ConfigError", "validate_config", "training_settings", "SCHEMA_PATH"]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
-SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith")
+SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith", "wiegreffe_pinter")
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
@@ -82,6 +82,15 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
         if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
+    adversary = config["wiegreffe_pinter"]["adversary"]
+    if adversary["table_lambda"] not in adversary["lambdas"]:
+        problems.append(f"config key 'wiegreffe_pinter.adversary.table_lambda': {adversary['table_lambda']} is not one of wiegreffe_pinter.adversary.lambdas {adversary['lambdas']}")
+    for i, name in enumerate(config["wiegreffe_pinter"]["table2_only"]):
+        if name not in config["datasets"]:
+            problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}")
+    edges = config["wiegreffe_pinter"]["max_attention_bins"]
+    if sorted(set(edges)) != edges:
+        problems.append(f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}")
     # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable
     return problems + [p for experiment in SELECTABLE_EXPERIMENTS for p in selection_problems(config, experiment)]
 
@@ -106,4 +115,21 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
     settings["max_tokens"] = caps[spec.architecture] if caps and spec.architecture else None
     if settings["select_metric"] == "roc_auc" and ds["task"] != "binary":
         settings["select_metric"] = "accuracy"
+    if spec.is_adversary:  # W&P §4 (D-ADVSEL): the base's protocol, then the adversary's own terms
+        adversary = config["wiegreffe_pinter"]["adversary"]
+        settings.update(
+            epochs=adversary["epochs"],
+            patience=adversary["patience"],
+            select_metric="loss",  # the lowest training loss: no test or dev data involved
+            skip_first_epoch=False,
+            loss_reduction="mean",  # D-ADVW; `loss_scale: classweight_sum` scales it inside the objective
+            lr_plateau=None,
+            adversary={"lambda": spec.adversary_lambda, **{k: adversary[k] for k in ("kl", "tvd_scale", "loss_scale")}},
+        )
     return settings
+
+
+def training_selection(config: dict, dataset: str, model: str) -> str:
+    """The split whose metric picks the kept epoch: `train.select_on` (D-SEL), except for W&P's
+    adversaries, which keep the epoch of the lowest training loss (D-ADVSEL)."""
+    return "train" if model_spec(config, dataset, model).is_adversary else config["train"]["select_on"]

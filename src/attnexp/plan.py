@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from attnexp.spec import ModelSpec, parse_model_name
+from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
 __all__ = [
     "RunKey",
@@ -26,6 +26,8 @@ __all__ = [
     "experiment_runs",
     "run_dirs",
     "selection_problems",
+    "Companions",
+    "wiegreffe_pinter_companions",
 ]
 
 # experiment -> (spec capability, what it means) it needs
@@ -38,10 +40,16 @@ REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("has_own_attention", "its own trained attention"),
         ("linear_readout", "an output layer linear in the attention (a classifier, not a QA/NLI model)"),
     ),
+    "wiegreffe_pinter": (
+        ("has_own_attention", "its own trained attention"),
+        ("imitable", "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
+    ),
 }
 # Explanations are the J&W inputs: same needs.
 REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"]
-TITLES = {"jain_wallace": "Jain & Wallace", "serrano_smith": "Serrano & Smith", "explain": "explanation"}
+TITLES = {"jain_wallace": "Jain & Wallace", "serrano_smith": "Serrano & Smith", "wiegreffe_pinter": "Wiegreffe & Pinter", "explain": "explanation"}
+# experiment -> the dataset tasks it is defined for (absent: every task)
+TASKS = {"wiegreffe_pinter": ("binary",)}
 
 
 class RunKey(NamedTuple):
@@ -94,10 +102,11 @@ def _selection(config: dict, experiment: str) -> dict:
 
 def _selected_datasets(config: dict, experiment: str) -> list[str]:
     wanted = _selection(config, experiment)["datasets"]
+    tasks = TASKS.get(experiment)
     return [
         name
         for name, ds in sorted(config["datasets"].items())
-        if ds["enabled"] and (wanted is None or name in wanted)
+        if ds["enabled"] and (wanted is None or name in wanted) and (tasks is None or ds["task"] in tasks)
     ]
 
 
@@ -128,6 +137,9 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
             problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}")
         elif not config["datasets"][name]["enabled"]:
             problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is not enabled")
+        elif experiment in TASKS and config["datasets"][name]["task"] not in TASKS[experiment]:
+            task = config["datasets"][name]["task"]
+            problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is a {task} task; the {TITLES[experiment]} experiments need {' or '.join(TASKS[experiment])}")
     if problems or selected["models"] is None:
         return problems
     datasets = _selected_datasets(config, experiment)
@@ -143,3 +155,49 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
             missing = lacking[0]
             problems.append(f"config key '{experiment}.models.{i}': model {model!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
     return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Wiegreffe & Pinter: the models each base run needs, all ordinary training jobs
+
+
+class Companions(NamedTuple):
+    """The runs W&P compare with one base run (same dataset; W&P §3-§4)."""
+
+    base: RunKey
+    uniform: RunKey  # §3.2: the same encoder trained end to end with 1/n attention
+    seeds: list[RunKey]  # §3.3: the base model on the other seeds
+    adversaries: dict[float, RunKey]  # §4: λ -> the model-consistent adversary
+    diagnostic: dict[str, RunKey]  # §3.4: guide -> the diagnostic MLP imposed with it
+    full: bool  # False: only Table 2 runs on this dataset (`wiegreffe_pinter.table2_only`)
+
+    def all(self) -> list[RunKey]:
+        if not self.full:
+            return [self.base, self.uniform]
+        return [self.base, self.uniform, *self.seeds, *self.adversaries.values(), *self.diagnostic.values()]
+
+
+def wiegreffe_pinter_companions(config: dict, base: RunKey) -> Companions:
+    """Names follow the model vocabulary (attnexp.spec): `lstm-uniform`, `lstm-tanh-adversary-1e-3`,
+    `average-guided-lstm-tanh`, ... Seed models use `wiegreffe_pinter.seeds` (the base's own seed
+    left out; `dataset_seeds` may give a dataset its own list); every other companion uses the base's seed."""
+    wp = config["wiegreffe_pinter"]
+    spec = model_spec(config, base.dataset, base.model)
+    require(spec, "wiegreffe_pinter")
+    run = lambda model, seed=base.seed: RunKey(base.dataset, model, seed)  # noqa: E731
+    adversaries = {lam: run(adversary_name(spec.name, lam)) for lam in wp["adversary"]["lambdas"]}
+    mlp = wp["diagnostic_encoder"]
+    diagnostic = {
+        "uniform": run(f"{mlp}-uniform"),
+        "trained": run(f"{mlp}-{spec.attention}"),
+        "base": run(f"{mlp}-guided-{spec.name}"),
+        "adversary": run(f"{mlp}-guided-{adversaries[wp['adversary']['table_lambda']].model}"),
+    }
+    return Companions(
+        base=base,
+        uniform=run(f"{spec.encoder}-uniform"),
+        seeds=[run(spec.name, seed) for seed in wp["dataset_seeds"].get(base.dataset, wp["seeds"]) if seed != base.seed],
+        adversaries=adversaries,
+        diagnostic=diagnostic,
+        full=base.dataset not in wp["table2_only"],
+    )

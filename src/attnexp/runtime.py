@@ -37,6 +37,7 @@ __all__ = [
     "read_guides",
     "read_classes",
     "load_splits",
+    "split_labels",
     "load_test_examples",
     "batches_of",
     "predict",
@@ -123,19 +124,38 @@ def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     return guides
 
 
+def _check_guides(examples: list[Example], guides: dict[str, np.ndarray], split: str) -> None:
+    """Another model's attention must match the split instance by instance, id and length (D-ALIGN):
+    the first instance that does not is named."""
+    for e in examples:
+        if e.id not in guides:
+            raise ValueError(f"the guide attention has no {split} instance {e.id!r}")
+        if len(guides[e.id]) != len(e.tokens):
+            raise ValueError(f"the guide attention of {split} instance {e.id!r} has {len(guides[e.id])} weights, the instance has {len(e.tokens)} tokens")
+    extra = sorted(set(guides) - {e.id for e in examples})
+    if extra:
+        raise ValueError(f"the guide attention has {len(extra)} {split} instances the dataset lacks, e.g. {extra[0]!r}")
+
+
 def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
-    """train/dev/test as model inputs; a guided model's weights must cover every instance."""
+    """train/dev/test as model inputs; another model's attention (`guides`, read_guides) must match
+    every instance of every split."""
     splits = {}
     for split in ("train", "dev", "test"):
         examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), vocab, classes)
         split_guides = None
         if guides is not None:
             split_guides = guides.get(split, {})
-            missing = [e.id for e in examples if e.id not in split_guides]
-            if missing:
-                raise ValueError(f"the guide attention lacks {len(missing)} {split} instances, e.g. {missing[0]!r}")
+            _check_guides(examples, split_guides, split)
         splits[split] = SplitData(examples, split_guides)
     return splits
+
+
+def split_labels(data_dir: str | Path, split: str) -> tuple[list[str], np.ndarray]:
+    """Instance ids and class indices (the training split's class order) of a split, in file order."""
+    classes = {c: i for i, c in enumerate(read_classes(data_dir))}
+    records = io.read_jsonl(Path(data_dir) / f"{split}.jsonl")
+    return [r["id"] for r in records], np.array([classes[r["label"]] for r in records])
 
 
 def _raw_classes(data_dir: str | Path, classes: list[str]) -> list:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["ModelSpec", "parse_model_name", "PROTOCOL_OF_FAMILY"]
+__all__ = ["ModelSpec", "parse_model_name", "adversary_name", "lambda_tag", "PROTOCOL_OF_FAMILY"]
 
 # Which training protocol (config `train.protocols`) a model family follows
 PROTOCOL_OF_FAMILY = {"flat": "jain_wallace", "qa": "jain_wallace_qa", "hierarchical": "serrano_smith"}
@@ -34,6 +34,8 @@ class ModelSpec:
     attention: str  # tanh | dot | uniform | guided | context (S&S)
     architecture: str | None = None  # han | flan
     guide: str | None = None  # source model of a guided model
+    imitates: str | None = None  # W&P §4: the base model a model-consistent adversary imitates
+    adversary_lambda: float | None = None  # ... and the weight λ of its attention divergence
 
     # ----------------------------------------------------------------- capabilities
 
@@ -62,6 +64,18 @@ class ModelSpec:
         return self.attention == "guided"
 
     @property
+    def is_adversary(self) -> bool:
+        """Trained to match another model's predictions while diverging from its attention (W&P §4),
+        on that model's exported predictions and attention, with no gold labels."""
+        return self.imitates is not None
+
+    @property
+    def imitable(self) -> bool:
+        """A flat classifier that is neither guided nor an adversary: W&P's uniform, guided and
+        adversarial counterparts are defined for it."""
+        return self.family == "flat" and self.attention != "guided" and not self.is_adversary
+
+    @property
     def attributable_input(self) -> bool:
         """Its encoder takes replacement input embeddings (`encode(batch, embedded)`), which
         gradient and integrated-gradients attributions need: flat and QA/NLI models."""
@@ -82,11 +96,44 @@ class ModelSpec:
 
     @classmethod
     def from_record(cls, record: dict) -> "ModelSpec":
-        expected = {f.name for f in fields(cls)}
-        if not isinstance(record, dict) or set(record) != expected:
+        """Keys with a default may be absent (records written before they existed)."""
+        known = {f.name for f in fields(cls)}
+        required = {"name", "family", "encoder", "attention"}
+        if not isinstance(record, dict) or not required <= set(record) <= known:
             got = sorted(record) if isinstance(record, dict) else type(record).__name__
-            raise ValueError(f"a model spec record needs the keys {sorted(expected)}, got {got}")
+            raise ValueError(f"a model spec record needs the keys {sorted(required)} and at most {sorted(known)}, got {got}")
         return cls(**record)
+
+
+# ---------------------------------------------------------------------------------------------
+# W&P's model-consistent adversaries: `{base model}-adversary-{λ}`, e.g. `lstm-tanh-adversary-1e-3`.
+# λ is written in a form the `{model}` wildcard accepts (no dots): 1e-3, 1e0, 2p5e-2 (= 0.025).
+
+ADVERSARY = "-adversary-"
+
+
+def lambda_tag(value: float) -> str:
+    """λ -> its name form: mantissa without trailing zeros, `p` for the decimal point, integer exponent."""
+    if not value > 0:
+        raise ValueError(f"an adversary's λ must be positive, got {value!r}")
+    mantissa, exponent = f"{value:.6e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".").replace(".", "p")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _parse_lambda_tag(tag: str, name: str) -> float:
+    try:
+        value = float(tag.replace("p", "."))
+    except ValueError:
+        value = None
+    if value is None or not value > 0 or lambda_tag(value) != tag:
+        canonical = f" (write it {lambda_tag(value)!r})" if value and value > 0 else ""
+        raise ValueError(f"model {name!r}: {tag!r} is not a λ in name form like 1e-3, 1e0 or 2p5e-2{canonical}")
+    return value
+
+
+def adversary_name(base: str, lam: float) -> str:
+    return f"{base}{ADVERSARY}{lambda_tag(lam)}"
 
 
 def parse_model_name(name: str, task: str) -> ModelSpec:
@@ -105,6 +152,12 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
         if source_spec.family != "flat" or source_spec.attention == "guided":
             raise ValueError(f"model {name!r}: the guide must be a flat model with its own attention, got {source!r}")
         return ModelSpec(name, "flat", head, "guided", guide=source)
+    if ADVERSARY in name:
+        base, _, tag = name.rpartition(ADVERSARY)
+        base_spec = parse_model_name(base, task)
+        if base_spec.family != "flat" or not base_spec.has_own_attention or base_spec.is_adversary or task != "binary":
+            raise ValueError(f"model {name!r}: an adversary imitates a flat binary classifier with its own attention, got {base!r} on a {task} task")
+        return ModelSpec(name, "flat", base_spec.encoder, base_spec.attention, imitates=base, adversary_lambda=_parse_lambda_tag(tag, name))
     if head in FLAT_ENCODERS and rest in FLAT_ATTENTIONS:
         if task in {"qa", "nli"}:
             if rest == "uniform":
@@ -113,5 +166,6 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
         return ModelSpec(name, "flat", head, rest)
     raise ValueError(
         f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
-        f"{{encoder}}-guided-{{source model}} or {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}"
+        f"{{encoder}}-guided-{{source model}}, {{flat model}}-adversary-{{λ}} "
+        f"or {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}"
     )

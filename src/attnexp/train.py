@@ -51,6 +51,7 @@ from attnexp.runtime import (
 
 __all__ = [
     "Objective",
+    "Monitor",
     "class_weights",
     "supervised_objective",
     "train_model",
@@ -60,6 +61,8 @@ __all__ = [
 ]
 
 Objective = Callable[[nn.Module, Batch], torch.Tensor]  # (model, batch) -> the batch's summed loss
+# (model, splits, device) -> extra metrics recorded in each epoch's history (W&P's adversary: TVD/JSD/KL)
+Monitor = Callable[[nn.Module, dict, torch.device], dict]
 
 
 def class_weights(labels: np.ndarray) -> float:
@@ -130,11 +133,14 @@ def train_model(
     device: torch.device,
     log: Callable[[str], None] = print,
     objective: Objective | None = None,
+    monitor: Monitor | None = None,
 ) -> TrainResult:
     """Train, evaluating dev and test after every epoch; keep the weights of the best epoch on
-    `select_on` (`settings.select_metric`; `skip_first_epoch`: J&W never select epoch 1).
-    `objective`: the batch loss (default: the protocol's supervised loss); `settings.loss_reduction`
-    says whether its sum (J&W BC) or its mean over the batch (QA/NLI, S&S) is minimised."""
+    `select_on` (`settings.select_metric`; `skip_first_epoch`: J&W never select epoch 1), where
+    `select_on: train` with `select_metric: loss` keeps the epoch of the lowest training loss (W&P's
+    adversary). `objective`: the batch loss (default: the protocol's supervised loss);
+    `settings.loss_reduction` says whether its sum (J&W BC) or its mean over the batch (QA/NLI, S&S,
+    the adversary) is minimised. `monitor`: extra per-epoch metrics for the history."""
     model.to(device)
     train = splits["train"]
     rng = np.random.RandomState(seed)  # batch order (J&W left it unseeded: D-SEED)
@@ -168,15 +174,18 @@ def train_model(
             optimizer.step()
             total_loss += loss.item()
         dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
-        selection = dev if select_on == "dev" else test
+        train_loss = total_loss / len(train.examples)
+        selection = {"dev": dev, "test": test, "train": {"loss": -train_loss}}[select_on]  # higher is better
         score = selection[settings["select_metric"]]
         record = {
             "epoch": epoch,
-            "train_loss": total_loss / len(train.examples),
+            "train_loss": train_loss,
             "lr": optimizer.param_groups[0]["lr"],
             "dev": {k: v for k, v in dev.items() if k != "f1"},
             "test": {k: v for k, v in test.items() if k != "f1"},
         }
+        if monitor is not None:
+            record.update(monitor(model, splits, device))
         history.append(_rounded(record))
         selectable = not (settings["skip_first_epoch"] and epoch == 1 and settings["epochs"] > 1)
         score = float("-inf") if np.isnan(score) else score  # e.g. ROC-AUC of a one-class split
@@ -243,8 +252,12 @@ def fit(
     out_timing: str | Path,
     provenance: dict,
     log: Callable[[str], None] = print,
+    objective: Objective | None = None,
+    monitor: Monitor | None = None,
 ) -> dict:
-    """Train one model from the preprocessed data and write its checkpoint, metrics and timing."""
+    """Train one model from the preprocessed data and write its checkpoint, metrics and timing.
+    `guide_path`: another model's exported attention (`runtime.export_attention`), carried by every
+    batch as `batch.guide`: a guided model imposes it, W&P's adversary diverges from it."""
     set_determinism(seed, threads)
     device = resolve_device(device_setting)
     vocab = read_vocab(Path(data_dir) / "vocab.txt")
@@ -255,7 +268,7 @@ def fit(
     model, config = build_and_initialise(spec, vocab, len(classes), vectors, settings)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}")
-    result = train_model(model, splits, settings, select_on, seed, device, log)
+    result = train_model(model, splits, settings, select_on, seed, device, log, objective, monitor)
     metadata = checkpoint_metadata(spec, config, vocab, classes)
     save_checkpoint(out_model, result.state_dict, metadata)
     metrics = {

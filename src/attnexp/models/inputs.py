@@ -63,7 +63,7 @@ class Batch:
     sentence_lengths: torch.Tensor | None = None  # (B, S) words per sentence, 0 = absent
     question: torch.Tensor | None = None  # (B, Lq) `<SOS> q.. <EOS>`
     question_lengths: torch.Tensor | None = None  # (B,)
-    guide: torch.Tensor | None = None  # (B, L) imposed attention (guided models)
+    guide: torch.Tensor | None = None  # (B, L) another model's attention: imposed (guided models), diverged from (W&P's adversary)
     extra: dict = field(default_factory=dict)
 
     def to(self, device: torch.device) -> "Batch":

@@ -1,0 +1,183 @@
+# Stage 5c: Wiegreffe & Pinter 2019 (issue 12). Each base run brings its companions, every one an
+# ordinary training job (attnexp.plan.wiegreffe_pinter_companions): the uniform twin, the seed
+# models, the diagnostic MLPs and one model-consistent adversary per λ. Per base run: the seed
+# variance (Figure 2), the adversaries' frontier (Figure 4, Table 4) and the figures; then Tables
+# 2-4 and the claims across runs.
+
+WP = config["wiegreffe_pinter"]
+WP_RUN = "{dataset}/{model}/seed{seed}"
+WP_COMPANIONS = {
+    run: wiegreffe_pinter_companions(config, run)
+    for run in experiment_runs(config, "wiegreffe_pinter")
+}
+# Base runs with every experiment (the others: Table 2 only)
+WP_FULL = {run: c for run, c in WP_COMPANIONS.items() if c.full}
+WP_FIGURES = (
+    "seeds_violin",
+    "seeds_scatter",
+    "jw_adversary_violin",
+    "jw_adversary_scatter",
+    "frontier",
+    "example",
+)
+
+
+def wp_companions(wildcards):
+    return WP_COMPANIONS[RunKey(wildcards.dataset, wildcards.model, int(wildcards.seed))]
+
+
+def exported(run):
+    return f"{run.path('results/models')}/attention.jsonl"
+
+
+def trained(run):
+    return f"{run.path('results/models')}/metrics.json"
+
+
+def wp_lambdas(wildcards):
+    return sorted(wp_companions(wildcards).adversaries)
+
+
+rule wp_seed_variance:
+    input:
+        base=lambda w: exported(wp_companions(w).base),
+        seeds=lambda w: [exported(run) for run in wp_companions(w).seeds],
+        jw_adversary=f"results/jain_wallace/{WP_RUN}/adversarial_attention.jsonl",
+    output:
+        f"results/wiegreffe_pinter/{WP_RUN}/seed_variance.csv",
+    log:
+        f"results/logs/wiegreffe_pinter/seed_variance/{WP_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        seeds=lambda w: [run.seed for run in wp_companions(w).seeds],
+    script:
+        "../scripts/wp_seed_variance.py"
+
+
+rule wp_frontier:
+    input:
+        base=lambda w: exported(wp_companions(w).base),
+        uniform=lambda w: exported(wp_companions(w).uniform),
+        adversaries=lambda w: [
+            exported(wp_companions(w).adversaries[lam]) for lam in wp_lambdas(w)
+        ],
+        adversary_metrics=lambda w: [
+            trained(wp_companions(w).adversaries[lam]) for lam in wp_lambdas(w)
+        ],
+        variance=f"results/wiegreffe_pinter/{WP_RUN}/seed_variance.csv",
+        test="results/data/{dataset}/test.jsonl",
+    output:
+        frontier=f"results/wiegreffe_pinter/{WP_RUN}/frontier.csv",
+        epochs=f"results/wiegreffe_pinter/{WP_RUN}/adversary_epochs.csv",
+    log:
+        f"results/logs/wiegreffe_pinter/frontier/{WP_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        data_dir="results/data/{dataset}",
+        lambdas=wp_lambdas,
+    script:
+        "../scripts/wp_frontier.py"
+
+
+rule wp_figures:
+    input:
+        variance=f"results/wiegreffe_pinter/{WP_RUN}/seed_variance.csv",
+        frontier=f"results/wiegreffe_pinter/{WP_RUN}/frontier.csv",
+        base=lambda w: exported(wp_companions(w).base),
+        adversary=lambda w: exported(
+            wp_companions(w).adversaries[WP["adversary"]["table_lambda"]]
+        ),
+        test="results/data/{dataset}/test.jsonl",
+    output:
+        **{
+            f"{name}_{ext}": report(
+                f"results/figures/wiegreffe_pinter/{WP_RUN}/{name}.{ext}",
+                caption="../report/wiegreffe_pinter_figures.rst",
+                category="Wiegreffe & Pinter",
+                subcategory="{dataset}",
+                labels={"model": "{model}", "seed": "{seed}", "figure": name},
+            )
+            for name in WP_FIGURES
+            for ext in ("pdf", "png")
+        },
+    log:
+        f"results/logs/wiegreffe_pinter/figures/{WP_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        data_dir="results/data/{dataset}",
+        edges=WP["max_attention_bins"],
+        table_lambda=WP["adversary"]["table_lambda"],
+        example_max_tokens=WP["example_max_tokens"],
+    script:
+        "../scripts/wp_figures.py"
+
+
+WP_TABLES = ("uniform", "seeds", "diagnostic", "adversary")
+
+
+rule wp_tables:
+    input:
+        base=[trained(c.base) for c in WP_COMPANIONS.values()],
+        uniform=[trained(c.uniform) for c in WP_COMPANIONS.values()],
+        # GUIDES order of attnexp.experiments.wiegreffe_pinter_tables, per base run
+        full_base=[trained(c.base) for c in WP_FULL.values()],
+        diagnostic=[
+            trained(c.diagnostic[guide])
+            for c in WP_FULL.values()
+            for guide in ("uniform", "trained", "base", "adversary")
+        ],
+        variance=[
+            f"{run.path('results/wiegreffe_pinter')}/seed_variance.csv"
+            for run in WP_FULL
+        ],
+        frontier=[
+            f"{run.path('results/wiegreffe_pinter')}/frontier.csv" for run in WP_FULL
+        ],
+        published=PUBLISHED / "performance.csv",
+    output:
+        **{
+            f"{name}_{ext}": (
+                report(
+                    f"results/tables/wiegreffe_pinter_{name}.{ext}",
+                    caption=f"../report/wiegreffe_pinter_{name}.rst",
+                    category="Wiegreffe & Pinter",
+                    labels={"table": name},
+                )
+                if ext == "md"
+                else f"results/tables/wiegreffe_pinter_{name}.{ext}"
+            )
+            for name in WP_TABLES
+            for ext in ("csv", "md")
+        },
+        claims="results/claims/wiegreffe_pinter.csv",
+    log:
+        "results/logs/wiegreffe_pinter/tables.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        table_lambda=WP["adversary"]["table_lambda"],
+        tolerance=config["claims"]["performance_tolerance"],
+    script:
+        "../scripts/wp_tables.py"
+
+
+TARGETS["wiegreffe_pinter"] = [
+    f"{run.path('results/figures/wiegreffe_pinter')}/{name}.{ext}"
+    for run in WP_FULL
+    for name in WP_FIGURES
+    for ext in ("pdf", "png")
+] + (
+    expand("results/tables/wiegreffe_pinter_{name}.{ext}", name=WP_TABLES, ext=["csv", "md"])
+    if WP_COMPANIONS
+    else []
+)
+if WP_COMPANIONS:
+    CLAIMS.append("results/claims/wiegreffe_pinter.csv")
+
+
+rule wiegreffe_pinter:
+    input:
+        TARGETS["wiegreffe_pinter"],

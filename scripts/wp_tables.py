@@ -1,0 +1,20 @@
+"""Rule wp_tables: W&P Tables 2-4 and the seed-variance summary across base runs, and their claims."""
+
+from attnexp.experiments.wiegreffe_pinter_tables import write_tables
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    write_tables(
+        snakemake.input.base,
+        snakemake.input.uniform,
+        snakemake.input.full_base,
+        list(snakemake.input.diagnostic),
+        snakemake.input.variance,
+        snakemake.input.frontier,
+        snakemake.input.published,
+        table_lambda=snakemake.params.table_lambda,
+        tolerance=snakemake.params.tolerance,
+        out=snakemake.output,
+    )
+log(f"{len(snakemake.input.base)} W&P base runs tabulated")

@@ -1,0 +1,200 @@
+"""Wiegreffe & Pinter tables across base runs, and their claims (wiegreffe_pinter.md §6–§7).
+
+- `wiegreffe_pinter_uniform` (Table 2): positive-class test F1 of the base model and of its
+  uniform-attention twin, beside W&P's published values (references/performance.csv).
+- `wiegreffe_pinter_seeds` (Figure 2 in numbers): per comparison (seed models, J&W's per-instance
+  adversary) the mean and median attention JSD and output TVD to the base, and the share of
+  instances whose seed-model JSD is below J&W's adversarial JSD.
+- `wiegreffe_pinter_diagnostic` (Table 3): test F1 of the diagnostic MLP per guide.
+- `wiegreffe_pinter_adversary` (Table 4): the adversary of `table_lambda` against the base, with
+  the base's F1.
+
+Claims (`attnexp.claims`): the uniform gap against W&P's (Table 2; the F1 values themselves are
+rows of the performance claims), the seed-model JSD below the per-instance adversary's (Figure 2),
+Table 3's reading (base guide above uniform, adversary guide below base), Figure 4's ordering
+(larger λ, larger JSD), and Tables 3–4 numbers as `not public` (no published values transcribed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from attnexp import io
+from attnexp.claims import claim, numeric_verdict, write_claims
+from attnexp.tables import to_markdown
+
+__all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_table", "adversary_table", "wiegreffe_pinter_claims", "write_tables"]
+
+PAPER = "Wiegreffe & Pinter 2019"
+SOURCE = "Wiegreffe & Pinter 2019 [P~] (wiegreffe_pinter.md)"
+NOT_PUBLIC = "not public: no published value transcribed (wiegreffe_pinter.md §7)"
+GUIDES = ("uniform", "trained", "base", "adversary")  # Table 3 rows: Uniform, Trained MLP, Base LSTM, Adversary
+GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base LSTM", "adversary": "Adversary"}
+
+
+def read_model(path: str | Path) -> dict:
+    """A trained run's metrics.json: its keys, positive-class test F1 and what produced it."""
+    trained = json.loads(Path(path).read_text(encoding="utf-8"))
+    provenance = trained["provenance"]
+    return {
+        "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],
+        "f1": trained["test"]["f1"][1],
+        "condition": f"select_on={trained['select_on']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
+    }
+
+
+def _published_f1(published: pd.DataFrame, dataset: str, model: str) -> float | None:
+    rows = published[(published.dataset == dataset) & (published.model == model) & (published.metric == "f1_class1") & (published.paper == PAPER)]
+    return float(rows.iloc[0].value) if len(rows) else None
+
+
+def uniform_table(bases: list[dict], uniforms: list[dict], published: pd.DataFrame) -> pd.DataFrame:
+    """Table 2, one row per base run."""
+    rows = []
+    for base, uniform in zip(bases, uniforms):
+        pub_base, pub_uniform = _published_f1(published, base["dataset"], base["model"]), _published_f1(published, uniform["dataset"], uniform["model"])
+        rows.append({
+            "dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "uniform_model": uniform["model"],
+            "base_f1": base["f1"], "uniform_f1": uniform["f1"], "difference": base["f1"] - uniform["f1"],
+            "published_base_f1": pub_base, "published_uniform_f1": pub_uniform,
+            "published_difference": None if pub_base is None or pub_uniform is None else pub_base - pub_uniform,
+            "condition": base["condition"],
+        })
+    return pd.DataFrame(rows)
+
+
+def seeds_table(keys: list[dict], variances: list[pd.DataFrame]) -> pd.DataFrame:
+    """Figure 2 in numbers, one row per base run and comparison."""
+    rows = []
+    for key, table in zip(keys, variances):
+        seeds = table[table["comparison"] == "seeds"].set_index("id")
+        jw = table[table["comparison"] == "jw_adversary"].set_index("id")
+        below = (seeds["attention_jsd"] < jw["attention_jsd"].reindex(seeds.index)).mean() if len(jw) else np.nan
+        for comparison, block in table.groupby("comparison", sort=True):
+            rows.append({
+                "dataset": key["dataset"], "model": key["model"], "seed": key["seed"], "comparison": comparison,
+                "models": int(block["models"].iloc[0]), "n": len(block),
+                "mean_jsd": block["attention_jsd"].mean(), "median_jsd": block["attention_jsd"].median(),
+                "mean_tvd": block["output_tvd"].mean(), "median_tvd": block["output_tvd"].median(),
+                "share_seed_jsd_below_jw": below if comparison == "seeds" else np.nan,
+            })
+    return pd.DataFrame(rows)
+
+
+def diagnostic_table(bases: list[dict], diagnostics: list[dict[str, dict]]) -> pd.DataFrame:
+    """Table 3, tidy: one row per base run and guide."""
+    rows = []
+    for base, by_guide in zip(bases, diagnostics):
+        for guide in GUIDES:
+            run = by_guide[guide]
+            rows.append({"dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "guide": guide, "diagnostic_model": run["model"], "f1": run["f1"]})
+    return pd.DataFrame(rows)
+
+
+def adversary_table(bases: list[dict], frontiers: list[pd.DataFrame], table_lambda: float) -> pd.DataFrame:
+    """Table 4: per base run, its adversary at `table_lambda` on the test set."""
+    rows = []
+    for base, frontier in zip(bases, frontiers):
+        row = frontier[(frontier["kind"] == "adversary") & np.isclose(frontier["lambda"], table_lambda)]
+        if row.empty:
+            raise ValueError(f"{base['dataset']}/{base['model']}: no adversary with λ = {table_lambda} in its frontier table")
+        r = row.iloc[0]
+        rows.append({
+            "dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "lambda": table_lambda,
+            "base_f1": base["f1"], "adversary_f1": r["f1"], "tvd": r["tvd"], "jsd": r["jsd"], "kl_adv_base": r["kl_adv_base"],
+            "selected_epoch": int(r["selected_epoch"]), "epochs_run": int(r["epochs_run"]),
+        })
+    return pd.DataFrame(rows)
+
+
+def _jsd_grows_with_lambda(frontier: pd.DataFrame) -> tuple[float, bool]:
+    curve = frontier[frontier["kind"] == "adversary"].sort_values("lambda")
+    if len(curve) < 2:
+        return float("nan"), False
+    rho = float(spearmanr(curve["lambda"], curve["jsd"]).statistic)
+    return rho, bool(rho > 0 and curve["jsd"].iloc[-1] > curve["jsd"].iloc[0])
+
+
+def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform: pd.DataFrame, seeds: pd.DataFrame, diagnostic: pd.DataFrame, adversary: pd.DataFrame, frontiers: list[pd.DataFrame], tolerance: float) -> list[dict]:
+    """Table 2 claims for `table2_bases`; the others for `bases`, the runs with every experiment
+    (one frontier table each)."""
+    rows = []
+    for base in table2_bases:
+        key = (base["dataset"], base["model"], int(base["seed"]))
+        u = uniform[(uniform.dataset == key[0]) & (uniform.model == key[1]) & (uniform.seed == key[2])].iloc[0]
+        if not pd.isna(u.published_difference):
+            why = None if base["select_on"] == "test" else f"ours selected on {base['select_on']}, W&P on test (D-SEL)"
+            rows.append(claim(
+                PAPER, "Table 2", *key, "F1(base) - F1(uniform), positive class", float(u.difference), float(u.published_difference), tolerance,
+                numeric_verdict(float(u.difference), float(u.published_difference), tolerance, why), f"{SOURCE} Table 2, base and uniform", base["condition"],
+            ))
+    for base, frontier in zip(bases, frontiers):
+        key = (base["dataset"], base["model"], int(base["seed"]))
+        cond = base["condition"]
+        s = seeds[(seeds.dataset == key[0]) & (seeds.model == key[1]) & (seeds.seed == key[2]) & (seeds.comparison == "seeds")]
+        if len(s) and not pd.isna(s.iloc[0].share_seed_jsd_below_jw):
+            share = float(s.iloc[0].share_seed_jsd_below_jw)
+            rows.append(claim(
+                PAPER, "Figure 2", *key, "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD; holds above 0.5",
+                share, verdict="holds" if share > 0.5 else "does not hold", source=f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD", condition=cond,
+            ))
+        d = diagnostic[(diagnostic.dataset == key[0]) & (diagnostic.model == key[1]) & (diagnostic.seed == key[2])].set_index("guide")["f1"]
+        for guide in GUIDES:
+            rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 3", condition=cond))
+        rows.append(claim(
+            PAPER, "Table 3", *key, "F1(Base LSTM guide) - F1(Uniform guide); holds above 0", float(d["base"] - d["uniform"]),
+            verdict="holds" if d["base"] > d["uniform"] else "does not hold", source=f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use", condition=cond,
+        ))
+        rows.append(claim(
+            PAPER, "Table 3", *key, "F1(Adversary guide) - F1(Base LSTM guide); holds below 0", float(d["adversary"] - d["base"]),
+            verdict="holds" if d["adversary"] < d["base"] else "does not hold", source=f"{SOURCE} §3.4: adversarial guides are expected to do worse", condition=cond,
+        ))
+        a = adversary[(adversary.dataset == key[0]) & (adversary.model == key[1]) & (adversary.seed == key[2])].iloc[0]
+        for column, label in (("adversary_f1", "adversary test F1"), ("tvd", "mean test TVD to the base"), ("jsd", "mean test JSD to the base")):
+            rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 4", condition=cond))
+        rho, grows = _jsd_grows_with_lambda(frontier)
+        rows.append(claim(
+            PAPER, "Figure 4", *key, "Spearman ρ(λ, mean test JSD) over the λ grid; holds when positive and JSD(max λ) > JSD(min λ)", rho,
+            verdict="holds" if grows else ("undefined" if np.isnan(rho) else "does not hold"), source=f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", condition=cond,
+        ))
+    return rows
+
+
+def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_metrics, variances, frontiers, published, table_lambda: float, tolerance: float, out) -> None:
+    """Table 2 for every base run (`base_metrics`, `uniform_metrics`); the rest for the runs with
+    every experiment (`full_base_metrics`, and per such run len(GUIDES) `diagnostic_metrics` in GUIDES
+    order, its seed-variance table and frontier). Writes every `out.<table>_{csv,md}` and `out.claims`."""
+    table2_bases = [read_model(p) for p in base_metrics]
+    uniforms = [read_model(p) for p in uniform_metrics]
+    bases = [read_model(p) for p in full_base_metrics]
+    if len(diagnostic_metrics) != len(GUIDES) * len(bases):
+        raise ValueError(f"{len(diagnostic_metrics)} diagnostic models for {len(bases)} base runs: expected {len(GUIDES)} each ({', '.join(GUIDES)})")
+    diagnostics = [
+        dict(zip(GUIDES, (read_model(p) for p in diagnostic_metrics[i * len(GUIDES) : (i + 1) * len(GUIDES)])))
+        for i in range(len(bases))
+    ]
+    frontier_tables = [pd.read_csv(p) for p in frontiers]
+    tables = {
+        "uniform": uniform_table(table2_bases, uniforms, pd.read_csv(published)),
+        "seeds": seeds_table(bases, [pd.read_csv(p, dtype={"id": str}) for p in variances]),
+        "diagnostic": diagnostic_table(bases, diagnostics),
+        "adversary": adversary_table(bases, frontier_tables, table_lambda),
+    }
+    titles = {
+        "uniform": "Table 2: positive-class test F1, base vs uniform attention",
+        "seeds": "Figure 2 in numbers: attention JSD and output TVD to the base model",
+        "diagnostic": "Table 3: diagnostic MLP test F1 per guide",
+        "adversary": f"Table 4: the model-consistent adversary (λ = {table_lambda:g}) on the test set",
+    }
+    for name, table in tables.items():
+        io.write_csv(out[f"{name}_csv"], table)
+        shown = table
+        if name == "diagnostic" and len(table):  # the paper's layout: guides as rows, datasets as columns
+            shown = table.assign(guide=table["guide"].map(GUIDE_LABELS)).pivot_table(index="guide", columns="dataset", values="f1", sort=False).reset_index()
+        io.write_text(out[f"{name}_md"], f"# {titles[name]}\n\n" + to_markdown(shown.round(4)))
+    write_claims(out["claims"], wiegreffe_pinter_claims(table2_bases, bases, tables["uniform"], tables["seeds"], tables["diagnostic"], tables["adversary"], frontier_tables, tolerance))
