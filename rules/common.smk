@@ -222,3 +222,28 @@ def model_files(wildcards):
         "model": f"{run}/model.pt",
         "metrics": f"{run}/metrics.json",
     }
+
+
+# Wiegreffe & Pinter: each base run's companion runs (attnexp.plan.wiegreffe_pinter_companions)
+WP_COMPANIONS = {
+    run: wiegreffe_pinter_companions(config, run)
+    for run in experiment_runs(config, "wiegreffe_pinter")
+}
+
+
+def wp_companions(wildcards):
+    return WP_COMPANIONS[
+        RunKey(wildcards.dataset, wildcards.model, int(wildcards.seed))
+    ]
+
+
+def exported(run):
+    return f"{run.path('results/models')}/attention.jsonl"
+
+
+def trained(run):
+    return f"{run.path('results/models')}/metrics.json"
+
+
+def wp_lambdas(wildcards):
+    return sorted(wp_companions(wildcards).adversaries)

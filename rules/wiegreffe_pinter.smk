@@ -6,10 +6,6 @@
 
 WP = config["wiegreffe_pinter"]
 WP_RUN = "{dataset}/{model}/seed{seed}"
-WP_COMPANIONS = {
-    run: wiegreffe_pinter_companions(config, run)
-    for run in experiment_runs(config, "wiegreffe_pinter")
-}
 # Base runs with every experiment (the others: Table 2 only)
 WP_FULL = {run: c for run, c in WP_COMPANIONS.items() if c.full}
 WP_FIGURES = (
@@ -20,22 +16,6 @@ WP_FIGURES = (
     "frontier",
     "example",
 )
-
-
-def wp_companions(wildcards):
-    return WP_COMPANIONS[RunKey(wildcards.dataset, wildcards.model, int(wildcards.seed))]
-
-
-def exported(run):
-    return f"{run.path('results/models')}/attention.jsonl"
-
-
-def trained(run):
-    return f"{run.path('results/models')}/metrics.json"
-
-
-def wp_lambdas(wildcards):
-    return sorted(wp_companions(wildcards).adversaries)
 
 
 rule wp_seed_variance:
@@ -75,7 +55,7 @@ rule wp_frontier:
     conda:
         "../envs/attnexp.yaml"
     params:
-        data_dir="results/data/{dataset}",
+        data_dir=lambda w, input: os.path.dirname(input.test),
         lambdas=wp_lambdas,
     script:
         "../scripts/wp_frontier.py"
@@ -107,7 +87,7 @@ rule wp_figures:
     conda:
         "../envs/attnexp.yaml"
     params:
-        data_dir="results/data/{dataset}",
+        data_dir=lambda w, input: os.path.dirname(input.test),
         edges=WP["max_attention_bins"],
         table_lambda=WP["adversary"]["table_lambda"],
         example_max_tokens=WP["example_max_tokens"],
@@ -170,7 +150,11 @@ TARGETS["wiegreffe_pinter"] = [
     for name in WP_FIGURES
     for ext in ("pdf", "png")
 ] + (
-    expand("results/tables/wiegreffe_pinter_{name}.{ext}", name=WP_TABLES, ext=["csv", "md"])
+    expand(
+        "results/tables/wiegreffe_pinter_{name}.{ext}",
+        name=WP_TABLES,
+        ext=["csv", "md"],
+    )
     if WP_COMPANIONS
     else []
 )
