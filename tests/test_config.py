@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnexp.config import SCHEMA_PATH, ConfigError, training_settings, validate_config
+from attnexp.config import SCHEMA_PATH, ConfigError, training_selection, training_settings, validate_config
+from attnexp.plan import RunKey, model_spec, wiegreffe_pinter_companions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -319,3 +320,129 @@ def test_jain_wallace_selection_of_a_model_without_its_own_attention_fails(confi
         "config key 'jain_wallace.models.0': model 'lstm-uniform': the Jain & Wallace experiments need its own trained attention, which it lacks"
         in message
     )
+
+
+# ----------------------------------------------------------------------------- Wiegreffe & Pinter
+
+
+def test_wiegreffe_pinter_table_lambda_must_be_one_of_the_lambdas(config):
+    config["wiegreffe_pinter"]["adversary"]["table_lambda"] = 0.5
+    message = _error(config)
+    assert message.count("config key") == 1
+    assert "config key 'wiegreffe_pinter.adversary.table_lambda': 0.5 is not one of wiegreffe_pinter.adversary.lambdas" in message
+    config["wiegreffe_pinter"]["adversary"] |= {"lambdas": [0.5, 2.0]}
+    validate_config(config)  # listed now: valid
+
+
+@pytest.mark.parametrize(
+    "key, value, named, expected",
+    [
+        ("adversary.lambdas", ["a"], "wiegreffe_pinter.adversary.lambdas.0", "is not of type 'number'"),
+        ("adversary.lambdas", [1e-3, 0], "wiegreffe_pinter.adversary.lambdas.1", "less than or equal to the minimum"),
+        ("adversary.lambdas", 0.1, "wiegreffe_pinter.adversary.lambdas", "is not of type 'array'"),
+        ("adversary.lambdas", [], "wiegreffe_pinter.adversary.lambdas", "should be non-empty"),
+        ("adversary.kl", "forward", "wiegreffe_pinter.adversary.kl", "is not one of"),
+        ("adversary.epochs", 0, "wiegreffe_pinter.adversary.epochs", "minimum"),
+        ("seeds", [1.5], "wiegreffe_pinter.seeds.0", "is not of type 'integer'"),
+        ("seeds", [1, 1], "wiegreffe_pinter.seeds", "non-unique"),
+        ("seeds", "50", "wiegreffe_pinter.seeds", "is not of type 'array'"),
+        ("dataset_seeds", {"sst": [1.5]}, "wiegreffe_pinter.dataset_seeds.sst.0", "is not of type 'integer'"),
+        ("max_attention_bins", [0.25, 1.0], "wiegreffe_pinter.max_attention_bins.1", "greater than or equal to the maximum"),
+        ("diagnostic_encoder", "mlp", "wiegreffe_pinter.diagnostic_encoder", "is not one of"),
+    ],
+)
+def test_wiegreffe_pinter_values_of_the_wrong_type_fail_the_schema_naming_the_key(config, key, value, named, expected):
+    section = config["wiegreffe_pinter"]
+    *parents, last = key.split(".")
+    for parent in parents:
+        section = section[parent]
+    section[last] = value
+    message = _error(config)
+    assert f"config key '{named}':" in message and expected in message, message
+
+
+def test_wiegreffe_pinter_unknown_key_fails_the_schema(config):
+    config["wiegreffe_pinter"]["adversary"]["lamdbas"] = [1e-3]
+    message = _error(config)
+    assert "config key 'wiegreffe_pinter.adversary'" in message and "lamdbas" in message
+
+
+@pytest.mark.parametrize("edges", [[0.5, 0.25, 0.75], [0.25, 0.25, 0.75]])
+def test_wiegreffe_pinter_max_attention_bins_must_increase_strictly(config, edges):
+    config["wiegreffe_pinter"]["max_attention_bins"] = edges
+    assert f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}" in _error(config)
+
+
+def test_wiegreffe_pinter_table2_only_names_known_datasets(config):
+    config["wiegreffe_pinter"]["table2_only"] = ["imdb", "imbd"]
+    message = _error(config)
+    assert message.count("config key") == 1 and "config key 'wiegreffe_pinter.table2_only.1': unknown dataset 'imbd'" in message
+
+
+def test_wiegreffe_pinter_dataset_seeds_names_known_datasets(config):
+    config["wiegreffe_pinter"]["dataset_seeds"] = {"imbd": [1, 2]}
+    assert "wiegreffe_pinter.dataset_seeds" in _error(config)
+
+
+def test_wiegreffe_pinter_lambdas_that_differ_get_different_models(config):
+    """The λ tag is the shortest exact decimal: close values never share a model name."""
+    config["wiegreffe_pinter"]["adversary"]["lambdas"] = [1e-3, 1.0000001e-3]
+    validate_config(config)
+    base = RunKey("sst", "lstm-tanh", 10)
+    adversaries = wiegreffe_pinter_companions(config, base).adversaries
+    assert len({run.model for run in adversaries.values()}) == 2
+    for lam, run in adversaries.items():
+        assert model_spec(config, "sst", run.model).adversary_lambda == lam
+
+
+def test_training_settings_of_an_adversary(valid):
+    base = training_settings(valid, "sst", "lstm-tanh")
+    settings = training_settings(valid, "sst", "lstm-tanh-adversary-1e-2")
+    adversary = valid["wiegreffe_pinter"]["adversary"]
+    overrides = {
+        "epochs": adversary["epochs"],
+        "patience": adversary["patience"],
+        "select_metric": "loss",
+        "skip_first_epoch": False,
+        "loss_reduction": "mean",
+        "lr_plateau": None,
+        "adversary": {"lambda": 0.01, "kl": "adv_base", "tvd_scale": 1.0, "loss_scale": "mean"},
+    }
+    assert (adversary["epochs"], adversary["patience"]) == (80, 10)
+    assert settings == {**base, **overrides}  # the base's protocol, then the adversary's own terms
+    assert base["select_metric"] == "roc_auc" and base["loss_reduction"] == "sum" and base["skip_first_epoch"] is True
+    assert "adversary" not in base
+    assert settings["protocol"] == "jain_wallace" and settings["adversary"]["lambda"] == 0.01
+
+
+def test_training_settings_of_an_adversary_follow_the_config(valid):
+    valid["wiegreffe_pinter"]["adversary"] |= {"epochs": 5, "patience": 2, "kl": "base_adv", "tvd_scale": 0.5, "loss_scale": "classweight_sum"}
+    settings = training_settings(valid, "synthetic", "cnn-dot-adversary-2p5e-2")
+    assert (settings["epochs"], settings["patience"]) == (5, 2)  # not synthetic's own `epochs: 4`
+    assert settings["hidden_size"] == training_settings(valid, "synthetic", "cnn-dot")["hidden_size"] == 32  # the dataset override stays
+    assert settings["adversary"] == {"lambda": 0.025, "kl": "base_adv", "tvd_scale": 0.5, "loss_scale": "classweight_sum"}
+    settings["adversary"]["kl"] = "changed"
+    assert valid["wiegreffe_pinter"]["adversary"]["kl"] == "base_adv"
+
+
+def test_training_settings_of_a_guided_model_of_an_adversary_are_ordinary(valid):
+    guided = training_settings(valid, "sst", "average-guided-lstm-tanh-adversary-1e-3")
+    assert guided == training_settings(valid, "sst", "average-guided-lstm-tanh")
+    assert "adversary" not in guided and guided["select_metric"] == "roc_auc"
+
+
+def test_training_settings_refuse_an_adversary_on_a_non_binary_dataset(valid):
+    with pytest.raises(ValueError, match="an adversary imitates a flat binary classifier"):
+        training_settings(valid, "20news20", "lstm-tanh-adversary-1e-3")
+    with pytest.raises(ValueError, match="an adversary imitates a flat binary classifier"):
+        training_settings(valid, "babi1", "lstm-tanh-adversary-1e-3")
+
+
+def test_training_selection(valid):
+    assert valid["train"]["select_on"] == "dev"
+    assert training_selection(valid, "sst", "lstm-tanh") == "dev"
+    assert training_selection(valid, "sst", "lstm-tanh-adversary-1e-2") == "train"
+    assert training_selection(valid, "sst", "average-guided-lstm-tanh-adversary-1e-3") == "dev"  # a guided model, not an adversary
+    valid["train"]["select_on"] = "test"
+    assert training_selection(valid, "sst", "lstm-tanh") == "test" and training_selection(valid, "synthetic", "han-rnn") == "test"
+    assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"  # whatever train.select_on says

@@ -17,6 +17,7 @@ from attnexp.config import ConfigError, validate_config
 from attnexp.plan import (
     REQUIREMENTS,
     CapabilityError,
+    Companions,
     RunKey,
     experiment_runs,
     missing_capabilities,
@@ -24,6 +25,7 @@ from attnexp.plan import (
     require,
     run_dirs,
     selection_problems,
+    wiegreffe_pinter_companions,
 )
 from attnexp.spec import ModelSpec, parse_model_name
 
@@ -202,3 +204,143 @@ def test_planning_and_config_validation_never_import_torch():
     code = "import attnexp.plan, attnexp.config, attnexp.spec, sys; assert 'torch' not in sys.modules, 'torch imported'"
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# Wiegreffe & Pinter: binary datasets only, and the companion runs of each base run
+
+
+@pytest.fixture
+def real(raw_config):
+    """The real config.yaml, validated (a fresh copy per test: tests change it)."""
+    return validate_config(copy.deepcopy(raw_config))
+
+
+def test_wiegreffe_pinter_runs_lstm_tanh_on_the_enabled_binary_datasets_only(real):
+    wp = experiment_runs(real, "wiegreffe_pinter")
+    binary = sorted(name for name, ds in real["datasets"].items() if ds["enabled"] and ds["task"] == "binary")
+    assert binary == ["20news", "agnews", "imdb", "sst", "synthetic"]
+    assert wp == runs(*[(d, "lstm-tanh", s) for d in binary for s in real["train"]["seeds"]])
+    datasets = {r.dataset for r in wp}
+    assert not datasets & {"babi1", "babi2", "babi3", "snli", "20news20", "imdb_ratings"}  # QA, NLI, multiclass
+    assert not datasets & {"diabetes", "anemia", "yelp"}  # disabled
+    assert selection_problems(real, "wiegreffe_pinter") == []
+
+
+def test_wiegreffe_pinter_open_model_selection_takes_every_imitable_model_with_its_own_attention(small):
+    small["datasets"]["synthetic"]["models"] = [*SYNTHETIC, "lstm-tanh-adversary-1e-3", "average-guided-lstm-tanh-adversary-1e-3"]
+    small["wiegreffe_pinter"]["models"] = None
+    assert experiment_runs(small, "wiegreffe_pinter") == runs(
+        *[("synthetic", m, s) for m in ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"] for s in (10, 11)]
+    )  # not: uniform, guided (of a base or of an adversary), an adversary, han/flan; nothing of synthetic_qa
+
+
+def test_wiegreffe_pinter_asked_for_an_adversary_or_uniform_model_names_what_it_lacks(small):
+    small["datasets"]["synthetic"]["models"] = [*SYNTHETIC, "lstm-tanh-adversary-1e-3"]
+    small["wiegreffe_pinter"]["models"] = ["lstm-tanh-adversary-1e-3", "lstm-uniform", "lstm-tanh"]
+    assert selection_problems(small, "wiegreffe_pinter") == [
+        "config key 'wiegreffe_pinter.models.0': model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need "
+        "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it), which it lacks",
+        "config key 'wiegreffe_pinter.models.1': model 'lstm-uniform': the Wiegreffe & Pinter experiments need its own trained attention, which it lacks",
+    ]
+    with pytest.raises(CapabilityError, match="model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need a flat classifier"):
+        require(parse_model_name("lstm-tanh-adversary-1e-3", "binary"), "wiegreffe_pinter")
+
+
+@pytest.mark.parametrize("dataset, task", [("20news20", "multiclass"), ("babi1", "qa"), ("snli", "nli")])
+def test_wiegreffe_pinter_on_a_non_binary_dataset_is_a_config_error_naming_the_key(raw_config, dataset, task):
+    config = copy.deepcopy(raw_config)
+    config["wiegreffe_pinter"]["datasets"] = ["sst", dataset]
+    with pytest.raises(ConfigError) as err:
+        validate_config(config)
+    problems = [line.strip() for line in str(err.value).splitlines() if "config key" in line]
+    assert problems == [
+        f"config key 'wiegreffe_pinter.datasets.1': dataset {dataset!r} is a {task} task; the Wiegreffe & Pinter experiments need binary"
+    ]
+
+
+def test_wiegreffe_pinter_companions_of_the_real_config(real):
+    base = RunKey("sst", "lstm-tanh", 10)
+    companions = wiegreffe_pinter_companions(real, base)
+    assert isinstance(companions, Companions) and companions.base == base
+    run = lambda model, seed=10: RunKey("sst", model, seed)  # noqa: E731
+    assert companions.uniform == run("lstm-uniform")
+    assert companions.seeds == [run("lstm-tanh", s) for s in [50, 257, 500231, 100078, 12504, 90754789, 8988812, 2]]
+    assert companions.adversaries == {
+        1e-4: run("lstm-tanh-adversary-1e-4"),
+        1e-3: run("lstm-tanh-adversary-1e-3"),
+        1e-2: run("lstm-tanh-adversary-1e-2"),
+        0.1: run("lstm-tanh-adversary-1e-1"),
+        1.0: run("lstm-tanh-adversary-1e0"),
+        10.0: run("lstm-tanh-adversary-1e1"),
+    }
+    assert list(companions.adversaries) == real["wiegreffe_pinter"]["adversary"]["lambdas"]  # config order
+    assert real["wiegreffe_pinter"]["adversary"]["table_lambda"] == 1e-3
+    assert companions.diagnostic == {
+        "uniform": run("average-uniform"),
+        "trained": run("average-tanh"),
+        "base": run("average-guided-lstm-tanh"),
+        "adversary": run("average-guided-lstm-tanh-adversary-1e-3"),
+    }
+    assert companions.full is True
+    every = companions.all()
+    assert every == [base, run("lstm-uniform"), *companions.seeds, *companions.adversaries.values(), *companions.diagnostic.values()]
+    assert len(every) == 1 + 1 + 8 + 6 + 4 == len(set(every))
+    for r in every:  # every companion is a model name of the dataset's task, with the spec the names promise
+        spec = model_spec(real, r.dataset, r.model)
+        assert spec.name == r.model
+    assert all(model_spec(real, "sst", r.model).imitates == "lstm-tanh" for r in companions.adversaries.values())
+    assert {lam: model_spec(real, "sst", r.model).adversary_lambda for lam, r in companions.adversaries.items()} == {lam: lam for lam in companions.adversaries}
+    assert model_spec(real, "sst", companions.diagnostic["adversary"].model).guide == companions.adversaries[1e-3].model
+
+
+def test_wiegreffe_pinter_companions_follow_the_base_model_and_the_config(small):
+    small["wiegreffe_pinter"] |= {"seeds": [3, 11, 4], "diagnostic_encoder": "cnn"}
+    small["wiegreffe_pinter"]["adversary"] |= {"lambdas": [0.025, 1.0], "table_lambda": 0.025}
+    companions = wiegreffe_pinter_companions(small, RunKey("synthetic", "average-dot", 11))
+    run = lambda model, seed=11: RunKey("synthetic", model, seed)  # noqa: E731
+    assert companions.uniform == run("average-uniform")
+    assert companions.seeds == [run("average-dot", 3), run("average-dot", 4)]  # the base's own seed 11 left out
+    assert companions.adversaries == {0.025: run("average-dot-adversary-2p5e-2"), 1.0: run("average-dot-adversary-1e0")}
+    assert companions.diagnostic == {
+        "uniform": run("cnn-uniform"),
+        "trained": run("cnn-dot"),
+        "base": run("cnn-guided-average-dot"),
+        "adversary": run("cnn-guided-average-dot-adversary-2p5e-2"),
+    }
+
+
+def test_wiegreffe_pinter_companion_seeds_keep_every_seed_when_the_base_seed_is_not_listed(real):
+    seeds = real["wiegreffe_pinter"]["seeds"]
+    assert 10 not in seeds
+    assert [r.seed for r in wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 10)).seeds] == seeds
+    assert [r.seed for r in wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 257)).seeds] == [s for s in seeds if s != 257]
+    assert len(seeds) - 1 == len(wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 2)).seeds)
+
+
+def test_wiegreffe_pinter_dataset_seeds_override_the_seed_list_for_that_dataset_only(real):
+    real["wiegreffe_pinter"]["dataset_seeds"] = {"imdb": [7, 10, 8]}
+    imdb = wiegreffe_pinter_companions(real, RunKey("imdb", "lstm-tanh", 10))
+    assert imdb.seeds == [RunKey("imdb", "lstm-tanh", 7), RunKey("imdb", "lstm-tanh", 8)]
+    sst = wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 10))
+    assert [r.seed for r in sst.seeds] == real["wiegreffe_pinter"]["seeds"]
+    real["wiegreffe_pinter"]["dataset_seeds"] = {"imdb": []}  # no seed models on imdb
+    assert wiegreffe_pinter_companions(real, RunKey("imdb", "lstm-tanh", 10)).seeds == []
+
+
+def test_wiegreffe_pinter_table2_only_datasets_run_only_the_base_and_its_uniform_twin(real):
+    real["wiegreffe_pinter"]["table2_only"] = ["imdb"]
+    imdb = wiegreffe_pinter_companions(real, RunKey("imdb", "lstm-tanh", 10))
+    assert imdb.full is False
+    assert imdb.all() == [RunKey("imdb", "lstm-tanh", 10), RunKey("imdb", "lstm-uniform", 10)]
+    sst = wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 10))
+    assert sst.full is True and len(sst.all()) == 20
+
+
+@pytest.mark.parametrize(
+    "base, lacks",
+    [(RunKey("sst", "lstm-uniform", 10), "its own trained attention"), (RunKey("babi1", "lstm-tanh", 10), "a flat classifier of its own")],
+)
+def test_wiegreffe_pinter_companions_refuse_a_base_without_the_capabilities(real, base, lacks):
+    with pytest.raises(CapabilityError, match=f"model {base.model!r}: the Wiegreffe & Pinter experiments need {lacks}"):
+        wiegreffe_pinter_companions(real, base)

@@ -20,12 +20,16 @@ from attnexp.runtime import (
     checkpoint_metadata,
     export_attention,
     load_checkpoint,
+    load_splits,
     load_test_examples,
     predict,
     probabilities,
+    read_classes,
     read_guides,
+    read_vocab,
     restore_run,
     save_checkpoint,
+    split_labels,
 )
 from attnexp.train import build_and_initialise
 from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
@@ -334,7 +338,7 @@ def test_guides_are_checked(tmp_path, data_dir, config):
         read_guides(bad)
     partial = tmp_path / "partial.jsonl"
     io.write_jsonl(partial, [{"id": "train-0", "split": "train", "length": 1, "attention": [1.0]}])
-    with pytest.raises(ValueError, match="lacks"):
+    with pytest.raises(ValueError, match="the guide attention of train instance 'train-0' has 1 weights"):
         run_fit(config, data_dir, tmp_path / "out", model="average-guided-lstm-tanh", guide=partial)
 
 
@@ -348,3 +352,101 @@ def test_hierarchical_model_exports_sentence_attention(config, data_dir, tmp_pat
             assert r["length"] == len(r["attention"]) == sum(1 for a, b in s["sentences"] if b > a) == 2
             assert sum(r["attention"]) == pytest.approx(1, abs=1e-5)
 
+
+
+# --------------------------------------------------------------------------------------------------
+# another model's attention (W&P's guided models and adversaries) must match the data, instance by instance
+
+
+def full_guides(data_dir) -> dict[str, dict[str, np.ndarray]]:
+    """Uniform weights of the right length for every instance of every split, as read_guides gives them."""
+    return {
+        split: {r["id"]: np.full(len(r["tokens"]), 1 / len(r["tokens"]), dtype=np.float32) for r in io.read_jsonl(data_dir / f"{split}.jsonl")}
+        for split in ("train", "dev", "test")
+    }
+
+
+def test_load_splits_carries_guides_that_match_every_instance(data_dir):
+    vocab, classes = read_vocab(data_dir / "vocab.txt"), read_classes(data_dir)
+    guides = full_guides(data_dir)
+    splits = load_splits(data_dir, vocab, classes, guides)
+    for split in ("train", "dev", "test"):
+        assert [e.id for e in splits[split].examples] == [r["id"] for r in io.read_jsonl(data_dir / f"{split}.jsonl")]
+        assert splits[split].guides is guides[split]
+    assert all(s.guides is None for s in load_splits(data_dir, vocab, classes).values())
+
+
+@pytest.mark.parametrize("split, position", [("train", 0), ("dev", 5), ("test", 23)])
+def test_load_splits_refuses_a_guide_without_an_instance_naming_it(data_dir, split, position):
+    guides = full_guides(data_dir)
+    victim = list(guides[split])[position]
+    del guides[split][victim]
+    with pytest.raises(ValueError) as err:
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+    assert str(err.value) == f"the guide attention has no {split} instance {victim!r}"
+
+
+@pytest.mark.parametrize("split, position, change", [("train", 3, 1), ("dev", 0, -1), ("test", 10, 2)])
+def test_load_splits_refuses_a_guide_of_the_wrong_length_naming_the_instance(data_dir, split, position, change):
+    guides = full_guides(data_dir)
+    victim = list(guides[split])[position]
+    n = len(guides[split][victim])
+    guides[split][victim] = np.full(n + change, 1 / (n + change), dtype=np.float32)
+    with pytest.raises(ValueError) as err:
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+    assert str(err.value) == f"the guide attention of {split} instance {victim!r} has {n + change} weights, the instance has {n} tokens"
+
+
+@pytest.mark.parametrize("split", ["train", "dev", "test"])
+def test_load_splits_refuses_a_guide_with_extra_instances_naming_one(data_dir, split):
+    guides = full_guides(data_dir)
+    guides[split] |= {"zz-extra": np.ones(3, dtype=np.float32) / 3, "a-extra": np.ones(2, dtype=np.float32) / 2}
+    with pytest.raises(ValueError) as err:
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+    assert str(err.value) == f"the guide attention has 2 {split} instances the dataset lacks, e.g. 'a-extra'"
+
+
+def test_load_splits_names_the_first_mismatch(data_dir):
+    """Several problems: the first instance in file order (train before dev before test) is named,
+    a missing one before any extra one."""
+    guides = full_guides(data_dir)
+    ids = list(guides["dev"])
+    del guides["dev"][ids[7]]
+    guides["dev"][ids[2]] = guides["dev"][ids[2]][:-1]
+    guides["dev"]["dev-extra"] = np.ones(1, dtype=np.float32)
+    del guides["test"][list(guides["test"])[0]]
+    with pytest.raises(ValueError, match=f"of dev instance {ids[2]!r} has"):
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+    guides["dev"][ids[2]] = np.ones(len(guides["dev"][ids[2]]) + 1, dtype=np.float32)
+    with pytest.raises(ValueError, match=f"^the guide attention has no dev instance {ids[7]!r}$"):
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+
+
+def test_load_splits_refuses_guides_without_a_split(data_dir):
+    guides = full_guides(data_dir)
+    del guides["test"]
+    with pytest.raises(ValueError, match="^the guide attention has no test instance 'test-0'$"):
+        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+
+
+def test_an_exported_attention_passes_the_guide_check(fitted, data_dir, tmp_path):
+    _, model_path = fitted
+    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
+    splits = load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), read_guides(tmp_path / "attention.jsonl"))
+    assert sum(len(s.guides) for s in splits.values()) == 48 + 24 + 24
+
+
+def test_split_labels_are_ids_and_class_indices_in_file_order(tmp_path):
+    data_dir = write_dataset(tmp_path / "named", relabel=lambda label: "pos" if label else "neg")
+    for split in ("train", "dev", "test"):
+        records = io.read_jsonl(data_dir / f"{split}.jsonl")
+        ids, labels = split_labels(data_dir, split)
+        assert ids == [r["id"] for r in records]
+        assert labels.tolist() == [{"neg": 0, "pos": 1}[r["label"]] for r in records]
+        assert labels.dtype.kind == "i" and set(labels.tolist()) == {0, 1}
+    assert read_classes(data_dir) == ["neg", "pos"]
+    # the class order is the training split's: a test split relabelled to a class unseen in training fails
+    records = io.read_jsonl(data_dir / "test.jsonl")
+    io.write_jsonl(data_dir / "test.jsonl", [records[0] | {"label": "other"}, *records[1:]])
+    with pytest.raises(KeyError):
+        split_labels(data_dir, "test")

@@ -16,7 +16,7 @@ from attnexp.metrics import classification_metrics
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import SplitData, load_checkpoint, predict
-from attnexp.train import build_and_initialise, class_weights, supervised_objective, train_model
+from attnexp.train import build_and_initialise, class_weights, fit, supervised_objective, train_model
 from tiny_tasks import VOCAB, load_config, quiet, run_fit, task_examples, tiny_settings, write_dataset
 
 torch.use_deterministic_algorithms(True)
@@ -302,3 +302,108 @@ def test_supervised_objective_loss_matches_binary_cross_entropy_helper(config):
         logits = model(batch)[0].squeeze(-1)
         expected = F.binary_cross_entropy_with_logits(logits, batch.labels.float(), pos_weight=torch.tensor(2.5), reduction="sum")
         assert supervised_objective(2.5)(model, batch).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# W&P's adversary: keep the epoch of the lowest training loss; per-epoch monitor in the history
+
+
+def adversary_like_settings(config, **overrides):
+    """The selection terms training_settings gives an adversary, on a tiny average-tanh."""
+    terms = {"select_metric": "loss", "skip_first_epoch": False, "loss_reduction": "mean", "lr_plateau": None, "patience": None}
+    return tiny_settings(config, "average-tanh", **(terms | overrides))
+
+
+def test_train_loss_selection_keeps_the_epoch_of_the_lowest_training_loss(config):
+    """A supervised run with a large step: the kept epoch is the argmin of the recorded training
+    loss, whatever dev and test say, and the reported dev/test metrics are that epoch's."""
+    settings = adversary_like_settings(config, epochs=6, lr=1.0)  # a step large enough for the loss to go up and down
+    torch.manual_seed(0)
+    model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
+    result = train_model(model, tiny_splits(), settings, "train", 0, CPU, log=quiet)
+    losses = [h["train_loss"] for h in result.history]
+    assert len(losses) == 6 and len(set(losses)) == 6
+    assert result.best_epoch == 1 + int(np.argmin(losses))
+    # not the last epoch, nor the best dev epoch: the test tells the rules apart
+    assert result.best_epoch != 6 and result.best_epoch != 1 + int(np.argmax([h["dev"]["roc_auc"] for h in result.history]))
+    chosen = result.history[result.best_epoch - 1]
+    assert result.dev["roc_auc"] == chosen["dev"]["roc_auc"] and result.test["accuracy"] == chosen["test"]["accuracy"]
+
+
+@pytest.fixture
+def scripted_loss(config):
+    """-> run(offsets, **settings) -> (result, monitor calls, weights after each epoch). The recorded
+    training loss of epoch k is the true loss plus offsets[k-1] (a constant: same gradients), so the
+    lowest-loss epoch is scripted; the monitor records its epoch and a nested value."""
+
+    def run(offsets, **overrides):
+        settings = adversary_like_settings(config, epochs=len(offsets), lr=1e-2, **overrides)
+        torch.manual_seed(0)
+        model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
+        splits = tiny_splits(32, 8, 8)
+        calls, states = [], []
+        base = supervised_objective(1.0)
+
+        def objective(model, batch):
+            return base(model, batch) + offsets[len(calls)] * len(batch)  # per instance: + offset
+
+        def monitor(model, given, device):
+            assert given is splits and device == CPU
+            states.append(copy.deepcopy(model.state_dict()))
+            calls.append(len(calls) + 1)
+            return {"monitored_epoch": len(calls), "adversary": {"train": {"tvd": 0.1234567891 * len(calls)}}}
+
+        result = train_model(model, splits, settings, "train", 0, CPU, log=quiet, objective=objective, monitor=monitor)
+        return result, calls, states
+
+    return run
+
+
+@pytest.mark.parametrize("offsets, expected", [([5.0, 1.0, 3.0, 4.0], 2), ([1.0, 5.0, 5.0, 5.0], 1), ([9.0, 8.0, 7.0, 0.0], 4)])
+def test_train_loss_selection_keeps_the_scripted_lowest_loss_epoch_and_its_weights(scripted_loss, offsets, expected):
+    result, _, states = scripted_loss(offsets)
+    losses = [h["train_loss"] for h in result.history]
+    assert result.best_epoch == expected == 1 + int(np.argmin(losses))  # epoch 1 may be kept (skip_first_epoch off)
+    assert losses[expected - 1] < min(o for i, o in enumerate(offsets) if i != expected - 1)
+    for key, value in result.state_dict.items():
+        assert torch.equal(value, states[expected - 1][key])
+    if expected != len(offsets):  # the last epoch's weights differ: the selection did something
+        assert any(not torch.equal(result.state_dict[k], states[-1][k]) for k in states[-1])
+
+
+def test_train_loss_selection_stops_after_patience_epochs_without_a_lower_loss(scripted_loss):
+    result, calls, _ = scripted_loss([3.0, 2.0, 2.5, 2.6, 0.0, 0.0], patience=2)
+    assert result.best_epoch == 2 and len(result.history) == 4 and calls == [1, 2, 3, 4]
+    assert result.timing["epochs_run"] == 4
+
+
+def test_the_monitor_output_is_in_every_history_record(scripted_loss):
+    result, calls, _ = scripted_loss([3.0, 2.0, 1.0])
+    assert calls == [1, 2, 3]  # once per epoch, after its training batches
+    assert [h["epoch"] for h in result.history] == [h["monitored_epoch"] for h in result.history] == [1, 2, 3]
+    for epoch, record in enumerate(result.history, 1):
+        assert {"epoch", "train_loss", "lr", "dev", "test", "monitored_epoch", "adversary"} == set(record)
+        assert record["adversary"] == {"train": {"tvd": round(0.1234567891 * epoch, 6)}}  # merged and rounded like the rest
+
+
+def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
+    settings = adversary_like_settings(config, epochs=2)
+    torch.manual_seed(0)
+    model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
+    result = train_model(model, tiny_splits(16, 8, 8), settings, "train", 0, CPU, log=quiet)
+    assert all(set(h) == {"epoch", "train_loss", "lr", "dev", "test"} for h in result.history)
+
+
+def test_fit_with_train_loss_selection_records_it(config, data_dir, tmp_path):
+    seen = []
+    metrics = fit(
+        parse_model_name("average-tanh", "binary"), data_dir, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train",
+        10, 1, "cpu", tmp_path / "model.pt", tmp_path / "metrics.json", tmp_path / "timing.json", {}, log=quiet,
+        monitor=lambda model, splits, device: seen.append(len(splits["train"].examples)) or {"n_train": seen[-1]},
+    )
+    assert metrics["select_on"] == "train" and metrics["select_metric"] == "loss"
+    losses = [h["train_loss"] for h in metrics["history"]]
+    assert metrics["selected_epoch"] == 1 + int(np.argmin(losses))
+    assert seen == [48] * 4 and all(h["n_train"] == 48 for h in metrics["history"])
+    written = json.loads((tmp_path / "metrics.json").read_text())
+    assert written["history"] == metrics["history"] and written["selected_epoch"] == metrics["selected_epoch"]

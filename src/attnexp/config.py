@@ -88,6 +88,9 @@ def _consistency_problems(config: dict) -> list[str]:
     for i, name in enumerate(config["wiegreffe_pinter"]["table2_only"]):
         if name not in config["datasets"]:
             problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}")
+    for name in config["wiegreffe_pinter"]["dataset_seeds"]:
+        if name not in config["datasets"]:
+            problems.append(f"config key 'wiegreffe_pinter.dataset_seeds.{name}': unknown dataset {name!r}")
     edges = config["wiegreffe_pinter"]["max_attention_bins"]
     if sorted(set(edges)) != edges:
         problems.append(f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}")

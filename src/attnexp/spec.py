@@ -10,7 +10,9 @@ the Snakefile use it before any job runs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
+from decimal import Decimal
 
 __all__ = ["ModelSpec", "parse_model_name", "adversary_name", "lambda_tag", "PROTOCOL_OF_FAMILY"]
 
@@ -113,12 +115,14 @@ ADVERSARY = "-adversary-"
 
 
 def lambda_tag(value: float) -> str:
-    """λ -> its name form: mantissa without trailing zeros, `p` for the decimal point, integer exponent."""
-    if not value > 0:
-        raise ValueError(f"an adversary's λ must be positive, got {value!r}")
-    mantissa, exponent = f"{value:.6e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".").replace(".", "p")
-    return f"{mantissa}e{int(exponent)}"
+    """λ -> its name form: the shortest decimal that reads back to the same float, as a mantissa
+    without trailing zeros (`p` for the decimal point) and an integer exponent, so that two different
+    λ never share a model name."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"an adversary's λ must be positive and finite, got {value!r}")
+    _, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
+    head, tail = str(digits[0]), "".join(map(str, digits[1:]))
+    return f"{head}{'p' + tail if tail else ''}e{exponent + len(digits) - 1}"
 
 
 def _parse_lambda_tag(tag: str, name: str) -> float:
@@ -126,8 +130,9 @@ def _parse_lambda_tag(tag: str, name: str) -> float:
         value = float(tag.replace("p", "."))
     except ValueError:
         value = None
-    if value is None or not value > 0 or lambda_tag(value) != tag:
-        canonical = f" (write it {lambda_tag(value)!r})" if value and value > 0 else ""
+    valid = value is not None and math.isfinite(value) and value > 0
+    if not valid or lambda_tag(value) != tag:
+        canonical = f" (write it {lambda_tag(value)!r})" if valid else ""
         raise ValueError(f"model {name!r}: {tag!r} is not a λ in name form like 1e-3, 1e0 or 2p5e-2{canonical}")
     return value
 
