@@ -125,13 +125,16 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     trained = {Path(p).parts[1] for p in models if p.endswith("model.pt")}
     assert {"lstm-tanh", "cnn-dot", "average-guided-lstm-tanh", "han-rnn", "flan-conv", "lstm-uniform"} <= trained
     assert any(p.startswith("synthetic_qa/") for p in models)
+    assert {"lstm-tanh-adversary-1e-3", "lstm-tanh-adversary-1e0", "average-guided-lstm-tanh-adversary-1e0", "average-uniform"} <= trained
     for path in (first / "results" / "models").rglob("metrics.json"):
         metrics = json.loads(path.read_text())
+        if "-adversary-" in metrics["model"]:  # W&P's adversaries see no gold label; their guided MLPs inherit that
+            continue
         assert metrics["test"]["accuracy"] > 0.8, (path, metrics["test"])
     performance = (first / "results/tables/performance.md").read_text()
     assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | cnn-dot |" in performance
     # the CI reproducibility check: explanations, J&W experiments, tables and figures byte-identical
-    for stage in ("explain", "jain_wallace", "serrano_smith", "claims", "figures"):
+    for stage in ("explain", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "claims", "figures"):
         digests = tree_digest(first / "results" / stage)
         assert digests and digests == tree_digest(second / "results" / stage), stage
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
@@ -152,12 +155,24 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     claims = (first / "results/tables/claims.csv").read_text()
     assert "Jain & Wallace 2019,Table 2,synthetic" not in claims  # no published Table 2 row for synthetic
     assert "Serrano & Smith 2019,\"§6, F-box\",synthetic,han-rnn" in claims
+    # Wiegreffe & Pinter, reduced: 2 seed models, 2 λ values; Figures 2 and 4, Table 1, Tables 2-4, claims
+    wp_figures = tree_digest(first / "results" / "figures" / "wiegreffe_pinter")
+    for name in ("seeds_violin", "seeds_scatter", "jw_adversary_violin", "jw_adversary_scatter", "frontier", "example"):
+        assert f"synthetic/lstm-tanh/seed10/{name}.pdf" in wp_figures and f"synthetic/lstm-tanh/seed10/{name}.png" in wp_figures
+    frontier = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/frontier.csv").read_text().splitlines()
+    assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1.0"]]
+    assert {line.split(",")[0] for line in frontier[3:]} == {"uniform", "seeds", "jw_adversary"}
+    variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
+    assert variance.count(",seeds,2,") == 500 and variance.count(",jw_adversary,1,") == 500
+    assert "| Base LSTM |" in (first / "results/tables/wiegreffe_pinter_diagnostic.md").read_text()
+    assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,10" in claims
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
     assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
     report = (first / "report.html").read_text(errors="replace")
     assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
+    assert "wiegreffe_pinter_diagnostic.md" in report and "frontier.png" in report
 
 
 # ----------------------------------------------------------------------------- download failures

@@ -146,8 +146,9 @@ class ModelConsistentAdversary:
 
         L_i = tvd_scale · |σ(z_a) − p_b| − λ · KL(α_a ‖ α_b)     (D-TVD, D-KL; `kl: base_adv` flips it)
 
-    averaged over the batch (D-ADVW; `loss_scale: classweight_sum` multiplies the mean by the batch's
-    sum of class weights, as the repository does). The base's attention α_b rides in `batch.guide`
+    averaged over the batch (D-ADVW): `objective` returns the batch's sum and the training loop's
+    `loss_reduction: mean` divides it; `loss_scale: classweight_sum` multiplies the mean by the
+    batch's sum of class weights, as the repository does. The base's attention α_b rides in `batch.guide`
     (the training job loads the base's export as the guide, checked by id and length); its
     predictions p_b are looked up by id here. No gold label enters the loss."""
 
@@ -296,7 +297,8 @@ def write_seed_variance(base_export, seed_exports: list[str], seeds: list[int], 
 def test_labels(data_dir, base: Exported) -> np.ndarray:
     """Gold class indices of the test split, matched to the export by id."""
     ids, labels = split_labels(data_dir, "test")
-    check_aligned(base.ids, base.lengths, ids, base.lengths, base.path, f"{data_dir}/test.jsonl")
+    # by id only: the export's lengths were already checked against the data when it was made
+    check_aligned(base.ids, [0] * len(base.ids), ids, [0] * len(ids), base.path, f"{data_dir}/test.jsonl")
     return labels
 
 

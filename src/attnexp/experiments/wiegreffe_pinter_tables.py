@@ -194,7 +194,10 @@ def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_me
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table)
         shown = table
-        if name == "diagnostic" and len(table):  # the paper's layout: guides as rows, datasets as columns
-            shown = table.assign(guide=table["guide"].map(GUIDE_LABELS)).pivot_table(index="guide", columns="dataset", values="f1", sort=False).reset_index()
+        if name == "diagnostic" and len(table):  # the paper's layout: guides as rows, one column per base run
+            one_run_each = table.groupby("dataset")["diagnostic_model"].size().eq(len(GUIDES)).all()
+            run = table["dataset"] if one_run_each else table["dataset"] + " " + table["model"] + " seed" + table["seed"].astype(str)
+            shown = table.assign(guide=table["guide"].map(GUIDE_LABELS), run=run).pivot(index="guide", columns="run", values="f1")
+            shown = shown.reindex([GUIDE_LABELS[g] for g in GUIDES])[list(dict.fromkeys(run))].reset_index().rename_axis(columns=None)
         io.write_text(out[f"{name}_md"], f"# {titles[name]}\n\n" + to_markdown(shown.round(4)))
     write_claims(out["claims"], wiegreffe_pinter_claims(table2_bases, bases, tables["uniform"], tables["seeds"], tables["diagnostic"], tables["adversary"], frontier_tables, tolerance))

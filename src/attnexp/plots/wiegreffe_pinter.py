@@ -115,6 +115,11 @@ def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
 def attention_example(tokens: list[str], rows: dict[str, np.ndarray], title: str) -> plt.Figure:
     """Table 1: one heat-map row per model ({label: weights over `tokens`}), tokens as column labels."""
     use_house_style()
+    if not tokens or not rows:
+        fig, ax = plt.subplots(figsize=(4, 2), layout="constrained")
+        _no_data(ax)
+        fig.suptitle(title)
+        return fig
     matrix = np.stack([np.asarray(w, dtype=np.float64) for w in rows.values()])
     if matrix.shape[1] != len(tokens):
         raise ValueError(f"{matrix.shape[1]} weights for {len(tokens)} tokens")
