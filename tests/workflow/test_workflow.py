@@ -160,7 +160,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     for name in ("seeds_violin", "seeds_scatter", "jw_adversary_violin", "jw_adversary_scatter", "frontier", "example"):
         assert f"synthetic/lstm-tanh/seed10/{name}.pdf" in wp_figures and f"synthetic/lstm-tanh/seed10/{name}.png" in wp_figures
     frontier = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/frontier.csv").read_text().splitlines()
-    assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1.0"]]
+    assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1"]]
     assert {line.split(",")[0] for line in frontier[3:]} == {"uniform", "seeds", "jw_adversary"}
     variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
     assert variance.count(",seeds,2,") == 500 and variance.count(",jw_adversary,1,") == 500
