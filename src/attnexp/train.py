@@ -195,9 +195,10 @@ def train_model(
             since_best = 0
         elif selectable:
             since_best += 1
+        criterion = "kept on the lowest one" if select_on == "train" else f"{select_on} {settings['select_metric']} {score:.4f}"
         log(
             f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
-            f"{select_on} {settings['select_metric']} {score:.4f} (dev acc {dev['accuracy']:.4f}, "
+            f"{criterion} (dev acc {dev['accuracy']:.4f}, "
             f"test acc {test['accuracy']:.4f}){' *' if improved else ''} ({time.perf_counter() - epoch_start:.1f} s)"
         )
         if plateau is not None:
