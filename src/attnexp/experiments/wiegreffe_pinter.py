@@ -37,6 +37,7 @@ from attnexp.runtime import SplitData, predict, probabilities, split_labels
 __all__ = [
     "Exported",
     "read_export",
+    "read_exports",
     "check_aligned",
     "compare",
     "ModelConsistentAdversary",
@@ -76,22 +77,29 @@ class Exported:
         return self.probs[:, 1]
 
 
-def read_export(path: str | Path, split: str) -> Exported:
-    """The `split` records of an `export_attention` file; a record whose stored length and weights
-    disagree is an error naming it."""
-    ids, attention, probs = [], [], []
+def read_exports(path: str | Path, splits: tuple[str, ...]) -> dict[str, Exported]:
+    """The `splits` records of an `export_attention` file, read once; a record whose stored length
+    and weights disagree is an error naming it."""
+    found = {split: ([], [], []) for split in splits}
     for record in io.read_jsonl(path):
-        if record["split"] != split:
+        if record["split"] not in found:
             continue
         weights = np.asarray(record["attention"], dtype=np.float32)
         if len(weights) != record["length"]:
             raise ValueError(f"{path}: instance {record['id']!r} stores {len(weights)} weights for length {record['length']}")
+        ids, attention, probs = found[record["split"]]
         ids.append(record["id"])
         attention.append(weights)
         probs.append(record["probs"])
-    if not ids:
-        raise ValueError(f"{path}: no {split} instances")
-    return Exported(str(path), ids, attention, np.asarray(probs, dtype=np.float64))
+    for split, (ids, _, _) in found.items():
+        if not ids:
+            raise ValueError(f"{path}: no {split} instances")
+    return {split: Exported(str(path), ids, attention, np.asarray(probs, dtype=np.float64)) for split, (ids, attention, probs) in found.items()}
+
+
+def read_export(path: str | Path, split: str) -> Exported:
+    """One split of an `export_attention` file."""
+    return read_exports(path, (split,))[split]
 
 
 def check_aligned(reference_ids: list[str], reference_lengths: list[int], other_ids: list[str], other_lengths: list[int], reference: str, other: str) -> None:
@@ -155,7 +163,7 @@ class ModelConsistentAdversary:
     def __init__(self, export_path: str | Path, settings: dict, pos_weight: float):
         self.settings = settings
         self.pos_weight = pos_weight
-        self.base = {split: read_export(export_path, split) for split in ("train", "test")}
+        self.base = read_exports(export_path, ("train", "test"))
         self.base_positive = {i: p for e in self.base.values() for i, p in zip(e.ids, e.positive)}
 
     def terms(self, logits: torch.Tensor, attention: torch.Tensor, base_positive: torch.Tensor, base_attention: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
