@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnexp.config import SCHEMA_PATH, ConfigError, training_selection, training_settings, validate_config
+from attnexp.config import SCHEMA_PATH, ConfigError, load_config, training_selection, training_settings, validate_config
 from attnexp.plan import RunKey, model_spec, wiegreffe_pinter_companions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -446,3 +446,32 @@ def test_training_selection(valid):
     valid["train"]["select_on"] = "test"
     assert training_selection(valid, "sst", "lstm-tanh") == "test" and training_selection(valid, "synthetic", "han-rnn") == "test"
     assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"  # whatever train.select_on says
+
+
+# --- load_config: the workflow's config outside the workflow ---
+
+
+def test_load_config_merges_overlays_like_snakemake(tmp_path):
+    first = tmp_path / "a.yaml"
+    first.write_text("train: {threads: 1}\nwiegreffe_pinter: {adversary: {epochs: 3}}\n")
+    second = tmp_path / "b.yaml"
+    second.write_text("wiegreffe_pinter: {seeds: [7, 8]}\n")
+    config = load_config(first, second)
+    assert config["train"]["threads"] == 1
+    assert config["wiegreffe_pinter"]["adversary"]["epochs"] == 3
+    assert config["wiegreffe_pinter"]["adversary"]["table_lambda"] == 1e-3  # untouched sibling survives
+    assert config["wiegreffe_pinter"]["seeds"] == [7, 8]  # a list replaces, it does not extend
+
+
+def test_load_config_validates_the_merged_result(tmp_path):
+    overlay = tmp_path / "bad.yaml"
+    overlay.write_text("wiegreffe_pinter: {seeds: [seven]}\n")
+    with pytest.raises(ConfigError, match="wiegreffe_pinter.seeds"):
+        load_config(overlay)
+
+
+def test_load_config_refuses_an_overlay_that_is_not_a_mapping(tmp_path):
+    overlay = tmp_path / "list.yaml"
+    overlay.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="list.yaml: expected a mapping"):
+        load_config(overlay)

@@ -13,12 +13,13 @@ import yaml
 from attnexp.spec import PROTOCOL_OF_FAMILY
 from attnexp.plan import model_spec, selection_problems
 
-__all__ = ["ConfigError", "validate_config", "training_settings", "SCHEMA_PATH"]
+__all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
 SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith", "wiegreffe_pinter")
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+CONFIG_PATH = SCHEMA_PATH.parents[1] / "config.yaml"
 
 
 class ConfigError(ValueError):
@@ -59,6 +60,27 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return config
+
+
+def _merge(base: dict, overlay: dict) -> None:
+    """Nested update, as Snakemake merges `--configfile` overlays: mappings merge, anything else replaces."""
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
+    """The validated config a workflow run with `--configfile <overlays>` sees, for scripts outside
+    the workflow (benchmarks, cost reports)."""
+    config = yaml.safe_load(Path(base).read_text())
+    for overlay in overlays:
+        layer = yaml.safe_load(Path(overlay).read_text()) or {}
+        if not isinstance(layer, dict):
+            raise ConfigError(f"{overlay}: expected a mapping of config keys, got {type(layer).__name__}")
+        _merge(config, layer)
+    return validate_config(config)
 
 
 def _consistency_problems(config: dict) -> list[str]:

@@ -18,13 +18,15 @@ import torch
 
 from attnexp import io
 from attnexp.claims import read_claims
+from attnexp.config import load_config
 from attnexp.experiments import wiegreffe_pinter as wp
 from attnexp.experiments import wiegreffe_pinter_tables as wpt
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
+from attnexp.plan import RunKey, wiegreffe_pinter_companions
 from attnexp.plots import wiegreffe_pinter as wpp
 from attnexp.runtime import SplitData, predict
-from tiny_models import flat, random_examples
+from tiny_models import flat, load_benchmark, random_examples
 
 EPS = 1e-10  # D-KL: inside the logarithms
 LN2 = math.log(2)
@@ -840,3 +842,26 @@ def test_attention_example(close_figures):
 
 def test_attention_example_draws_no_data_when_empty(close_figures):
     assert has_no_data(wpp.attention_example([], {"base": np.array([])}, "t"))
+
+
+# --- benchmarks/wiegreffe_pinter_cost.py: a run's training cost from its timing.json files ---
+
+
+def test_cost_table_sums_each_role_and_counts_what_is_not_trained(tmp_path):
+    overlay = tmp_path / "run.yaml"
+    overlay.write_text(
+        "wiegreffe_pinter: {datasets: [sst, imdb], table2_only: [imdb], seeds: [50, 257],"
+        " adversary: {lambdas: [1.0e-3, 1.0], table_lambda: 1.0}}\n"
+    )
+    config = load_config(overlay)
+    sst = wiegreffe_pinter_companions(config, RunKey("sst", "lstm-tanh", 10))
+    trained = {sst.base: 100.0, sst.seeds[0]: 30.0, sst.seeds[1]: 20.0, sst.adversaries[1.0]: 7.5}
+    for run, seconds in trained.items():
+        io.write_json(tmp_path / run.path("results/models") / "timing.json", {"train_seconds": seconds, "epochs_run": 5, "device": "cpu", "threads": 1})
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line for line in load_benchmark("wiegreffe_pinter_cost").cost_table(tmp_path, config)}
+    assert "| 2 | 2 | 10 | 50 | 5.0 | cpu × 1 |" in rows[("sst", "seed models")]
+    assert "| 2 | 1 | 5 | 8 | 1.5 |" in rows[("sst", "adversaries")]
+    assert "| 4 | 0 | 0 | 0 | – | – |" in rows[("sst", "diagnostic MLPs")]
+    assert "**158** (6 not trained yet)" in rows[("**sst**", "**all**")]  # 1 uniform + 1 adversary + 4 MLPs missing
+    assert ("imdb", "seed models") not in rows  # Table 2 only: base and uniform
+    assert "**0** (2 not trained yet)" in rows[("**imdb**", "**all**")]
