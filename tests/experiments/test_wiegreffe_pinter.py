@@ -544,7 +544,7 @@ def write_metrics(root: Path, dataset: str, model: str, f1: float, select_on: st
     path = root / dataset / model / f"seed{seed}" / "metrics.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({
-        "model": model, "seed": seed, "select_on": select_on, "test": {"f1": [0.5, f1]},
+        "model": model, "seed": seed, "select_on": select_on, "test": {"f1": [0.5, f1]}, "settings": {"epochs": 8},
         "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"},
     }), encoding="utf-8")
     return path
@@ -625,7 +625,7 @@ def tables(tmp_path):
 def test_read_model(tmp_path):
     model = wpt.read_model(write_metrics(tmp_path, "sst", "lstm-tanh", 0.8, "dev", seed=7))
     assert model == {"dataset": "sst", "model": "lstm-tanh", "seed": 7, "select_on": "dev", "f1": 0.8,
-                     "condition": "select_on=dev; embeddings=word2vec; stand-ins=none"}
+                     "condition": "select_on=dev; epochs=8; embeddings=word2vec; stand-ins=none"}
 
 
 def test_table2_numbers(tables):

@@ -44,7 +44,8 @@ def read_model(path: str | Path) -> dict:
     return {
         "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],
         "f1": trained["test"]["f1"][1],
-        "condition": f"select_on={trained['select_on']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
+        # epochs: a preset may train fewer than the protocol's (a compute budget), and the table says so
+        "condition": f"select_on={trained['select_on']}; epochs={trained['settings']['epochs']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
     }
 
 
