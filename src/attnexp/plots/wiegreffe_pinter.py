@@ -91,7 +91,7 @@ def seed_scatter(table: pd.DataFrame, comparison: str, title: str) -> plt.Figure
 def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
     """Figure 4 for one base run: rows of kind `adversary` (one per λ) and the reference rows."""
     use_house_style()
-    fig, ax = plt.subplots(figsize=(5, 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5, 4.0), layout="constrained")
     adversaries = table[table["kind"] == "adversary"].sort_values("lambda")
     if table.empty:
         _no_data(ax)
@@ -106,8 +106,8 @@ def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
             ax.scatter(rows["jsd"], rows["tvd"], marker=marker, s=40, color=palette[kind], label=label, zorder=3)
     ax.axvline(LN2, color="grey", linewidth=0.6, linestyle=":")
     ax.set(xlabel="mean JSD(α_a, α_base), test", ylabel="mean TVD(ŷ_a, ŷ_base), test", xlim=(0, LN2 * 1.02), ylim=(0, None))
-    if len(table):
-        ax.legend(loc="upper left", fontsize=7)
+    if len(table):  # below the axes: inside, it hid the seed and uniform points in the upper left
+        fig.legend(loc="outside lower center", ncols=4, fontsize=7, frameon=False)
     fig.suptitle(title)
     return fig
 
