@@ -22,6 +22,8 @@ include: "rules/explain.smk"
 include: "rules/jain_wallace.smk"
 include: "rules/serrano_smith.smk"
 include: "rules/wiegreffe_pinter.smk"
+include: "rules/faithfulness.smk"
+include: "rules/attention_attribution.smk"
 include: "rules/claims.smk"
 
 

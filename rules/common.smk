@@ -79,6 +79,17 @@ def local_files(wildcards):
     return config["datasets"][wildcards.dataset]["local_files"]
 
 
+def planted_base(wildcards):
+    """A planted dataset's base: its preprocessed splits (beyond.md §3)."""
+    ds = config["datasets"][wildcards.dataset]
+    if ds["protocol"] != "planted":
+        return []
+    return [
+        f"results/data/{ds['planted']['base']}/{s}.jsonl"
+        for s in ("train", "dev", "test")
+    ]
+
+
 @cache
 def embedding_plan(dataset):
     """Which vectors a dataset gets (D-EMB); None for random initialisation."""
@@ -160,7 +171,8 @@ def training_inputs(wildcards):
         | guide_attention(wildcards)
         | imitated_run(wildcards)
     )
-    if embedding_plan(wildcards.dataset) is not None:
+    uses_vectors = model_spec(config, wildcards.dataset, wildcards.model).word_vectors
+    if uses_vectors and embedding_plan(wildcards.dataset) is not None:
         inputs["vectors"] = f"results/embeddings/{wildcards.dataset}/vectors.npy"
         inputs["vectors_meta"] = f"results/embeddings/{wildcards.dataset}/vectors.json"
     return inputs

@@ -34,6 +34,7 @@ rule preprocess_dataset:
         downloaded=downloaded_files,
         readable=readable_inputs,
         local=local_files,
+        base=planted_base,
     output:
         train="results/data/{dataset}/train.jsonl",
         dev="results/data/{dataset}/dev.jsonl",

@@ -5,15 +5,21 @@
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
 JW_RUNS = experiment_runs(config, "jain_wallace")
-# Generated datasets with planted cues (per-instance `rationale`): the ground-truth check
+# Generated and planted datasets (per-instance `rationale`, beyond.md §3): the ground-truth check
 JW_GROUND_TRUTH = sorted(
     {
         run.dataset
         for run in JW_RUNS
-        if config["datasets"][run.dataset]["protocol"] == "generated"
+        if config["datasets"][run.dataset]["protocol"] in ("generated", "planted")
         and config["datasets"][run.dataset]["task"] == "binary"
     }
 )
+# ... scored for every explained model there: the J&W models and the Transformer (rollout, attribution)
+JW_GROUND_TRUTH_RUNS = [
+    run
+    for run in JW_RUNS + experiment_runs(config, "attention_attribution")
+    if run.dataset in JW_GROUND_TRUTH
+]
 JW_MODEL_FIGURES = (
     "tau_histograms",
     "tau_densities",
@@ -144,8 +150,7 @@ rule jw_ground_truth:
     input:
         explanations=[
             f"{run.path('results/explain')}/explanations.jsonl"
-            for run in JW_RUNS
-            if run.dataset in JW_GROUND_TRUTH
+            for run in JW_GROUND_TRUTH_RUNS
         ],
         test=[f"results/data/{d}/test.jsonl" for d in JW_GROUND_TRUTH],
     output:

@@ -13,13 +13,13 @@ sources = [
     for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
 ] + [
     {"file": Path(path).name, "sha256": file_digest(path), "substitute": None, "splits_affected": []}
-    for path in snakemake.input.local
+    for path in [*snakemake.input.local, *snakemake.input.base]
 ]
 with fail_cleanly(SplitSizeError, FileNotFoundError):
     build_dataset(
         snakemake.wildcards.dataset,
         snakemake.params.dataset,
-        SourceFiles([*snakemake.input.readable, *snakemake.input.local]),
+        SourceFiles([*snakemake.input.readable, *snakemake.input.local, *snakemake.input.base]),
         sources,
         Path(snakemake.output.stats).parent,
         snakemake.params.missing_bound,

@@ -115,7 +115,10 @@ def test_missing_capabilities_and_require():
     assert missing_capabilities(parse_model_name("han-rnn", "binary"), "jain_wallace") == [
         "an encoder over replaceable input embeddings (a flat or QA/NLI model)"
     ]
-    assert REQUIREMENTS["explain"] == REQUIREMENTS["jain_wallace"]
+    assert REQUIREMENTS["explain"] == REQUIREMENTS["jain_wallace"][:2]
+    transformer = parse_model_name("transformer-cls", "binary")
+    assert missing_capabilities(transformer, "explain") == missing_capabilities(transformer, "faithfulness") == []
+    assert missing_capabilities(transformer, "jain_wallace") == ["one attention distribution that decides the output (not one per head)"]
     require(parse_model_name("cnn-dot", "qa"), "jain_wallace")  # no error
     with pytest.raises(CapabilityError) as err:
         require(parse_model_name("cnn-dot", "qa"), "serrano_smith")

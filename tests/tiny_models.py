@@ -17,6 +17,7 @@ from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
 from attnexp.models.inputs import Example
 from attnexp.models.qa import QAConfig
+from attnexp.models.transformer import TransformerConfig
 from attnexp.spec import parse_model_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +57,19 @@ def hierarchical(architecture="han", encoder="rnn", n_classes=2, dropout=0.0):
         conv_input_dropout=dropout, dropout_sentence=dropout, dropout_document=dropout, dropout_output=dropout,
     )
     return build_model(spec, cfg).eval()
+
+
+def transformer(layers=2, heads=2, n_classes=2, dropout=0.0, max_length=64):
+    """The small Transformer of beyond.md §5, shrunk (d 8)."""
+    spec = parse_model_name("transformer-cls", "binary" if n_classes == 2 else "multiclass")
+    torch.manual_seed(0)
+    cfg = TransformerConfig(vocab_size=VOCAB, n_classes=n_classes, layers=layers, heads=heads, d_model=8, ffn=16, dropout=dropout, max_length=max_length)
+    model = build_model(spec, cfg)
+    with torch.no_grad():  # GPT-2's N(0, 0.02) makes an untrained model nearly constant: spread it out
+        for parameter in model.parameters():
+            parameter.normal_(0.0, 0.5)
+        model.embedding.weight[0].zero_()
+    return model.eval()
 
 
 def random_examples(lengths, seed=0, question=False) -> list[Example]:

@@ -16,7 +16,7 @@ from attnexp.plan import model_spec, selection_problems
 __all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
-SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith", "wiegreffe_pinter")
+SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "attention_attribution")
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 CONFIG_PATH = SCHEMA_PATH.parents[1] / "config.yaml"
@@ -102,7 +102,11 @@ def _consistency_problems(config: dict) -> list[str]:
                 model_spec(config, name, model)
             except ValueError as err:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
-        if ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
+        if ds["protocol"] == "planted":
+            base = (ds.get("planted") or {}).get("base")
+            if not name.startswith("planted_") or base not in config["datasets"] or config["datasets"][base]["task"] != "binary":
+                problems.append(f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}")
+        elif ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
     adversary = config["wiegreffe_pinter"]["adversary"]
     if adversary["table_lambda"] not in adversary["lambdas"]:

@@ -35,6 +35,7 @@ REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "jain_wallace": (
         ("has_own_attention", "its own trained attention"),
         ("attributable_input", "an encoder over replaceable input embeddings (a flat or QA/NLI model)"),
+        ("single_readout_attention", "one attention distribution that decides the output (not one per head)"),
     ),
     "serrano_smith": (
         ("has_own_attention", "its own trained attention"),
@@ -45,9 +46,19 @@ REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("imitable", "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
     ),
 }
-# Explanations are the J&W inputs: same needs.
-REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"]
-TITLES = {"jain_wallace": "Jain & Wallace", "serrano_smith": "Serrano & Smith", "wiegreffe_pinter": "Wiegreffe & Pinter", "explain": "explanation"}
+# Explanations (the J&W inputs) need attention to read and input embeddings to attribute to; the
+# faithfulness battery ranks tokens by them.
+REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"][:2]
+REQUIREMENTS["faithfulness"] = REQUIREMENTS["explain"]
+REQUIREMENTS["attention_attribution"] = (("self_attention", "self-attention in every layer (a Transformer)"),)
+TITLES = {
+    "jain_wallace": "Jain & Wallace",
+    "serrano_smith": "Serrano & Smith",
+    "wiegreffe_pinter": "Wiegreffe & Pinter",
+    "explain": "explanation",
+    "faithfulness": "faithfulness",
+    "attention_attribution": "attention-attribution (Hao et al.)",
+}
 # experiment -> the dataset tasks it is defined for (absent: every task)
 TASKS = {"wiegreffe_pinter": ("binary",)}
 

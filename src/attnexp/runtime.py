@@ -26,6 +26,7 @@ from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
 from attnexp.models.inputs import Example, collate, label_classes, sorted_batches, to_examples
 from attnexp.models.qa import QAConfig
+from attnexp.models.transformer import TransformerConfig
 
 __all__ = [
     "CheckpointError",
@@ -38,6 +39,7 @@ __all__ = [
     "read_classes",
     "load_splits",
     "split_labels",
+    "load_examples",
     "load_test_examples",
     "batches_of",
     "predict",
@@ -167,10 +169,15 @@ def _raw_classes(data_dir: str | Path, classes: list[str]) -> list:
     return [raw[c] for c in classes]
 
 
+def load_examples(data_dir: str | Path, split: str, vocab: list[str], classes: list[str]) -> list[Example]:
+    """A split as model inputs, labels mapped through the checkpoint's `classes`."""
+    records = io.read_jsonl(Path(data_dir) / f"{split}.jsonl")
+    return to_examples(records, vocab, _raw_classes(data_dir, classes))
+
+
 def load_test_examples(data_dir: str | Path, vocab: list[str], classes: list[str]) -> list[Example]:
     """The test split as model inputs, labels mapped through the checkpoint's `classes`."""
-    records = io.read_jsonl(Path(data_dir) / "test.jsonl")
-    return to_examples(records, vocab, _raw_classes(data_dir, classes))
+    return load_examples(data_dir, "test", vocab, classes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,7 +280,7 @@ def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # Restoring a trained run
 
-CONFIG_CLASSES = {c.__name__: c for c in (FlatConfig, HierarchicalConfig, QAConfig)}
+CONFIG_CLASSES = {c.__name__: c for c in (FlatConfig, HierarchicalConfig, QAConfig, TransformerConfig)}
 
 
 @dataclass
@@ -288,6 +295,9 @@ class Run:
 
     def test_examples(self, data_dir: str | Path) -> list[Example]:
         return load_test_examples(data_dir, self.vocab, self.classes)
+
+    def examples(self, data_dir: str | Path, split: str) -> list[Example]:
+        return load_examples(data_dir, split, self.vocab, self.classes)
 
 
 def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None) -> Run:

@@ -17,23 +17,24 @@ from decimal import Decimal
 __all__ = ["ModelSpec", "parse_model_name", "adversary_name", "lambda_tag", "PROTOCOL_OF_FAMILY"]
 
 # Which training protocol (config `train.protocols`) a model family follows
-PROTOCOL_OF_FAMILY = {"flat": "jain_wallace", "qa": "jain_wallace_qa", "hierarchical": "serrano_smith"}
+PROTOCOL_OF_FAMILY = {"flat": "jain_wallace", "qa": "jain_wallace_qa", "hierarchical": "serrano_smith", "transformer": "transformer"}
 
 FLAT_ENCODERS = ("lstm", "cnn", "average")
 FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
 SS_ARCHITECTURES = ("han", "flan")
 SS_ENCODERS = ("rnn", "conv", "none")
-# Attention with trainable parameters of the model's own (S&S's context vector is `context`).
-# `uniform` (frozen 1/n) and `guided` (imposed weights) have none.
-TRAINED_ATTENTIONS = ("tanh", "dot", "context")
+TRANSFORMER = "transformer-cls"  # beyond.md §5: the small Transformer, read out at `[CLS]`
+# Attention with trainable parameters of the model's own (S&S's context vector is `context`, the
+# Transformer's `[CLS]` query is `cls`). `uniform` (frozen 1/n) and `guided` (imposed weights) have none.
+TRAINED_ATTENTIONS = ("tanh", "dot", "context", "cls")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
-    family: str  # flat | qa | hierarchical
+    family: str  # flat | qa | hierarchical | transformer
     encoder: str
-    attention: str  # tanh | dot | uniform | guided | context (S&S)
+    attention: str  # tanh | dot | uniform | guided | context (S&S) | cls (Transformer)
     architecture: str | None = None  # han | flan
     guide: str | None = None  # source model of a guided model
     imitates: str | None = None  # W&P §4: the base model a model-consistent adversary imitates
@@ -43,8 +44,8 @@ class ModelSpec:
 
     @property
     def layout(self) -> str:
-        """How a batch is padded (`attnexp.models.inputs`): `sos_eos` (J&W flat and QA/NLI),
-        `tokens` (FLAN), `sentences` (HAN)."""
+        """How a batch is padded (`attnexp.models.inputs`): `sos_eos` (J&W flat and QA/NLI; the
+        Transformer, whose `<SOS>` is its `[CLS]`), `tokens` (FLAN), `sentences` (HAN)."""
         if self.architecture == "han":
             return "sentences"
         return "tokens" if self.architecture == "flan" else "sos_eos"
@@ -59,6 +60,24 @@ class ModelSpec:
         """Trainable attention of its own, which the experiments read and manipulate. Not `uniform`
         (frozen 1/n) nor `guided` (another model's weights imposed)."""
         return self.attention in TRAINED_ATTENTIONS
+
+    @property
+    def single_readout_attention(self) -> bool:
+        """One attention distribution decides the output, so imposing the model's own weights gives
+        its own output back. The Transformer's `[CLS]` readout has one distribution per head: an
+        imposed distribution replaces all of them, which is not the identity on its own mean."""
+        return self.family != "transformer"
+
+    @property
+    def self_attention(self) -> bool:
+        """Self-attention maps in every layer: rollout, attention attribution and head pruning apply."""
+        return self.family == "transformer"
+
+    @property
+    def word_vectors(self) -> bool:
+        """Initialised from the dataset's word vectors (D-EMB); the Transformer learns its embeddings
+        from random initialisation (beyond.md §5)."""
+        return self.family != "transformer"
 
     @property
     def imposed_attention(self) -> bool:
@@ -80,8 +99,8 @@ class ModelSpec:
     @property
     def attributable_input(self) -> bool:
         """Its encoder takes replacement input embeddings (`encode(batch, embedded)`), which
-        gradient and integrated-gradients attributions need: flat and QA/NLI models."""
-        return self.family in ("flat", "qa")
+        gradient and integrated-gradients attributions need: flat, QA/NLI and Transformer models."""
+        return self.family in ("flat", "qa", "transformer")
 
     @property
     def linear_readout(self) -> bool:
@@ -144,6 +163,10 @@ def adversary_name(base: str, lam: float) -> str:
 def parse_model_name(name: str, task: str) -> ModelSpec:
     """`name` for a dataset of `task` (binary | multiclass | qa | nli) -> ModelSpec, or a ValueError
     that lists what is valid."""
+    if name == TRANSFORMER:
+        if task in {"qa", "nli"}:
+            raise ValueError(f"model {name!r}: the Transformer is defined for classification tasks, not {task}")
+        return ModelSpec(name, "transformer", "transformer", "cls")
     head, _, rest = name.partition("-")
     if head in SS_ARCHITECTURES and rest in SS_ENCODERS:
         if task in {"qa", "nli"}:
@@ -172,5 +195,5 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
     raise ValueError(
         f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
         f"{{encoder}}-guided-{{source model}}, {{flat model}}-adversary-{{λ}} "
-        f"or {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}"
+        f", {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}} or {TRANSFORMER}"
     )

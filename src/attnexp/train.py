@@ -9,7 +9,8 @@ Protocols (config `train.protocols`, overridable per dataset): Jain & Wallace §
 (class-weighted BCE summed over the batch, Adam amsgrad 1e-3, weight decay 1e-5 except attention,
 batch 32, 8 epochs, best dev ROC-AUC with the first epoch never selected), their QA/NLI settings
 (cross-entropy, one weight-decay group, best dev accuracy), and Serrano & Smith §2 (Adam, dropout,
-gradient clipping, ReduceLROnPlateau, early stopping, a cap on padded tokens per batch).
+gradient clipping, ReduceLROnPlateau, early stopping, a cap on padded tokens per batch), and the
+small Transformer of beyond.md §5 (AdamW, linear warm-up then decay, best dev accuracy).
 `select_on: test` reproduces the papers' test-set checkpoint selection (D-SEL).
 
 The loss is a hook: `train_model(..., objective=...)` takes any function of (model, batch) that
@@ -92,13 +93,28 @@ def supervised_objective(pos_weight: float | None) -> Objective:
 
 
 def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
-    """Adam (amsgrad per protocol); attention parameters get their own weight decay (J&W BC: 0)."""
+    """Adam (J&W, S&S: L2 weight decay, amsgrad per protocol) or AdamW (the Transformer: decoupled
+    weight decay); the top-level attention's parameters get their own decay (J&W BC: 0)."""
     attention = [p for n, p in model.named_parameters() if n.startswith("attention.")]
     rest = [p for n, p in model.named_parameters() if not n.startswith("attention.")]
     groups = [{"params": rest, "weight_decay": settings["weight_decay"]}]
     if attention:
         groups.append({"params": attention, "weight_decay": settings["attention_weight_decay"]})
-    return torch.optim.Adam(groups, lr=settings["lr"], amsgrad=settings["amsgrad"])
+    optimizer = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[settings["optimizer"]]
+    return optimizer(groups, lr=settings["lr"], amsgrad=settings["amsgrad"])
+
+
+def _warmup_schedule(optimizer: torch.optim.Optimizer, warmup: float | None, total_steps: int):
+    """Linear warm-up over the first `warmup` share of the steps, then linear decay to 0 (beyond.md
+    §5); None: a constant learning rate."""
+    if warmup is None:
+        return None
+    warm = max(1, round(warmup * total_steps))
+
+    def factor(step: int) -> float:
+        return step / warm if step < warm else max(0.0, (total_steps - step) / max(1, total_steps - warm))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def _evaluate(model, split, settings, device) -> dict:
@@ -153,6 +169,8 @@ def train_model(
     if objective is None:
         objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
     lengths = np.array([e.length(model.layout) for e in train.examples])
+    # steps per epoch: exact without a padded-token cap (the Transformer protocol has none)
+    schedule = _warmup_schedule(optimizer, settings["warmup"], settings["epochs"] * -(-len(lengths) // settings["batch_size"]))
     best, history, since_best = None, [], 0
     computed = real = 0
     started = time.perf_counter()
@@ -172,6 +190,8 @@ def train_model(
             if settings["grad_clip"] is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), settings["grad_clip"])
             optimizer.step()
+            if schedule is not None:
+                schedule.step()
             total_loss += loss.item()
         dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
         train_loss = total_loss / len(train.examples)

@@ -13,14 +13,16 @@ import pytest
 import torch
 
 from attnexp.explain import explain_examples, read_explanations
+from attnexp.explain.attention_attribution import token_attribution
 from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
+from attnexp.explain.rollout import rollout
 from attnexp.models.inputs import PAD, UNK, Example, collate
 from attnexp.models.qa import QAClassifier
 from attnexp.plan import CapabilityError
 from attnexp.runtime import probabilities
-from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples
+from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 
@@ -29,6 +31,7 @@ LENGTHS = [7, 3, 11, 1, 5, 8]
 EXPLAIN_SETTINGS = {
     "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
     "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
+    "rollout_readout": "cls", "attattr_steps": 10, "attattr_riemann": "right",
 }
 
 
@@ -102,6 +105,29 @@ def test_gradient_importance_equals_brute_force(encoder, n_classes):
     fd = finite_difference_gradient(model, e)
     g64 = gradient_importance(copy.deepcopy(model).double(), collate([e], "sos_eos"))[0].numpy()
     assert np.allclose(g64, fd, atol=1e-6), (g64, fd)
+
+
+def test_gradient_importance_of_the_transformer_holds_each_readout_head_constant():
+    """Finite differences in float64 with the top layer's per-head [CLS] attention fixed at its own
+    values; the self-attention below moves with the input."""
+    model = transformer(layers=2).double()
+    example = make_examples()[0]
+    batch = collate([example], "sos_eos")
+    with torch.no_grad():
+        e = model.embedding(batch.tokens)
+        encoded = model.encode(batch, e)
+        cls = int(probabilities(model.decode(encoded)[0])[0].argmax())
+        h, differences = 1e-6, []
+        for t in range(batch.tokens.shape[1]):
+            values = []
+            for lam in (1 + h, 1 - h):
+                scaled = e.clone()
+                scaled[0, t] *= lam
+                moved = model.encode(batch, scaled)._replace(heads=encoded.heads)
+                values.append(probabilities(model.decode(moved)[0])[0, cls].item())
+            differences.append((values[0] - values[1]) / (2 * h))
+    g = gradient_importance(model, batch)[0].numpy()
+    assert np.allclose(g, differences, atol=1e-6) and np.abs(g).max() > 1e-4
 
 
 @pytest.mark.parametrize("encoder", ["lstm", "cnn", "average"])
@@ -378,6 +404,23 @@ def test_explain_examples_returns_one_record_per_example_in_order(factory):
         ig = integrated_gradients(model, batch, torch.tensor([r["predicted"]]), steps=20, max_steps=80, tolerance=0.01)
         assert np.allclose(r["ig"], ig.scores[0, 1 : n + 1].numpy(), atol=1e-4)
         assert r["ig_steps"] == int(ig.steps[0]) and r["ig_delta"] == pytest.approx(float(ig.delta[0]), abs=1e-4)
+
+
+def test_explain_examples_of_the_transformer_add_rollout_and_attention_attribution():
+    model = transformer(layers=2)
+    examples = make_examples()
+    records = explain_examples(model, examples, EXPLAIN_SETTINGS, log=lambda _: None)
+    for r, e in zip(records, examples):
+        n = len(e.tokens)
+        batch = collate([e], "sos_eos")
+        target = torch.tensor([r["predicted"]])
+        with torch.no_grad():
+            alone = rollout(model.attention_maps(batch))[0, 1 : n + 1].numpy()
+        assert np.allclose(r["rollout"], alone, atol=1e-6) and (r["rollout"] > 0).all()
+        attribution = token_attribution(model, batch, target, steps=10)[0, 1 : n + 1].numpy()
+        assert np.allclose(r["attattr"], attribution, atol=1e-6) and np.abs(r["attattr"]).max() > 0
+        assert np.sum(r["attention"]) == pytest.approx(1.0, abs=1e-6) and r["ig_converged"]
+    assert "rollout" not in explain_examples(flat("lstm", "tanh"), examples[:2], EXPLAIN_SETTINGS, log=lambda _: None)[0]
 
 
 def test_explain_examples_refuses_guided_and_hierarchical_models():

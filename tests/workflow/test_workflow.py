@@ -115,7 +115,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
         workdir.mkdir()
         snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml"))
     s = stats(first, "synthetic")
-    assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [4000, 500, 500]
+    assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [4000, 500, 300]
     assert not (first / "resources").exists()  # nothing downloaded
     assert tree_digest(first / "results" / "data") == tree_digest(second / "results" / "data")
     assert tree_digest(first / "results" / "tables") == tree_digest(second / "results" / "tables")
@@ -134,7 +134,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     performance = (first / "results/tables/performance.md").read_text()
     assert "| synthetic | lstm-tanh |" in performance and "| synthetic_qa | cnn-dot |" in performance
     # the CI reproducibility check: explanations, J&W experiments, tables and figures byte-identical
-    for stage in ("explain", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "claims", "figures"):
+    for stage in ("explain", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "claims", "figures"):
         digests = tree_digest(first / "results" / stage)
         assert digests and digests == tree_digest(second / "results" / stage), stage
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
@@ -163,9 +163,28 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1"]]
     assert {line.split(",")[0] for line in frontier[3:]} == {"uniform", "seeds", "jw_adversary"}
     variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
-    assert variance.count(",seeds,2,") == 500 and variance.count(",jw_adversary,1,") == 500
+    assert variance.count(",seeds,2,") == 300 and variance.count(",jw_adversary,1,") == 300
     assert "| Base LSTM |" in (first / "results/tables/wiegreffe_pinter_diagnostic.md").read_text()
     assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,10" in claims
+    # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
+    eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
+    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency"
+    assert {line.split(",")[0] for line in eraser[1:]} == {"attention", "gradient", "loo", "ig", "attention_x_gradient", "random"}
+    aopc = (first / "results/tables/faithfulness_aopc.csv").read_text()
+    assert all(f"synthetic,{m},10,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls"))
+    assert "synthetic,transformer-cls,10,rollout," in aopc and "synthetic,transformer-cls,10,attattr," in aopc
+    assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,AOPC-comprehensiveness(loo)" in claims
+    assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(tree_digest(first / "results" / "figures" / "faithfulness"))
+    # the Transformer slice: head pruning against random orders, attribution graphs, rollout agreement
+    pruning = (first / "results/tables/attention_attribution_pruning.csv").read_text()
+    assert pruning.count("synthetic,transformer-cls,10,") == 5  # the preset's 5 fractions
+    agreement = (first / "results/tables/attention_attribution_agreement.csv").read_text()
+    assert "synthetic,transformer-cls,10,rollout,loo," in agreement
+    assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10" in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
+    aa_figures = set(tree_digest(first / "results" / "figures" / "attention_attribution"))
+    assert {f"synthetic/transformer-cls/seed10/{n}.{e}" for n in ("head_pruning", "graphs") for e in ("pdf", "png")} <= aa_figures
+    graphs = json.loads((first / "results/attention_attribution/synthetic/transformer-cls/seed10/graphs.json").read_text())
+    assert len(graphs["graphs"]) == 2 and all(g["edges"][0]["layer"] == 2 for g in graphs["graphs"])
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
@@ -173,6 +192,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     report = (first / "report.html").read_text(errors="replace")
     assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
     assert "wiegreffe_pinter_diagnostic.md" in report and "frontier.png" in report
+    assert "faithfulness_aopc.md" in report and "aopc.png" in report
+    assert "attention_attribution_pruning.md" in report and "head_pruning.png" in report
 
 
 # ----------------------------------------------------------------------------- download failures

@@ -25,7 +25,7 @@ from torch import nn
 
 from attnexp import io
 from attnexp.experiments.cached import cached_batches, real_positions
-from attnexp.explain import read_explanations
+from attnexp.explain import SELF_ATTENTION_VECTORS, importance, read_explanations
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
@@ -48,16 +48,12 @@ __all__ = [
 PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
 
 
-def _importance(record: dict, measure: str) -> np.ndarray:
-    return np.abs(record[measure]) if measure in ("gradient", "ig") else record[measure]
-
-
 def correlations(records: list[dict]) -> pd.DataFrame:
     """One row per instance and pair: τ-b over all real tokens and its two-sided p-value (D-TAU)."""
     rows = []
     for r in records:
         for first, second in PAIRS:
-            tau, p_value = kendall_tau(_importance(r, first), _importance(r, second))
+            tau, p_value = kendall_tau(importance(r, first), importance(r, second))
             rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "pair": f"{first}~{second}", "tau": tau, "p_value": p_value})
     return pd.DataFrame(rows, columns=["id", "length", "predicted", "pair", "tau", "p_value"])
 
@@ -254,8 +250,8 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
             raise ValueError(f"instance {r['id']!r} of the explanations is not in the test data")
         if not truth[r["id"]]:
             continue
-        for method in GROUND_TRUTH_METHODS:
-            scores = ground_truth_scores(_importance(r, method), truth[r["id"]])
+        for method in GROUND_TRUTH_METHODS + tuple(m for m in SELF_ATTENTION_VECTORS if m in r):  # + the Transformer's
+            scores = ground_truth_scores(importance(r, method), truth[r["id"]])
             rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores})
     return pd.DataFrame(rows)
 

@@ -4,7 +4,9 @@ g_t = Σ_d e_{t,d} · ∂ŷ/∂e_{t,d} with the attention weights held constant 
 gradient still flows through h_t into the context). This is the derivative with respect to the
 one-hot input at the observed word; the importance is s^g_t = |g_t|. ŷ is the probability of the
 predicted class: for BC |∂(1 − ŷ)| = |∂ŷ|, so this equals J&W's P(y = 1) scores, and for QA/NLI it is
-their max_c softmax_c. Gradients are over the attended (passage/premise) embeddings only.
+their max_c softmax_c. Gradients are over the attended (passage/premise) embeddings only. For the
+Transformer the held-constant attention is its `[CLS]` readout's, head by head; the self-attention of
+the layers below stays differentiable (it is part of how h_t is computed).
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ def gradient_importance(model: nn.Module, batch: Batch) -> torch.Tensor:
     The model must be in eval mode (J&W never switch to train mode for attribution)."""
     embedded = model.embedding(batch.tokens).detach().requires_grad_(True)  # (B, L, E)
     encoded = model.encode(batch, embedded)
-    _, attention = model.decode(encoded)
-    logits, _ = model.decode(encoded, attention.detach())  # α is a constant (J&W §5.1)
+    if encoded.heads is not None:  # the Transformer: each head's readout weights are the constants
+        logits, _ = model.decode(encoded._replace(heads=encoded.heads.detach()))
+    else:
+        _, attention = model.decode(encoded)
+        logits, _ = model.decode(encoded, attention.detach())  # α is a constant (J&W §5.1)
     target = class_probability(logits, predicted_class(logits).detach())  # (B,)
     # Instances do not interact (packed RNNs, masked convolutions), so one backward pass of the sum
     # gives every instance its own gradient.

@@ -87,6 +87,8 @@ def variant_probabilities(
         batch = collate([erased_example(examples[owners[i]], erase[i], op) for i in indices], model.layout)
         encoded = model.encode(batch)
         if op == "pad_masked":  # the PAD stand-ins get no attention (after <SOS> in `sos_eos`)
+            if encoded.heads is not None:
+                raise ValueError("op 'pad_masked' is not defined for the Transformer: its attention is computed inside encode (use 'delete' or 'unk')")
             offset = 1 if model.layout == "sos_eos" else 0
             mask = encoded.mask.clone()
             for row, i in enumerate(indices):

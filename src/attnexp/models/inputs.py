@@ -30,11 +30,14 @@ LAYOUTS = ("sos_eos", "tokens", "sentences")
 
 class Encoded(NamedTuple):
     """What `encode` returns and `decode` consumes: the states of the attended items (B, L, H), their
-    mask (B, L), and for QA/NLI the question/hypothesis summary (B, H)."""
+    mask (B, L), and for QA/NLI the question/hypothesis summary (B, H). The Transformer
+    (`attnexp.models.transformer`) stores its top layer's values, the `[CLS]` residual and the
+    per-head attention there instead."""
 
     hidden: torch.Tensor
     mask: torch.Tensor
     query: torch.Tensor | None = None
+    heads: torch.Tensor | None = None  # (B, H, L) the Transformer's own per-head readout attention
 
 
 @dataclass

@@ -43,7 +43,7 @@ class SourceFiles:
 
 def reader_for(dataset: str):
     """The `read` function for a dataset name (an `if`-free dict, no registry machinery)."""
-    from attnexp.data import synthetic
+    from attnexp.data import planted, synthetic
     from attnexp.data.readers import agnews, babi, cnn, imdb, mimic, newsgroups, snli, sst, zhang
 
     readers = {
@@ -66,6 +66,8 @@ def reader_for(dataset: str):
         "synthetic": synthetic.read,
         "synthetic_qa": synthetic.read,
     }
+    if dataset.startswith("planted_"):  # beyond.md §3: planted cues on any binary dataset
+        return planted.read
     if dataset not in readers:
         raise KeyError(f"no reader for dataset {dataset!r}; known: {sorted(readers)}")
     return readers[dataset]

@@ -1,0 +1,143 @@
+# Stage 5e: attention attribution on the Transformer (Hao et al. 2021, beyond.md §4-§5; issue 13). Per
+# model with self-attention in every layer: head importance and the head-pruning curve, attribution
+# graphs of a few test instances, their figures; then the pruning summary, rollout's agreement with
+# gradient and blank-out importance (Abnar & Zuidema 2020), and their claims.
+
+AA = config["attention_attribution"]
+AA_RUN = "{dataset}/{model}/seed{seed}"
+AA_RUNS = experiment_runs(config, "attention_attribution")
+# What the jobs depend on; the Riemann sum is the explanations' (one setting for both)
+AA_SETTINGS = {
+    key: AA[key]
+    for key in (
+        "importance_examples",
+        "fractions",
+        "random_orders",
+        "batch_size",
+        "graph_examples",
+        "graph_max_tokens",
+        "graph_threshold",
+        "graph_skip_top",
+    )
+} | {
+    "steps": config["explain"]["attattr_steps"],
+    "riemann": config["explain"]["attattr_riemann"],
+}
+
+
+rule attention_attribution_heads:
+    input:
+        unpack(model_files),
+    output:
+        heads=f"results/attention_attribution/{AA_RUN}/heads.json",
+        pruning=f"results/attention_attribution/{AA_RUN}/pruning.csv",
+    log:
+        f"results/logs/attention_attribution/heads/{AA_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    params:
+        data_dir="results/data/{dataset}",
+        settings=AA_SETTINGS,
+    script:
+        "../scripts/aa_heads.py"
+
+
+rule attention_attribution_graphs:
+    input:
+        unpack(model_files),
+    output:
+        f"results/attention_attribution/{AA_RUN}/graphs.json",
+    log:
+        f"results/logs/attention_attribution/graphs/{AA_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    params:
+        data_dir="results/data/{dataset}",
+        settings=AA_SETTINGS,
+    script:
+        "../scripts/aa_graphs.py"
+
+
+rule attention_attribution_figures:
+    input:
+        pruning=f"results/attention_attribution/{AA_RUN}/pruning.csv",
+        graphs=f"results/attention_attribution/{AA_RUN}/graphs.json",
+    output:
+        pruning_pdf=f"results/figures/attention_attribution/{AA_RUN}/head_pruning.pdf",
+        pruning_png=report(
+            f"results/figures/attention_attribution/{AA_RUN}/head_pruning.png",
+            caption="../report/attention_attribution_pruning.rst",
+            category="Transformer",
+            labels={"run": AA_RUN, "figure": "head pruning"},
+        ),
+        graphs_pdf=f"results/figures/attention_attribution/{AA_RUN}/graphs.pdf",
+        graphs_png=report(
+            f"results/figures/attention_attribution/{AA_RUN}/graphs.png",
+            caption="../report/attention_attribution_graphs.rst",
+            category="Transformer",
+            labels={"run": AA_RUN, "figure": "attribution graphs"},
+        ),
+    log:
+        f"results/logs/attention_attribution/figures/{AA_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/aa_figures.py"
+
+
+rule attention_attribution_tables:
+    input:
+        pruning=[
+            f"{run.path('results/attention_attribution')}/pruning.csv"
+            for run in AA_RUNS
+        ],
+        explanations=[
+            f"{run.path('results/explain')}/explanations.jsonl" for run in AA_RUNS
+        ],
+    output:
+        pruning_csv="results/tables/attention_attribution_pruning.csv",
+        pruning_md=report(
+            "results/tables/attention_attribution_pruning.md",
+            caption="../report/attention_attribution_tables.rst",
+            category="Transformer",
+            labels={"table": "head pruning"},
+        ),
+        agreement_csv="results/tables/attention_attribution_agreement.csv",
+        agreement_md=report(
+            "results/tables/attention_attribution_agreement.md",
+            caption="../report/attention_attribution_tables.rst",
+            category="Transformer",
+            labels={"table": "rollout agreement"},
+        ),
+        claims="results/claims/attention_attribution.csv",
+    log:
+        "results/logs/attention_attribution/tables.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/aa_tables.py"
+
+
+TARGETS["attention_attribution"] = [
+    f"{run.path('results/figures/attention_attribution')}/{name}.{ext}"
+    for run in AA_RUNS
+    for name in ("head_pruning", "graphs")
+    for ext in ("pdf", "png")
+] + (
+    expand(
+        "results/tables/attention_attribution_{name}.{ext}",
+        name=["pruning", "agreement"],
+        ext=["csv", "md"],
+    )
+    if AA_RUNS
+    else []
+)
+if AA_RUNS:
+    CLAIMS.append("results/claims/attention_attribution.csv")
+
+
+rule attention_attribution:
+    input:
+        TARGETS["attention_attribution"],

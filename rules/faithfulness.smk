@@ -1,0 +1,129 @@
+# Stage 5d: the faithfulness battery (beyond.md §2, §7; issue 13). Per model: ERASER comprehensiveness
+# and sufficiency of every ranking of its explanations and a random baseline, per bin; then AOPC per
+# model and ranking beside the battery's claims. Per W&P base run with seed models: each explainer's
+# agreement with itself across the seeds (the seed envelope).
+
+FF = config["faithfulness"]
+FF_RUN = "{dataset}/{model}/seed{seed}"
+FF_RUNS = experiment_runs(config, "faithfulness")
+# What the per-model battery depends on, and nothing else (`max_tokens` only sizes batches)
+FF_BY_DATASET = {}
+for run in FF_RUNS:
+    FF_BY_DATASET.setdefault(run.dataset, []).append(run)
+# W&P base runs with every experiment: their seed models give each explainer's envelope
+FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
+FF_SETTINGS = {
+    key: FF[key] for key in ("bins", "rankings", "random_rankings", "op", "max_tokens")
+}
+
+
+rule faithfulness_eraser:
+    input:
+        unpack(model_files),
+        explanations=f"results/explain/{FF_RUN}/explanations.jsonl",
+    output:
+        f"results/faithfulness/{FF_RUN}/eraser.csv",
+    log:
+        f"results/logs/faithfulness/eraser/{FF_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    params:
+        data_dir="results/data/{dataset}",
+        settings=FF_SETTINGS,
+    script:
+        "../scripts/ff_eraser.py"
+
+
+rule faithfulness_figure:
+    input:
+        lambda w: [
+            f"{run.path('results/faithfulness')}/eraser.csv"
+            for run in FF_BY_DATASET[w.dataset]
+        ],
+    output:
+        pdf="results/figures/faithfulness/{dataset}/aopc.pdf",
+        png=report(
+            "results/figures/faithfulness/{dataset}/aopc.png",
+            caption="../report/faithfulness_figure.rst",
+            category="Faithfulness",
+            labels={"dataset": "{dataset}", "figure": "perturbation curves"},
+        ),
+    log:
+        "results/logs/faithfulness/figure/{dataset}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/ff_figure.py"
+
+
+rule faithfulness_seed_envelope:
+    input:
+        base=f"results/explain/{FF_RUN}/explanations.jsonl",
+        seeds=lambda w: [
+            f"{run.path('results/explain')}/explanations.jsonl"
+            for run in wp_companions(w).seeds
+        ],
+    output:
+        f"results/faithfulness/{FF_RUN}/seed_envelope.csv",
+    log:
+        f"results/logs/faithfulness/seed_envelope/{FF_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        seeds=lambda w: [run.seed for run in wp_companions(w).seeds],
+    script:
+        "../scripts/ff_seed_envelope.py"
+
+
+rule faithfulness_tables:
+    input:
+        eraser=[f"{run.path('results/faithfulness')}/eraser.csv" for run in FF_RUNS],
+        envelopes=[
+            f"{run.path('results/faithfulness')}/seed_envelope.csv"
+            for run in FF_ENVELOPE_RUNS
+        ],
+    output:
+        aopc_csv="results/tables/faithfulness_aopc.csv",
+        aopc_md=report(
+            "results/tables/faithfulness_aopc.md",
+            caption="../report/faithfulness_aopc.rst",
+            category="Faithfulness",
+            labels={"table": "AOPC"},
+        ),
+        envelopes_csv="results/tables/faithfulness_seed_envelopes.csv",
+        envelopes_md=report(
+            "results/tables/faithfulness_seed_envelopes.md",
+            caption="../report/faithfulness_seed_envelopes.rst",
+            category="Faithfulness",
+            labels={"table": "seed envelopes"},
+        ),
+        claims="results/claims/faithfulness.csv",
+    log:
+        "results/logs/faithfulness/tables.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/ff_tables.py"
+
+
+TARGETS["faithfulness"] = [
+    f"results/figures/faithfulness/{dataset}/aopc.{ext}"
+    for dataset in sorted(FF_BY_DATASET)
+    for ext in ("pdf", "png")
+] + (
+    expand(
+        "results/tables/faithfulness_{name}.{ext}",
+        name=["aopc", "seed_envelopes"],
+        ext=["csv", "md"],
+    )
+    if FF_RUNS
+    else []
+)
+if FF_RUNS:
+    CLAIMS.append("results/claims/faithfulness.csv")
+
+
+rule faithfulness:
+    input:
+        TARGETS["faithfulness"],

@@ -1,0 +1,18 @@
+"""Rule attention_attribution_graphs: results/attention_attribution/{dataset}/{model}/seed{seed}/
+graphs.json, the attribution trees of a few test instances (Hao et al. 2021)."""
+
+from attnexp.experiments.attention_attribution import write_attribution_graphs
+from attnexp.runtime import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_attribution_graphs(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output[0],
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+    )
+log(f"attribution graphs written to {snakemake.output[0]}")

@@ -1,0 +1,21 @@
+"""Rule attention_attribution_heads: results/attention_attribution/{dataset}/{model}/seed{seed}/
+heads.json (head importance by attention attribution and by max attention) and pruning.csv (test
+accuracy per head order and pruned fraction), Hao et al. 2021."""
+
+from attnexp.experiments.attention_attribution import write_head_pruning
+from attnexp.runtime import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_head_pruning(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.output.heads,
+        snakemake.output.pruning,
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+        log=log,
+    )
+log(f"head importance and pruning curves written to {snakemake.output.heads}, {snakemake.output.pruning}")

@@ -1,0 +1,19 @@
+"""Rule faithfulness_eraser: results/faithfulness/{dataset}/{model}/seed{seed}/eraser.csv, ERASER
+comprehensiveness and sufficiency per test instance, ranking and bin (beyond.md §2)."""
+
+from attnexp.experiments.faithfulness import write_faithfulness
+from attnexp.runtime import CheckpointError
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(CheckpointError, ValueError):
+    write_faithfulness(
+        snakemake.input.model,
+        snakemake.params.data_dir,
+        snakemake.input.explanations,
+        snakemake.output[0],
+        settings=snakemake.params.settings,
+        seed=int(snakemake.wildcards.seed),
+        threads=snakemake.threads,
+    )
+log(f"ERASER scores written to {snakemake.output[0]}")

@@ -1,0 +1,17 @@
+"""Rule faithfulness_figure: results/figures/faithfulness/{dataset}/aopc.{pdf,png}, the ERASER
+perturbation curves of every model of one dataset."""
+
+import pandas as pd
+
+from attnexp.plan import RunKey
+from attnexp.plots import save_figure
+from attnexp.plots.faithfulness import perturbation_curves
+from attnexp.workflow import log_to
+
+log = log_to(snakemake.log[0])
+tables = {}
+for path in snakemake.input:
+    run = RunKey.of_file(path)
+    tables[f"{run.model} (seed {run.seed})"] = pd.read_csv(path, dtype={"id": str, "ranking": str})
+save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)
+log(f"{len(tables)} models plotted")

@@ -1,0 +1,10 @@
+"""Rule faithfulness_seed_envelope: results/faithfulness/{dataset}/{model}/seed{seed}/seed_envelope.csv,
+each explainer's agreement with itself across the W&P seed models (beyond.md §7)."""
+
+from attnexp.experiments.seed_envelopes import write_seed_envelope
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    write_seed_envelope(snakemake.input.base, dict(zip(snakemake.params.seeds, snakemake.input.seeds)), snakemake.output[0])
+log(f"seed envelope over {len(snakemake.params.seeds)} seed models written to {snakemake.output[0]}")

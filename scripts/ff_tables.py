@@ -1,0 +1,11 @@
+"""Rule faithfulness_tables: AOPC per model and ranking (results/tables/faithfulness_aopc.{csv,md}),
+the seed envelopes (results/tables/faithfulness_seed_envelopes.{csv,md}) and each ranking against the
+random baseline (results/claims/faithfulness.csv)."""
+
+from attnexp.experiments.faithfulness_tables import write_tables
+from attnexp.workflow import fail_cleanly, log_to
+
+log = log_to(snakemake.log[0])
+with fail_cleanly(ValueError, KeyError):
+    table = write_tables(snakemake.input.eraser, snakemake.input.envelopes, snakemake.output)
+log(f"{len(snakemake.input.eraser)} models, {len(table)} rows")

@@ -1,0 +1,182 @@
+"""ERASER faithfulness (DeYoung et al. 2020, beyond.md §2) of every token ranking the project makes.
+
+A ranking orders an instance's n real tokens, most important first (ties: the lower position). For a
+bin b of `BINS`, r_b is its top k_b = max(1, ⌈b·n⌉) positions, j the class predicted on the full
+input x, and p_j(·) that class's probability:
+
+    comprehensiveness_b(x) = p_j(x) − p_j(x \\ r_b)     (erase r_b: higher = the ranking found what matters)
+    sufficiency_b(x)       = p_j(x) − p_j(r_b)          (keep only r_b: lower = r_b alone suffices)
+
+AOPC is the mean over the |B| bins (the official scorer's 1/|B|, no k = 0 term). Instances with n < 2
+are left out. `Random` is the mean over `RANDOM_RANKINGS` random rankings of each instance.
+
+Every variant of every instance, ranking and bin (and the unerased input, so p_j(x) comes from the
+same forward passes) goes through `attnexp.explain.perturb.variant_probabilities` in one call: a few
+large forward passes per model, never one per variant.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from torch import nn
+
+from attnexp import io
+from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
+from attnexp.explain.perturb import variant_probabilities
+from attnexp.models.inputs import Example
+from attnexp.plan import require
+from attnexp.runtime import restore_run, set_determinism
+
+__all__ = [
+    "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
+    "bin_size", "top_positions", "random_rankings", "rankings_of", "eraser", "aopc", "write_faithfulness",
+]
+
+BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official scorer's bins
+RANDOM = "random"
+RANDOM_RANKINGS = 5  # beyond.md §2: Random is the mean of 5 random rankings
+
+# ranking -> its (n,) scores from one explanation record; beyond.md §2: the attention itself, J&W's
+# |gradient|, LOO's output change, signed IG (positive = supports the predicted class), and attention
+# × |gradient| (the token-level analogue of S&S's attention × gradient ranking); for the Transformer
+# also attention rollout (non-negative) and signed attention attribution (beyond.md §4, §5)
+RANKINGS = {
+    "attention": lambda r: np.asarray(r["attention"]),
+    "gradient": lambda r: np.abs(r["gradient"]),
+    "loo": lambda r: np.asarray(r["loo"]),
+    "ig": lambda r: np.asarray(r["ig"]),
+    "attention_x_gradient": lambda r: np.asarray(r["attention"]) * np.abs(r["gradient"]),
+    "rollout": lambda r: np.asarray(r["rollout"]),
+    "attattr": lambda r: np.asarray(r["attattr"]),
+}
+
+
+def bin_size(fraction: float, n: int) -> int:
+    """k_b = max(1, ⌈b·n⌉) in exact decimal arithmetic (a configured bin of 0.07 and n = 100: floats
+    give ⌈7.000000000000001⌉ = 8)."""
+    return max(1, math.ceil(Decimal(str(fraction)) * n))
+
+
+def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the k largest scores, most important first; ties go to the lower position."""
+    order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, dtype=np.float64)))
+    return order[:k]
+
+
+def random_rankings(lengths: list[int], seed: int, count: int = RANDOM_RANKINGS) -> list[list[np.ndarray]]:
+    """`count` random score vectors per instance, seeded per instance index (the same whatever the
+    batching or the other instances): [instance][draw] -> (n,)."""
+    return [[np.random.default_rng([seed, i, d]).permutation(n).astype(np.float64) for d in range(count)] for i, n in enumerate(lengths)]
+
+
+def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, ...] = tuple(RANKINGS)) -> dict[str, list[np.ndarray]]:
+    """Explanation records (`attnexp.explain.read_explanations`, test order) -> ranking name -> per
+    instance (n,) scores; the records must be the examples' own, instance by instance (D-ALIGN).
+    Rankings only a self-attention model has (rollout, attattr) are left out for the others."""
+    if len(records) != len(examples):
+        raise ValueError(f"{len(records)} explanation records for {len(examples)} test instances")
+    for record, example in zip(records, examples):
+        if record["id"] != example.id or record["length"] != len(example.tokens):
+            raise ValueError(
+                f"explanation {record['id']!r} (length {record['length']}) does not match test instance "
+                f"{example.id!r} (length {len(example.tokens)}): the explanations are not this model's test set"
+            )
+    unknown = sorted(set(names) - set(RANKINGS))
+    if unknown:
+        raise ValueError(f"unknown rankings {unknown}; expected some of {sorted(RANKINGS)}")
+    absent = {name for name in SELF_ATTENTION_VECTORS if records and name not in records[0]}
+    return {name: [RANKINGS[name](r) for r in records] for name in names if name not in absent}
+
+
+def _variants(scores: list[np.ndarray], bins: tuple[float, ...]):
+    """Per instance with n >= 2: for each bin the comprehensiveness mask (erase r_b) and the
+    sufficiency mask (erase all but r_b). Yields (instance, bin, k, erase_comp, erase_suff)."""
+    for i, s in enumerate(scores):
+        n = len(s)
+        if n < 2:
+            continue
+        for b in bins:
+            k = bin_size(b, n)
+            top = np.zeros(n, dtype=bool)
+            top[top_positions(s, k)] = True
+            yield i, b, k, top, ~top
+
+
+def eraser(
+    model: nn.Module,
+    examples: list[Example],
+    rankings: dict[str, list[np.ndarray]],
+    random: list[list[np.ndarray]] | None = None,
+    bins: tuple[float, ...] = BINS,
+    op: str = "delete",
+    max_tokens: int = 20_000,
+) -> pd.DataFrame:
+    """Per instance, ranking and bin: k, comprehensiveness and sufficiency (tidy, one row each).
+
+    rankings: name -> per instance (n,) scores, higher = more important; random: per instance the
+    random score vectors whose mean is the `random` ranking (`random_rankings`). The model is in eval
+    mode; `op` is how a token is erased (D-LOO-OP, `attnexp.explain.perturb`)."""
+    for name, scores in rankings.items():
+        bad = next((e.id for e, s in zip(examples, scores) if len(s) != len(e.tokens)), None)
+        if len(scores) != len(examples) or bad is not None:
+            raise ValueError(f"ranking {name!r}: scores for {len(scores)} instances ({bad!r} has the wrong length) for {len(examples)} instances")
+    draws = {f"{RANDOM}#{d}": [r[d] for r in random] for d in range(len(random[0]))} if random else {}
+    # first the unerased inputs, so p_j(x) comes from the same forward passes as its variants
+    owners = list(range(len(examples)))
+    erase = [np.zeros(len(e.tokens), dtype=bool) for e in examples]
+    keys: list[tuple] = []
+    for name, scores in {**rankings, **draws}.items():
+        for i, b, k, comp, suff in _variants(scores, bins):
+            owners += [i, i]
+            erase += [comp, suff]
+            keys += [(name, i, b, k, "comprehensiveness"), (name, i, b, k, "sufficiency")]
+    probs = variant_probabilities(model, examples, np.array(owners), erase, op, max_tokens)  # (V, C)
+    full = probs[: len(examples)]
+    predicted = full.argmax(axis=1)  # j: the class predicted on the full input
+    rows = {}
+    for key, p in zip(keys, probs[len(examples) :]):
+        name, i, b, k, metric = key
+        row = rows.setdefault((name, i, b), {"ranking": name, "id": examples[i].id, "bin": b, "k": k, "n": len(examples[i].tokens)})
+        row[metric] = float(full[i, predicted[i]] - p[predicted[i]])
+    frame = pd.DataFrame(list(rows.values()), columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"])
+    if draws:  # Random: the mean over the draws, per instance and bin
+        is_draw = frame["ranking"].str.startswith(f"{RANDOM}#")
+        mean = frame[is_draw].groupby(["id", "bin"], sort=False, as_index=False).agg(
+            k=("k", "first"), n=("n", "first"), comprehensiveness=("comprehensiveness", "mean"), sufficiency=("sufficiency", "mean")
+        )
+        frame = pd.concat([frame[~is_draw], mean.assign(ranking=RANDOM)[frame.columns]], ignore_index=True)
+    return frame
+
+
+def aopc(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per ranking: AOPC-comprehensiveness (higher is better) and AOPC-sufficiency (lower is better),
+    the mean over instances of each instance's mean over bins, with the sd over instances."""
+    per_instance = frame.groupby(["ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
+    summary = per_instance.groupby("ranking", sort=False).agg(["mean", "std", "count"])
+    out = pd.DataFrame({
+        "ranking": summary.index,
+        "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
+        "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
+        "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
+        "aopc_sufficiency_sd": summary[("sufficiency", "std")].to_numpy(),
+        "instances": summary[("comprehensiveness", "count")].to_numpy(),
+    })
+    return out.reset_index(drop=True)
+
+
+def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int) -> None:
+    """The per-instance ERASER table of one trained model: every ranking of its explanations and
+    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_tokens)."""
+    set_determinism(seed, threads)
+    run = restore_run(checkpoint, data_dir)
+    require(run.spec, "faithfulness")
+    examples = run.test_examples(data_dir)
+    rankings = rankings_of(read_explanations(explanations), examples, tuple(settings["rankings"]))
+    draws = random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"]) if settings["random_rankings"] else None
+    frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"])
+    io.write_csv(out, frame)

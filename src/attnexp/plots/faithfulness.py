@@ -1,0 +1,57 @@
+"""Faithfulness figure (beyond.md §2), from the per-instance ERASER tables of
+`attnexp.experiments.faithfulness`: for one dataset, the perturbation curves whose mean height is
+the AOPC, one column per model, comprehensiveness on top and sufficiency below, one line per
+ranking with a band of ± one standard error over instances.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from attnexp.plots import use_house_style
+
+__all__ = ["RANKING_LABELS", "perturbation_curves"]
+
+# Names as written by attnexp.experiments.faithfulness (repeated here so that plotting needs no torch)
+RANKING_LABELS = {"random": "Random", "attention": "Attention", "gradient": "|Gradient|", "loo": "Leave-one-out", "ig": "Integrated gradients", "attention_x_gradient": "Attention × |Gradient|", "rollout": "Rollout", "attattr": "Attention attribution"}
+COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
+METRICS = {"comprehensiveness": "comprehensiveness ↑", "sufficiency": "sufficiency ↓"}  # arrow: more faithful
+
+
+def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str) -> plt.Figure:
+    """{model: eraser table} -> a 2 x models grid of per-bin means with standard-error bands."""
+    use_house_style()
+    models = list(tables)
+    fig, axes = plt.subplots(2, max(1, len(models)), figsize=(max(6.4, 3.2 * len(models)), 5.2), squeeze=False, sharex=True, layout="constrained")
+    for col, model in enumerate(models):
+        table = tables[model]
+        for row, metric in enumerate(METRICS):
+            ax = axes[row, col]
+            if row == 0:
+                ax.set_title(model)
+            if row == 1:
+                ax.set_xlabel("bin b (top ⌈b·n⌉ tokens)")
+            if col == 0:
+                ax.set_ylabel(METRICS[metric])
+            if table.empty:
+                ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+                continue
+            stats = table.groupby(["ranking", "bin"], sort=True)[metric].agg(["mean", "std", "count"]).reset_index()
+            for ranking in [r for r in RANKING_LABELS if r in set(stats["ranking"])]:
+                s = stats[stats["ranking"] == ranking]
+                error = (s["std"] / np.sqrt(s["count"])).fillna(0.0)
+                style = {"linestyle": "--"} if ranking == "random" else {}
+                ax.plot(s["bin"], s["mean"], marker="o", markersize=3, color=COLORS[ranking], label=RANKING_LABELS[ranking], **style)
+                ax.fill_between(s["bin"], s["mean"] - error, s["mean"] + error, color=COLORS[ranking], alpha=0.2, linewidth=0)
+            ax.set_xscale("log")
+            ax.set_xticks(sorted(stats["bin"].unique()), [f"{b:g}" for b in sorted(stats["bin"].unique())])
+            ax.minorticks_off()
+            ax.axhline(0.0, color="0.5", linewidth=0.6)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=len(handles) if len(models) > 2 else 3, frameon=False)
+    fig.suptitle(f"{dataset}: ERASER perturbation curves (AOPC: mean over the bins)")
+    return fig

@@ -1,0 +1,261 @@
+"""ERASER comprehensiveness / sufficiency and AOPC (attnexp.experiments.faithfulness, beyond.md §2),
+checked by hand on a linear bag-of-words model, then on the project's own models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from attnexp.claims import read_claims
+from attnexp.experiments import faithfulness as ff
+from attnexp.experiments import faithfulness_tables as fft
+from attnexp.explain.perturb import variant_probabilities
+from attnexp.plots import faithfulness as ffp
+from attnexp.models.inputs import Encoded
+from tiny_models import VOCAB, flat, hierarchical, random_documents, random_examples
+
+
+class BagOfWords(nn.Module):
+    """logit = Σ_t w[token_t] over the real tokens: p_1 = σ(Σ w), so every erasure is closed-form."""
+
+    layout = "tokens"
+
+    def __init__(self, weights: np.ndarray):
+        super().__init__()
+        self.weights = torch.tensor(weights, dtype=torch.float64)
+
+    def encode(self, batch) -> Encoded:
+        return Encoded(self.weights[batch.tokens].unsqueeze(-1), batch.tokens != 0)
+
+    def decode(self, encoded: Encoded):
+        hidden = encoded.hidden.squeeze(-1) * encoded.mask
+        return hidden.sum(dim=1, keepdim=True), encoded.mask / encoded.mask.sum(dim=1, keepdim=True)
+
+
+def sigmoid(x: float) -> float:
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.fixture
+def bow():
+    weights = np.random.RandomState(3).normal(size=VOCAB)
+    weights[:4] = 0.0  # PAD, UNK, SOS, EOS carry nothing
+    return BagOfWords(weights), weights
+
+
+def by_hand(weights, tokens, scores, b):
+    """comprehensiveness and sufficiency of one instance and bin, from the formulas."""
+    n = len(tokens)
+    k = max(1, int(np.ceil(round(b * n, 9))))
+    top = sorted(range(n), key=lambda t: (-scores[t], t))[:k]
+    full = sigmoid(weights[tokens].sum())
+    without = sigmoid(weights[np.delete(tokens, top)].sum())
+    only = sigmoid(weights[tokens[sorted(top)]].sum())
+    p = (lambda q: q) if full >= 0.5 else (lambda q: 1 - q)  # p_j: the class predicted on x
+    return p(full) - p(without), p(full) - p(only)
+
+
+def test_bin_size_is_exact_where_floats_are_not():
+    assert 0.07 * 100 > 7  # the float trap: ⌈0.07·100⌉ would be 8
+    assert ff.bin_size(0.07, 100) == 7
+    assert ff.bin_size(0.01, 30) == 1  # at least one token
+    assert ff.bin_size(0.5, 3) == 2 and ff.bin_size(0.2, 10) == 2 and ff.bin_size(0.05, 41) == 3
+
+
+def test_top_positions_breaks_ties_by_the_lower_position():
+    assert list(ff.top_positions(np.array([0.1, 0.5, 0.5, 0.9, 0.5]), 3)) == [3, 1, 2]
+    assert list(ff.top_positions(np.zeros(4), 2)) == [0, 1]
+
+
+def test_comprehensiveness_and_sufficiency_by_hand(bow):
+    model, weights = bow
+    examples = random_examples([2, 5, 13, 30], seed=1)
+    rng = np.random.RandomState(0)
+    scores = [np.round(rng.uniform(size=len(e.tokens)), 1) for e in examples]  # rounded: ties happen
+    frame = ff.eraser(model, examples, {"mine": scores})
+    assert len(frame) == len(examples) * len(ff.BINS)
+    for row in frame.itertuples():
+        i = int(row.id[3:])
+        comp, suff = by_hand(weights, examples[i].tokens, scores[i], row.bin)
+        assert row.comprehensiveness == pytest.approx(comp, abs=1e-12)
+        assert row.sufficiency == pytest.approx(suff, abs=1e-12)
+        assert row.k == ff.bin_size(row.bin, len(examples[i].tokens))
+
+
+def test_an_instance_of_one_token_is_left_out(bow):
+    model, _ = bow
+    examples = random_examples([1, 6], seed=2)
+    frame = ff.eraser(model, examples, {"mine": [np.ones(1), np.arange(6.0)]})
+    assert set(frame["id"]) == {"doc1"}
+
+
+def test_random_is_the_mean_of_its_draws(bow):
+    model, _ = bow
+    examples = random_examples([7, 12, 20], seed=3)
+    draws = ff.random_rankings([len(e.tokens) for e in examples], seed=5)
+    frame = ff.eraser(model, examples, {}, random=draws)
+    assert set(frame["ranking"]) == {ff.RANDOM}
+    one_by_one = [ff.eraser(model, examples, {"draw": [d[r] for d in draws]}) for r in range(ff.RANDOM_RANKINGS)]
+    expected = pd.concat(one_by_one).groupby(["id", "bin"])[["comprehensiveness", "sufficiency"]].mean()
+    got = frame.set_index(["id", "bin"])[["comprehensiveness", "sufficiency"]].sort_index()
+    pd.testing.assert_frame_equal(got, expected.sort_index(), check_exact=False, rtol=1e-12)
+
+
+def test_random_rankings_do_not_depend_on_the_other_instances():
+    alone = ff.random_rankings([9], seed=5)
+    together = ff.random_rankings([9, 4, 11], seed=5)
+    assert all(np.array_equal(a, b) for a, b in zip(alone[0], together[0]))
+    assert not np.array_equal(together[0][0], together[0][1])  # the draws differ
+
+
+def test_aopc_is_the_mean_over_bins_then_over_instances(bow):
+    model, weights = bow
+    examples = random_examples([4, 9, 16], seed=4)
+    scores = [weights[e.tokens] for e in examples]  # the model's own weights: a faithful ranking
+    frame = ff.eraser(model, examples, {"weights": scores, "reversed": [-s for s in scores]})
+    summary = ff.aopc(frame).set_index("ranking")
+    for name, sign in (("weights", 1), ("reversed", -1)):
+        per_instance = [np.mean([by_hand(weights, e.tokens, sign * s, b)[0] for b in ff.BINS]) for e, s in zip(examples, scores)]
+        assert summary.loc[name, "aopc_comprehensiveness"] == pytest.approx(np.mean(per_instance), abs=1e-12)
+        assert summary.loc[name, "aopc_comprehensiveness_sd"] == pytest.approx(np.std(per_instance, ddof=1), abs=1e-12)
+        assert summary.loc[name, "instances"] == 3
+
+
+def test_the_faithful_ranking_beats_its_reverse_on_a_linear_model(bow):
+    model, weights = bow
+    examples = [e for e in random_examples([20] * 40, seed=6)]
+    probs = variant_probabilities(model, examples, np.arange(len(examples)), [np.zeros(20, dtype=bool)] * len(examples))
+    sign = np.where(probs.argmax(1) == 1, 1.0, -1.0)  # support for the predicted class
+    scores = [s * weights[e.tokens] for s, e in zip(sign, examples)]
+    summary = ff.aopc(ff.eraser(model, examples, {"support": scores, "against": [-s for s in scores]})).set_index("ranking")
+    assert summary.loc["support", "aopc_comprehensiveness"] > 0 > summary.loc["against", "aopc_comprehensiveness"]
+    assert summary.loc["support", "aopc_sufficiency"] < summary.loc["against", "aopc_sufficiency"]
+
+
+def test_a_ranking_of_the_wrong_length_is_refused(bow):
+    model, _ = bow
+    examples = random_examples([5, 6], seed=7)
+    with pytest.raises(ValueError, match="ranking 'mine'.*'doc1'"):
+        ff.eraser(model, examples, {"mine": [np.ones(5), np.ones(5)]})
+
+
+@pytest.mark.parametrize("make, docs", [(lambda: flat("lstm", "tanh"), False), (lambda: flat("cnn", "dot", n_classes=3), False), (lambda: hierarchical("han", "rnn"), True)])
+def test_project_models_agree_with_one_forward_pass_per_variant(make, docs):
+    """The batched variants equal running each erased input alone (the models, not only the toy)."""
+    model = make()
+    examples = random_documents([6, 11, 17], seed=8) if docs else random_examples([6, 11, 17], seed=8)
+    scores = [np.random.RandomState(i).uniform(size=len(e.tokens)) for i, e in enumerate(examples)]
+    frame = ff.eraser(model, examples, {"mine": scores}, bins=(0.1, 0.5))
+    for row in frame.itertuples():
+        i = int(row.id[3:])
+        top = np.zeros(len(scores[i]), dtype=bool)
+        top[ff.top_positions(scores[i], row.k)] = True
+        alone = lambda mask: variant_probabilities(model, [examples[i]], np.array([0]), [mask])[0]  # noqa: E731
+        full = alone(np.zeros_like(top))
+        j = full.argmax()
+        assert row.comprehensiveness == pytest.approx(full[j] - alone(top)[j], abs=1e-5)
+        assert row.sufficiency == pytest.approx(full[j] - alone(~top)[j], abs=1e-5)
+
+
+# --- explanation records -> rankings (D-ALIGN) ---
+
+
+def record(example, **vectors):
+    n = len(example.tokens)
+    base = {name: np.arange(n, dtype=float) for name in ("attention", "gradient", "loo", "ig")}
+    return {"id": example.id, "length": n, **base, **vectors}
+
+
+def test_rankings_of_reads_each_method_as_the_spec_says():
+    examples = random_examples([3], seed=9)
+    gradient = np.array([-5.0, 1.0, 2.0])
+    ig = np.array([-5.0, 1.0, 2.0])
+    rankings = ff.rankings_of([record(examples[0], gradient=gradient, ig=ig)], examples)
+    assert list(ff.top_positions(rankings["gradient"][0], 1)) == [0]  # |gradient|: the largest magnitude
+    assert list(ff.top_positions(rankings["ig"][0], 1)) == [2]  # signed IG: the strongest support
+    assert rankings["attention_x_gradient"][0] == pytest.approx([0.0, 1.0, 4.0])  # α = (0, 1, 2) times |g|
+    assert set(rankings) == set(ff.RANKINGS) - {"rollout", "attattr"}  # a recurrent model's records have neither
+    transformer_record = {**record(examples[0]), "rollout": np.array([0.2, 0.5, 0.3]), "attattr": np.array([0.1, -0.4, 0.2])}
+    rankings = ff.rankings_of([transformer_record], examples)
+    assert set(rankings) == set(ff.RANKINGS)
+    assert list(ff.top_positions(rankings["attattr"][0], 1)) == [2]  # signed: the strongest support
+
+
+def test_rankings_of_refuses_records_of_another_test_set():
+    examples = random_examples([3, 4], seed=9)
+    with pytest.raises(ValueError, match="'doc1' \\(length 3\\) does not match test instance 'doc1' \\(length 4\\)"):
+        ff.rankings_of([record(examples[0]), {**record(examples[0]), "id": "doc1"}], examples)
+    with pytest.raises(ValueError, match="1 explanation records for 2 test instances"):
+        ff.rankings_of([record(examples[0])], examples)
+    with pytest.raises(ValueError, match="unknown rankings \\['flow'\\]"):
+        ff.rankings_of([record(e) for e in examples], examples, ("attention", "flow"))
+
+
+# --- the summary table and its claims ---
+
+
+def write_eraser(root, dataset, model, rows) -> Path:
+    path = root / dataset / model / "seed1" / "eraser.csv"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(path, index=False)
+    return path
+
+
+def test_tables_and_claims(tmp_path):
+    rows = [
+        # loo beats random on both metrics; attention loses on comprehensiveness, wins on sufficiency
+        *[("loo", i, b, 1, 9, 0.5, 0.1) for i in ("a", "b") for b in (0.1, 0.5)],
+        *[("attention", i, b, 1, 9, 0.0, 0.2) for i in ("a", "b") for b in (0.1, 0.5)],
+        *[("random", i, b, 1, 9, c, 0.3) for i, c in (("a", 0.1), ("b", 0.3)) for b in (0.1, 0.5)],
+    ]
+    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("aopc", "envelopes") for ext in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    fft.write_tables([write_eraser(tmp_path, "sst", "lstm-tanh", rows)], [], out)
+    table = pd.read_csv(out["aopc_csv"]).set_index("ranking")
+    assert table.loc["random", "aopc_comprehensiveness"] == pytest.approx(0.2)
+    assert table.loc["random", "aopc_comprehensiveness_sd"] == pytest.approx(np.std([0.1, 0.3], ddof=1), abs=1e-6)  # csv keeps 6 significant digits
+    assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 1 and table.loc["loo", "instances"] == 2
+    assert "0.200 ± 0.141" in out["aopc_md"].read_text()
+    claims = read_claims(out["claims"]).set_index("quantity")["verdict"]
+    assert claims["AOPC-comprehensiveness(loo) - AOPC-comprehensiveness(random); holds above 0"] == "holds"
+    assert claims["AOPC-sufficiency(loo) - AOPC-sufficiency(random); holds below 0"] == "holds"
+    assert claims["AOPC-comprehensiveness(attention) - AOPC-comprehensiveness(random); holds above 0"] == "does not hold"
+    assert claims["AOPC-sufficiency(attention) - AOPC-sufficiency(random); holds below 0"] == "holds"
+    assert len(claims) == 4  # random is the reference, not a claim of its own
+    assert pd.read_csv(out["envelopes_csv"]).empty  # no W&P seed models in this run
+
+
+def test_envelope_table_one_row_per_run_and_measure(tmp_path):
+    path = tmp_path / "sst" / "lstm-tanh" / "seed10" / "seed_envelope.csv"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({
+        "id": ["a", "b", "a", "b"], "measure": ["loo", "loo", "ig", "ig"],
+        "seed_median_tau": [0.5, 0.7, 0.2, float("nan")], "attention_tau": [0.1, 0.9, 0.0, 0.3],
+    }).to_csv(path, index=False)
+    table = fft.envelope_table([path]).set_index("measure")
+    assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 10
+    assert table.loc["loo", "seed_median_tau"] == pytest.approx(0.6)
+    assert table.loc["loo", "share_attention_below_envelope"] == pytest.approx(0.5)
+    assert table.loc["ig", "instances"] == 1 and table.loc["ig", "undefined"] == 1
+
+
+# --- the perturbation-curve figure ---
+
+
+def test_perturbation_curves_one_column_per_model_one_line_per_ranking(bow):
+    model, weights = bow
+    examples = random_examples([8, 15, 22], seed=10)
+    frame = ff.eraser(model, examples, {"loo": [weights[e.tokens] for e in examples]}, random=ff.random_rankings([8, 15, 22], seed=1))
+    fig = ffp.perturbation_curves({"bow": frame, "empty": frame.iloc[:0]}, "toy")
+    axes = np.array(fig.axes).reshape(2, 2)
+    assert [ax.get_title() for ax in axes[0]] == ["bow", "empty"]
+    assert [line.get_label() for line in axes[0, 0].get_lines() if not line.get_label().startswith("_")] == ["Random", "Leave-one-out"]
+    assert axes[1, 0].get_lines()[1].get_ydata() == pytest.approx(frame[frame.ranking == "loo"].groupby("bin")["sufficiency"].mean().to_numpy())
+    assert "no data" in [text.get_text() for text in axes[0, 1].texts]
+    plt.close(fig)
