@@ -236,6 +236,16 @@ def model_files(wildcards):
     }
 
 
+def ff_explanations(wildcards):
+    """The faithfulness battery ranks by a model's explanations where it has attributable input;
+    HAN and FLAN are ranked by their own attention and leave-one-unit-out (no explanations).
+    """
+    if not model_spec(config, wildcards.dataset, wildcards.model).attributable_input:
+        return {}
+    run = f"{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
+    return {"explanations": f"results/explain/{run}/explanations.jsonl"}
+
+
 # Wiegreffe & Pinter: each base run's companion runs (attnexp.plan.wiegreffe_pinter_companions)
 WP_COMPANIONS = {
     run: wiegreffe_pinter_companions(config, run)

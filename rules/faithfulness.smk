@@ -1,5 +1,6 @@
 # Stage 5d: the faithfulness battery (beyond.md §2, §7; issue 13). Per model: ERASER comprehensiveness
-# and sufficiency of every ranking of its explanations and a random baseline, per bin; then AOPC per
+# and sufficiency of every ranking of its explanations (HAN/FLAN: its attention and leave-one-unit-out)
+# and a random baseline, per bin; then AOPC per
 # model and ranking beside the battery's claims. Per W&P base run with seed models: each explainer's
 # agreement with itself across the seeds (the seed envelope).
 
@@ -20,7 +21,7 @@ FF_SETTINGS = {
 rule faithfulness_eraser:
     input:
         unpack(model_files),
-        explanations=f"results/explain/{FF_RUN}/explanations.jsonl",
+        unpack(ff_explanations),
     output:
         f"results/faithfulness/{FF_RUN}/eraser.csv",
     log:

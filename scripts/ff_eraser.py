@@ -1,5 +1,6 @@
 """Rule faithfulness_eraser: results/faithfulness/{dataset}/{model}/seed{seed}/eraser.csv, ERASER
-comprehensiveness and sufficiency per test instance, ranking and bin (beyond.md §2)."""
+comprehensiveness and sufficiency per test instance, ranking and bin (beyond.md §2); HAN and FLAN
+have no explanations and are ranked by their own attention and leave-one-unit-out."""
 
 from attnexp.experiments.faithfulness import write_faithfulness
 from attnexp.runtime import CheckpointError
@@ -10,7 +11,7 @@ with fail_cleanly(CheckpointError, ValueError):
     write_faithfulness(
         snakemake.input.model,
         snakemake.params.data_dir,
-        snakemake.input.explanations,
+        snakemake.input.get("explanations"),
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),

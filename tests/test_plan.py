@@ -119,6 +119,11 @@ def test_missing_capabilities_and_require():
     transformer = parse_model_name("transformer-cls", "binary")
     assert missing_capabilities(transformer, "explain") == missing_capabilities(transformer, "faithfulness") == []
     assert missing_capabilities(transformer, "jain_wallace") == ["one attention distribution that decides the output (not one per head)"]
+    # the battery ranks HAN/FLAN by their own attention and leave-one-unit-out; only attention is needed
+    for name in ("han-rnn", "flan-conv"):
+        assert missing_capabilities(parse_model_name(name, "binary"), "faithfulness") == []
+        assert missing_capabilities(parse_model_name(name, "binary"), "explain") != []
+    assert missing_capabilities(parse_model_name("lstm-uniform", "binary"), "faithfulness") == ["its own trained attention"]
     require(parse_model_name("cnn-dot", "qa"), "jain_wallace")  # no error
     with pytest.raises(CapabilityError) as err:
         require(parse_model_name("cnn-dot", "qa"), "serrano_smith")

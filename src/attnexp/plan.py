@@ -46,10 +46,11 @@ REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("imitable", "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
     ),
 }
-# Explanations (the J&W inputs) need attention to read and input embeddings to attribute to; the
-# faithfulness battery ranks tokens by them.
+# Explanations (the J&W inputs) need attention to read and input embeddings to attribute to. The
+# faithfulness battery ranks the attended units of every model with its own attention: by those
+# explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.
 REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"][:2]
-REQUIREMENTS["faithfulness"] = REQUIREMENTS["explain"]
+REQUIREMENTS["faithfulness"] = REQUIREMENTS["jain_wallace"][:1]
 REQUIREMENTS["attention_attribution"] = (("self_attention", "self-attention in every layer (a Transformer)"),)
 TITLES = {
     "jain_wallace": "Jain & Wallace",

@@ -17,7 +17,7 @@ from attnexp.experiments import faithfulness as ff
 from attnexp.experiments import faithfulness_tables as fft
 from attnexp.explain.perturb import variant_probabilities
 from attnexp.plots import faithfulness as ffp
-from attnexp.models.inputs import Encoded
+from attnexp.models.inputs import Encoded, collate
 from tiny_models import VOCAB, flat, hierarchical, random_documents, random_examples
 
 
@@ -163,6 +163,79 @@ def test_project_models_agree_with_one_forward_pass_per_variant(make, docs):
         assert row.sufficiency == pytest.approx(full[j] - alone(~top)[j], abs=1e-5)
 
 
+# --- HAN and FLAN: their own attention and leave-one-unit-out, over the units they attend to ---
+
+
+def test_attended_units_are_tokens_or_non_empty_sentences():
+    doc = random_documents([9], seed=11, empty_sentence=True)[0]
+    sentences = ff.attended_units(doc, "sentences")
+    assert [list(u) for u in sentences] == [list(range(a, b)) for a, b in doc.sentences if b > a]
+    assert len(sentences) < len(doc.sentences)  # the empty sentence is no unit (HAN drops it)
+    assert [list(u) for u in ff.attended_units(doc, "tokens")] == [[t] for t in range(9)]
+    with pytest.raises(ValueError, match="'tokens' or 'sentences'"):
+        ff.attended_units(doc, "paragraphs")
+
+
+def test_sentence_units_erase_whole_sentences_one_pass_each():
+    """HAN ranked over sentences: a bin erases its top sentences' tokens; batched = one pass per variant."""
+    model = hierarchical("han", "rnn")
+    examples = random_documents([7, 12, 19], seed=12)
+    units = [ff.attended_units(e, "sentences") for e in examples]
+    scores = [np.random.RandomState(i).uniform(size=len(u)) for i, u in enumerate(units)]
+    frame = ff.eraser(model, examples, {"mine": scores}, bins=(0.2, 0.5), units=units, unit="sentences")
+    assert set(frame["unit"]) == {"sentences"}
+    assert {(r.id, r.n) for r in frame.itertuples()} == {(e.id, len(u)) for e, u in zip(examples, units) if len(u) >= 2}
+    for row in frame.itertuples():
+        i = int(row.id[3:])
+        top = np.zeros(len(examples[i].tokens), dtype=bool)
+        for u in ff.top_positions(scores[i], row.k):
+            top[units[i][u]] = True
+        alone = lambda mask: variant_probabilities(model, [examples[i]], np.array([0]), [mask])[0]  # noqa: E731
+        full = alone(np.zeros_like(top))
+        j = full.argmax()
+        assert row.comprehensiveness == pytest.approx(full[j] - alone(top)[j], abs=1e-5)
+        assert row.sufficiency == pytest.approx(full[j] - alone(~top)[j], abs=1e-5)
+
+
+@pytest.mark.parametrize("architecture, attended", [("han", "sentences"), ("flan", "tokens")])
+def test_unit_rankings_are_the_models_attention_and_leave_one_unit_out(architecture, attended):
+    model = hierarchical(architecture, "rnn")
+    examples = random_documents([1, 8, 15], seed=13)  # doc0: one token, one unit: not scored, no error
+    units = [ff.attended_units(e, attended) for e in examples]
+    rankings = ff.unit_rankings(model, examples, units, max_tokens=40)  # several batches
+    assert set(rankings) == set(ff.UNIT_RANKINGS)
+    for i, (e, u) in enumerate(zip(examples, units)):
+        batch = collate([e], model.layout)
+        with torch.no_grad():
+            logits, attention = model.decode(model.encode(batch))
+        assert np.allclose(rankings["attention"][i], attention[0].numpy(), atol=1e-6)
+        assert len(rankings["loo"][i]) == len(u)
+        if len(u) < 2:
+            assert not rankings["loo"][i].any()
+            continue
+        full = variant_probabilities(model, [e], np.array([0]), [np.zeros(len(e.tokens), dtype=bool)])[0]
+        for k, positions in enumerate(u):
+            mask = np.zeros(len(e.tokens), dtype=bool)
+            mask[positions] = True
+            erased = variant_probabilities(model, [e], np.array([0]), [mask])[0]
+            assert rankings["loo"][i][k] == pytest.approx(0.5 * np.abs(erased - full).sum(), abs=1e-6)
+
+
+def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
+    rows = [*[("loo", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")], *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")]]
+    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("aopc", "envelopes") for ext in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    fft.write_tables([write_eraser(tmp_path, "yelp", "han-rnn", rows, unit="sentences")], [], out)
+    assert set(pd.read_csv(out["aopc_csv"])["unit"]) == {"sentences"}
+    assert "| sentences |" in out["aopc_md"].read_text()
+    assert set(read_claims(out["claims"])["condition"]) == {"2 test instances, ranked sentences"}
+    unlabelled = tmp_path / "old" / "sst" / "lstm-tanh" / "seed1" / "eraser.csv"
+    unlabelled.parent.mkdir(parents=True)
+    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(unlabelled, index=False)
+    with pytest.raises(ValueError, match="eraser.csv: expected one `unit`"):
+        fft.aopc_table([unlabelled])
+
+
 # --- explanation records -> rankings (D-ALIGN) ---
 
 
@@ -200,10 +273,10 @@ def test_rankings_of_refuses_records_of_another_test_set():
 # --- the summary table and its claims ---
 
 
-def write_eraser(root, dataset, model, rows) -> Path:
+def write_eraser(root, dataset, model, rows, unit="tokens") -> Path:
     path = root / dataset / model / "seed1" / "eraser.csv"
     path.parent.mkdir(parents=True)
-    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(unit=unit).to_csv(path, index=False)
     return path
 
 
@@ -221,6 +294,7 @@ def test_tables_and_claims(tmp_path):
     assert table.loc["random", "aopc_comprehensiveness"] == pytest.approx(0.2)
     assert table.loc["random", "aopc_comprehensiveness_sd"] == pytest.approx(np.std([0.1, 0.3], ddof=1), abs=1e-6)  # csv keeps 6 significant digits
     assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 1 and table.loc["loo", "instances"] == 2
+    assert set(table["unit"]) == {"tokens"}
     assert "0.200 ± 0.141" in out["aopc_md"].read_text()
     claims = read_claims(out["claims"]).set_index("quantity")["verdict"]
     assert claims["AOPC-comprehensiveness(loo) - AOPC-comprehensiveness(random); holds above 0"] == "holds"

@@ -168,11 +168,12 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,10" in claims
     # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
     eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
-    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency"
+    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit"
     assert {line.split(",")[0] for line in eraser[1:]} == {"attention", "gradient", "loo", "ig", "attention_x_gradient", "random"}
     aopc = (first / "results/tables/faithfulness_aopc.csv").read_text()
-    assert all(f"synthetic,{m},10,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls"))
-    assert "synthetic,transformer-cls,10,rollout," in aopc and "synthetic,transformer-cls,10,attattr," in aopc
+    assert all(f"synthetic,{m},10,tokens,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv"))
+    assert "synthetic,transformer-cls,10,tokens,rollout," in aopc and "synthetic,transformer-cls,10,tokens,attattr," in aopc
+    assert "synthetic,han-rnn,10,sentences,attention," in aopc and "synthetic,han-rnn,10,sentences,loo," in aopc
     assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,AOPC-comprehensiveness(loo)" in claims
     assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(tree_digest(first / "results" / "figures" / "faithfulness"))
     # the Transformer slice: head pruning against random orders, attribution graphs, rollout agreement

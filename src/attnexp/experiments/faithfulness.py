@@ -10,6 +10,12 @@ input x, and p_j(·) that class's probability:
 AOPC is the mean over the |B| bins (the official scorer's 1/|B|, no k = 0 term). Instances with n < 2
 are left out. `Random` is the mean over `RANDOM_RANKINGS` random rankings of each instance.
 
+What is ranked and erased is the unit the model attends to (`spec.attended`): tokens for flat, QA/NLI
+(passage tokens), FLAN and Transformer models, sentences for HAN (erasing a sentence erases its tokens,
+and under `delete` the sentence disappears). Models with attributable input are ranked by their
+explanations (attention, |gradient|, LOO, IG, ...); HAN and FLAN, whose encoders take no replacement
+embeddings, by their own attention and leave-one-unit-out (`unit_rankings`).
+
 Every variant of every instance, ranking and bin (and the unerased input, so p_j(x) comes from the
 same forward passes) goes through `attnexp.explain.perturb.variant_probabilities` in one call: a few
 large forward passes per model, never one per variant.
@@ -23,18 +29,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.experiments.cached import cached_batches
 from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
 from attnexp.explain.perturb import variant_probabilities
+from attnexp.metrics import tvd
 from attnexp.models.inputs import Example
 from attnexp.plan import require
 from attnexp.runtime import restore_run, set_determinism
 
 __all__ = [
     "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
-    "bin_size", "top_positions", "random_rankings", "rankings_of", "eraser", "aopc", "write_faithfulness",
+    "bin_size", "top_positions", "random_rankings", "rankings_of", "attended_units", "unit_rankings", "UNIT_RANKINGS",
+    "eraser", "aopc", "write_faithfulness",
 ]
 
 BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official scorer's bins
@@ -54,6 +64,11 @@ RANKINGS = {
     "rollout": lambda r: np.asarray(r["rollout"]),
     "attattr": lambda r: np.asarray(r["attattr"]),
 }
+
+
+# What a model without attributable input (HAN, FLAN) is ranked by: its own attention over the units and
+# leave-one-unit-out TVD(p(x), p(x minus the unit)) (J&W's LOO, one unit at a time)
+UNIT_RANKINGS = ("attention", "loo")
 
 
 def bin_size(fraction: float, n: int) -> int:
@@ -93,9 +108,61 @@ def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, 
     return {name: [RANKINGS[name](r) for r in records] for name in names if name not in absent}
 
 
+def attended_units(example: Example, attended: str) -> list[np.ndarray]:
+    """The token positions of each unit the model attends to, in the order of its attention: one token
+    each (`tokens`), or one non-empty sentence each (`sentences`: HAN, which drops empty sentences)."""
+    if attended == "sentences":
+        return [np.arange(a, b) for a, b in example.sentences if b > a]
+    if attended != "tokens":
+        raise ValueError(f"attended units must be 'tokens' or 'sentences', got {attended!r}")
+    return [np.array([t]) for t in range(len(example.tokens))]
+
+
+def _token_masks(unit_masks: list[np.ndarray], units: list[np.ndarray] | None, n_tokens: int) -> list[np.ndarray]:
+    """Masks over an instance's units -> masks over its tokens (a unit's mask covers its tokens)."""
+    if units is None:
+        return unit_masks
+    owner = np.empty(n_tokens, dtype=np.int64)
+    for u, positions in enumerate(units):
+        owner[positions] = u
+    return [mask[owner] for mask in unit_masks]
+
+
+def unit_rankings(
+    model: nn.Module, examples: list[Example], units: list[list[np.ndarray]], op: str = "delete", max_tokens: int = 20_000
+) -> dict[str, list[np.ndarray]]:
+    """`UNIT_RANKINGS` of a model from its own forward passes: its attention over the units (one cached
+    pass) and leave-one-unit-out (every single-unit erasure as a batched input variant) -> name -> per
+    instance (n_units,) scores."""
+    attention: list[np.ndarray | None] = [None] * len(examples)
+    full = None
+    for batch in cached_batches(model, examples, max_tokens):
+        probs = batch.probs.numpy()
+        full = np.empty((len(examples), probs.shape[1]), dtype=probs.dtype) if full is None else full
+        full[batch.indices] = probs
+        for row, i in enumerate(batch.indices):
+            weights = batch.attention[row][batch.encoded.mask[row]].numpy()
+            if len(weights) != len(units[i]):  # D-ALIGN: the attention covers exactly the units
+                raise ValueError(f"instance {examples[i].id!r}: {len(weights)} attention weights for {len(units[i])} {model.spec.attended}")
+            attention[i] = weights
+    # an instance of one unit is not scored (n < 2), and erasing its only unit would leave nothing to encode
+    scored = [len(u) >= 2 for u in units]
+    owners = np.concatenate([np.full(len(u) if ok else 0, i) for i, (u, ok) in enumerate(zip(units, scored))])
+    erase = [
+        m for u, e, ok in zip(units, examples, scored) if ok for m in _token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
+    ]
+    changes = np.zeros(0, dtype=np.float32)
+    if erase:
+        erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
+        changes = tvd(torch.from_numpy(erased), torch.from_numpy(full[owners])).numpy()
+    starts = np.cumsum([0] + [len(u) if ok else 0 for u, ok in zip(units, scored)])
+    loo = [changes[a:b] if ok else np.zeros(len(u), dtype=np.float32) for a, b, u, ok in zip(starts[:-1], starts[1:], units, scored)]
+    return {"attention": attention, "loo": loo}
+
+
 def _variants(scores: list[np.ndarray], bins: tuple[float, ...]):
-    """Per instance with n >= 2: for each bin the comprehensiveness mask (erase r_b) and the
-    sufficiency mask (erase all but r_b). Yields (instance, bin, k, erase_comp, erase_suff)."""
+    """Per instance with n >= 2 units: for each bin the comprehensiveness mask (erase r_b) and the
+    sufficiency mask (erase all but r_b) over its units. Yields (instance, bin, k, erase_comp, erase_suff)."""
     for i, s in enumerate(scores):
         n = len(s)
         if n < 2:
@@ -115,14 +182,21 @@ def eraser(
     bins: tuple[float, ...] = BINS,
     op: str = "delete",
     max_tokens: int = 20_000,
+    units: list[list[np.ndarray]] | None = None,
+    unit: str = "tokens",
 ) -> pd.DataFrame:
     """Per instance, ranking and bin: k, comprehensiveness and sufficiency (tidy, one row each).
 
-    rankings: name -> per instance (n,) scores, higher = more important; random: per instance the
-    random score vectors whose mean is the `random` ranking (`random_rankings`). The model is in eval
-    mode; `op` is how a token is erased (D-LOO-OP, `attnexp.explain.perturb`)."""
+    rankings: name -> per instance (n,) scores over its units, higher = more important; random: per
+    instance the random score vectors whose mean is the `random` ranking (`random_rankings`); units:
+    per instance the token positions of each unit (`attended_units`; None: every token a unit), named
+    `unit` in the table. The model is in eval mode; `op` is how a token is erased (D-LOO-OP,
+    `attnexp.explain.perturb`)."""
+    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
+    if len(sizes) != len(examples):
+        raise ValueError(f"units for {len(sizes)} instances, {len(examples)} instances given")
     for name, scores in rankings.items():
-        bad = next((e.id for e, s in zip(examples, scores) if len(s) != len(e.tokens)), None)
+        bad = next((e.id for e, s, n in zip(examples, scores, sizes) if len(s) != n), None)
         if len(scores) != len(examples) or bad is not None:
             raise ValueError(f"ranking {name!r}: scores for {len(scores)} instances ({bad!r} has the wrong length) for {len(examples)} instances")
     draws = {f"{RANDOM}#{d}": [r[d] for r in random] for d in range(len(random[0]))} if random else {}
@@ -133,7 +207,7 @@ def eraser(
     for name, scores in {**rankings, **draws}.items():
         for i, b, k, comp, suff in _variants(scores, bins):
             owners += [i, i]
-            erase += [comp, suff]
+            erase += _token_masks([comp, suff], units[i] if units is not None else None, len(examples[i].tokens))
             keys += [(name, i, b, k, "comprehensiveness"), (name, i, b, k, "sufficiency")]
     probs = variant_probabilities(model, examples, np.array(owners), erase, op, max_tokens)  # (V, C)
     full = probs[: len(examples)]
@@ -141,7 +215,7 @@ def eraser(
     rows = {}
     for key, p in zip(keys, probs[len(examples) :]):
         name, i, b, k, metric = key
-        row = rows.setdefault((name, i, b), {"ranking": name, "id": examples[i].id, "bin": b, "k": k, "n": len(examples[i].tokens)})
+        row = rows.setdefault((name, i, b), {"ranking": name, "id": examples[i].id, "bin": b, "k": k, "n": sizes[i]})
         row[metric] = float(full[i, predicted[i]] - p[predicted[i]])
     frame = pd.DataFrame(list(rows.values()), columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"])
     if draws:  # Random: the mean over the draws, per instance and bin
@@ -150,7 +224,7 @@ def eraser(
             k=("k", "first"), n=("n", "first"), comprehensiveness=("comprehensiveness", "mean"), sufficiency=("sufficiency", "mean")
         )
         frame = pd.concat([frame[~is_draw], mean.assign(ranking=RANDOM)[frame.columns]], ignore_index=True)
-    return frame
+    return frame.assign(unit=unit)
 
 
 def aopc(frame: pd.DataFrame) -> pd.DataFrame:
@@ -170,13 +244,26 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int) -> None:
-    """The per-instance ERASER table of one trained model: every ranking of its explanations and
+    """The per-instance ERASER table of one trained model: every ranking of its explanations (models
+    with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
     Random, every bin (`settings`: bins, rankings, random_rankings, op, max_tokens)."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data_dir)
     require(run.spec, "faithfulness")
+    if (explanations is not None) != run.spec.attributable_input:
+        raise ValueError(
+            f"model {run.spec.name!r}: explanations are the rankings of models with attributable input "
+            f"({run.spec.attributable_input}), and were {'given' if explanations is not None else 'not given'}"
+        )
     examples = run.test_examples(data_dir)
-    rankings = rankings_of(read_explanations(explanations), examples, tuple(settings["rankings"]))
-    draws = random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"]) if settings["random_rankings"] else None
-    frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"])
+    units, names = None, tuple(settings["rankings"])
+    if explanations is not None:
+        rankings = rankings_of(read_explanations(explanations), examples, names)
+    else:
+        units = [attended_units(e, run.spec.attended) for e in examples]
+        rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"])
+        rankings = {name: scores for name, scores in rankings.items() if name in names}
+    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
+    draws = random_rankings(sizes, seed, settings["random_rankings"]) if settings["random_rankings"] else None
+    frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"], units, run.spec.attended)
     io.write_csv(out, frame)

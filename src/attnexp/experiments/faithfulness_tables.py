@@ -29,13 +29,16 @@ SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 
 
 def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
     """eraser.csv per run (`results/faithfulness/{dataset}/{model}/seed{seed}/eraser.csv`) -> one row
-    per run and ranking."""
+    per run and ranking, with the unit its rankings order (tokens, or HAN's sentences)."""
     parts = []
     for path in paths:
         run = RunKey.of_file(path)
-        frame = pd.read_csv(path, dtype={"id": str, "ranking": str})
-        parts.append(aopc(frame).assign(dataset=run.dataset, model=run.model, seed=run.seed))
-    columns = ["dataset", "model", "seed", "ranking", "aopc_comprehensiveness", "aopc_comprehensiveness_sd", "aopc_sufficiency", "aopc_sufficiency_sd", "instances"]
+        frame = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
+        units = frame["unit"].unique() if "unit" in frame else []
+        if len(units) != 1:
+            raise ValueError(f"{path}: expected one `unit` column value (tokens or sentences), got {list(units)}")
+        parts.append(aopc(frame).assign(dataset=run.dataset, model=run.model, seed=run.seed, unit=units[0]))
+    columns = ["dataset", "model", "seed", "unit", "ranking", "aopc_comprehensiveness", "aopc_comprehensiveness_sd", "aopc_sufficiency", "aopc_sufficiency_sd", "instances"]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -63,18 +66,18 @@ def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
             suff = float(r.aopc_sufficiency - random.aopc_sufficiency)
             rows.append(claim(
                 PAPER, "AOPC", dataset, model, int(seed), f"AOPC-comprehensiveness({ranking}) - AOPC-comprehensiveness(random); holds above 0", comp,
-                verdict="holds" if comp > 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances",
+                verdict="holds" if comp > 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances, ranked {r.unit}",
             ))
             rows.append(claim(
                 PAPER, "AOPC", dataset, model, int(seed), f"AOPC-sufficiency({ranking}) - AOPC-sufficiency(random); holds below 0", suff,
-                verdict="holds" if suff < 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances",
+                verdict="holds" if suff < 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances, ranked {r.unit}",
             ))
     return rows
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd to 3 decimals, one column per metric."""
-    shown = table[["dataset", "model", "seed", "ranking", "instances"]].copy()
+    shown = table[["dataset", "model", "seed", "unit", "ranking", "instances"]].copy()
     for metric in ("comprehensiveness", "sufficiency"):
         mean, sd = table[f"aopc_{metric}"], table[f"aopc_{metric}_sd"]
         shown[f"AOPC-{metric}"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
@@ -98,7 +101,8 @@ def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out)
         out["aopc_md"],
         "# Faithfulness: AOPC per model and ranking\n\n"
         "ERASER comprehensiveness (higher is better) and sufficiency (lower is better), the mean over the "
-        "bins of each test instance, then mean ± sd over instances (beyond.md §2).\n\n" + to_markdown(_shown(table)),
+        "bins of each test instance, then mean ± sd over instances (beyond.md §2). The unit is what a ranking "
+        "orders and erases: tokens, or the sentences a HAN attends to.\n\n" + to_markdown(_shown(table)),
     )
     write_claims(out["claims"], faithfulness_claims(table))
     return table

@@ -1,6 +1,6 @@
 """Faithfulness figure (beyond.md §2), from the per-instance ERASER tables of
 `attnexp.experiments.faithfulness`: for one dataset, the perturbation curves whose mean height is
-the AOPC, one column per model, comprehensiveness on top and sufficiency below, one line per
+the AOPC, one column per model (tokens, or HAN's sentences), comprehensiveness on top and sufficiency below, one line per
 ranking with a band of ± one standard error over instances.
 """
 
@@ -30,10 +30,11 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str) -> plt.Fi
         table = tables[model]
         for row, metric in enumerate(METRICS):
             ax = axes[row, col]
+            unit = table["unit"].iloc[0] if "unit" in table and not table.empty else "tokens"
             if row == 0:
-                ax.set_title(model)
+                ax.set_title(model if unit == "tokens" else f"{model} ({unit})")
             if row == 1:
-                ax.set_xlabel("bin b (top ⌈b·n⌉ tokens)")
+                ax.set_xlabel(f"bin b (top ⌈b·n⌉ {unit})")
             if col == 0:
                 ax.set_ylabel(METRICS[metric])
             if table.empty:
@@ -50,7 +51,10 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str) -> plt.Fi
             ax.set_xticks(sorted(stats["bin"].unique()), [f"{b:g}" for b in sorted(stats["bin"].unique())])
             ax.minorticks_off()
             ax.axhline(0.0, color="0.5", linewidth=0.6)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # every ranking any model has, in RANKING_LABELS order (HAN/FLAN have fewer than the others)
+    shown = {label: handle for ax in axes[0] for handle, label in zip(*ax.get_legend_handles_labels())}
+    labels = [label for label in RANKING_LABELS.values() if label in shown]
+    handles = [shown[label] for label in labels]
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=len(handles) if len(models) > 2 else 3, frameon=False)
     fig.suptitle(f"{dataset}: ERASER perturbation curves (AOPC: mean over the bins)")
