@@ -153,6 +153,7 @@ rule jw_ground_truth:
             for run in JW_GROUND_TRUTH_RUNS
         ],
         test=[f"results/data/{d}/test.jsonl" for d in JW_GROUND_TRUTH],
+        metrics=[trained(run) for run in JW_GROUND_TRUTH_RUNS],
     output:
         csv="results/tables/ground_truth.csv",
         md=report(
@@ -172,6 +173,12 @@ rule jw_ground_truth:
         "results/logs/jain_wallace/ground_truth.log",
     conda:
         "../envs/attnexp.yaml"
+    params:
+        gates={
+            d: JW["planted_min_dev_accuracy"]
+            for d in JW_GROUND_TRUTH
+            if config["datasets"][d]["protocol"] == "planted"
+        },
     script:
         "../scripts/jw_ground_truth.py"
 

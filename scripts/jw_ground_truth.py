@@ -8,6 +8,13 @@ from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
-    table = write_ground_truth(snakemake.input.explanations, snakemake.input.test, snakemake.output.csv, snakemake.output.md)
+    table = write_ground_truth(
+        snakemake.input.explanations,
+        snakemake.input.test,
+        snakemake.input.metrics,
+        snakemake.output.csv,
+        snakemake.output.md,
+        gates=snakemake.params.gates,
+    )
 save_figure(ground_truth_bars(table), snakemake.output.pdf, snakemake.output.png)
 log(f"{len(snakemake.input.explanations)} models scored against the planted cues")

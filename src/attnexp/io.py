@@ -42,6 +42,14 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> None:
             f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
+def read_json(path: str | os.PathLike):
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+
+
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
     path = Path(path)
     records = []

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -567,10 +568,54 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     test = tmp_path / "data" / "synthetic" / "test.jsonl"
     test.parent.mkdir(parents=True)
     test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "rationale": [1]}) + "\n")
-    table = jwt.write_ground_truth([explanations], [test], tmp_path / "gt.csv", tmp_path / "gt.md")
+    metrics = tmp_path / "models" / "synthetic" / "lstm-tanh" / "seed10" / "metrics.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}}))
+    table = jwt.write_ground_truth([explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97})
     assert set(zip(table["dataset"], table["model"], table["seed"])) == {("synthetic", "lstm-tanh", 10)}
     overall = table[table.group == "Overall"].set_index("method")
     assert overall.loc["attention", "precision_mean"] == 1.0 and overall.loc["ig", "precision_mean"] == 0.0
+    assert overall["accepted"].all() and "failed" not in (tmp_path / "gt.md").read_text()  # generated data: no gate
+    with pytest.raises(ValueError, match="no metrics.json of .*synthetic/lstm-tanh/seed10"):
+        jwt.write_ground_truth([explanations], [test], [], tmp_path / "gt.csv", tmp_path / "gt.md")
+
+
+def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
+    """beyond.md §3: accept a planted model only at dev accuracy >= 0.97, else report the run as failed."""
+    paths = {}
+    for model, dev in (("lstm-tanh", 0.99), ("average-tanh", 0.93)):
+        run = Path("planted_sst") / model / "seed10"
+        explanations = tmp_path / "explain" / run / "explanations.jsonl"
+        explanations.parent.mkdir(parents=True)
+        explanations.write_text(json.dumps({
+            "id": "a", "length": 2, "label": 1, "predicted": 1, "probs": [0.2, 0.8], "attention": [0.9, 0.1], "gradient": [0.1, 0.5],
+            "loo": [0.3, 0.1], "ig": [0.2, 0.1], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True,
+        }) + "\n")
+        metrics = tmp_path / "models" / run / "metrics.json"
+        metrics.parent.mkdir(parents=True)
+        metrics.write_text(json.dumps({"dev": {"accuracy": dev}}))
+        paths[model] = (explanations, metrics)
+    test = tmp_path / "data" / "planted_sst" / "test.jsonl"
+    test.parent.mkdir(parents=True)
+    test.write_text(json.dumps({"id": "a", "tokens": ["the", "film"], "label": 1, "rationale": [0]}) + "\n")
+    table = jwt.write_ground_truth(
+        [e for e, _ in paths.values()], [test], [m for _, m in paths.values()], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
+    )
+    accepted = table.drop_duplicates("model").set_index("model")
+    assert accepted.loc["lstm-tanh", "accepted"] and not accepted.loc["average-tanh", "accepted"]
+    assert accepted.loc["average-tanh", "dev_accuracy"] == pytest.approx(0.93)
+    md = (tmp_path / "gt.md").read_text()
+    assert "**failed**: planted_sst / average-tanh / seed 10: dev accuracy 0.930 is below the gate 0.97" in md
+    assert "lstm-tanh / seed 10: dev" not in md
+    from attnexp.plots.jain_wallace import ground_truth_bars
+
+    figure = ground_truth_bars(table)
+    labels = {t.get_text() for t in figure.axes[0].get_xticklabels()}
+    assert {"lstm-tanh", "average-tanh (failed)"} <= labels
+    plt.close(figure)
+    (tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json").write_text(json.dumps({"test": {}}))
+    with pytest.raises(ValueError, match="metrics.json: expected the selected epoch's dev accuracy"):
+        jwt.write_ground_truth([paths["lstm-tanh"][0]], [test], [paths["lstm-tanh"][1]], tmp_path / "gt.csv", tmp_path / "gt.md")
 
 
 def test_ground_truth_summary_counts_instances_without_mass():

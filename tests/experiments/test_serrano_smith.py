@@ -18,7 +18,7 @@ from attnexp.experiments.cached import cached_batches, readout
 from attnexp.models import build_model
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
-from attnexp.models.inputs import Example
+from attnexp.models.inputs import Example, collate
 from attnexp.models.qa import QAConfig
 from attnexp.plan import CapabilityError
 from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
@@ -123,10 +123,20 @@ def test_interventions_equal_the_per_instance_reference_loop(name, n_classes):
     ref_erasure, ref_removal = pd.DataFrame(ref_erasure), pd.DataFrame(ref_removal)
     assert len(erasure) == len(ref_erasure) and len(removal) == len(ref_removal) and len(removal)
     assert list(erasure.id) == list(ref_erasure.id) and list(erasure.top_by) == list(ref_erasure.top_by)
+    # Two identical items (FLAN-none: the same word) tie in attention up to one ulp, and which one a
+    # batched softmax puts on top depends on where SIMD lanes fall: accept either side of such a tie
+    tied = np.flatnonzero(erasure.top.to_numpy() != ref_erasure.top.to_numpy())
+    for i in tied:
+        row, example = erasure.iloc[i], next(e for e in examples if e.id == erasure.id.iloc[i])
+        with torch.no_grad():
+            attention = m.decode(m.encode(collate([example], m.layout)))[1][0]
+        assert abs(float(attention[ref_erasure.top.iloc[i]]) - row.top_attention) < 1e-6, (row.id, "not a tie")
+    assert len(tied) <= 2  # ties are rare; a systematic difference is not one
+    agree = np.setdiff1d(np.arange(len(erasure)), tied)
     for column in ("top", "random", "flip_top", "flip_random"):
-        assert list(erasure[column]) == list(ref_erasure[column]), column
+        assert list(erasure[column].iloc[agree]) == list(ref_erasure[column].iloc[agree]), column
     for column in ("js_top", "js_random"):
-        assert np.allclose(erasure[column], ref_erasure[column], atol=1e-6), column
+        assert np.allclose(erasure[column].iloc[agree], ref_erasure[column].iloc[agree], atol=1e-6), column
     assert np.array_equal(removal.removed.astype(float), ref_removal.removed.astype(float), equal_nan=True)
     assert list(removal.ranking) == list(ref_removal.ranking)
     assert removal.flipped.any() and removal.removed.nunique() > 1  # the comparison is not vacuous
@@ -147,9 +157,10 @@ def test_results_do_not_depend_on_batching(name):
     m, examples = model(name), documents(30, seed=1)
     small = ss.run_interventions(m, examples, SETTINGS | {"max_tokens": 15}, SEED, log=lambda _: None)
     large = ss.run_interventions(m, examples, SETTINGS | {"max_tokens": 10_000}, SEED, log=lambda _: None)
-    pd.testing.assert_frame_equal(small[1], large[1])
-    pd.testing.assert_frame_equal(small[0].drop(columns=["js_top", "js_random", "delta_js", "kl_top", "kl_random"]), large[0].drop(columns=["js_top", "js_random", "delta_js", "kl_top", "kl_random"]))
-    assert np.allclose(small[0].js_top, large[0].js_top, atol=1e-6)
+    # the same decisions; float columns equal up to rounding (the recurrent kernels' reduction order
+    # depends on the padded batch shape on some CPUs, so bit equality across batchings is not promised)
+    pd.testing.assert_frame_equal(small[1], large[1], check_exact=False, atol=1e-6)
+    pd.testing.assert_frame_equal(small[0], large[0], check_exact=False, atol=1e-6)
 
 
 def test_removed_mass_and_fraction_are_consistent():

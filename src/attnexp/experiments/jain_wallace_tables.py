@@ -21,7 +21,7 @@ from attnexp.metrics import SCIPY_VERSION
 from attnexp.plan import RunKey
 from attnexp.tables import to_markdown
 
-__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "write_tables", "write_ground_truth"]
+__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "write_tables", "acceptance", "write_ground_truth"]
 
 # Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
 TABLE2_COLUMNS = {
@@ -151,23 +151,51 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
     return summary
 
 
-def write_ground_truth(explanation_paths, test_paths, out_csv, out_md) -> pd.DataFrame:
-    """The ground-truth table over every model of the generated datasets; returns it."""
+def acceptance(metrics_path, gate: float | None) -> tuple[float, bool]:
+    """A model's dev accuracy (its metrics.json, at the selected epoch) and whether it passes the
+    gate (beyond.md §3: planted models need 0.97; None: no gate, generated data)."""
+    trained = io.read_json(metrics_path)
+    try:
+        dev = float(trained["dev"]["accuracy"])
+    except (KeyError, TypeError):
+        raise ValueError(f"{metrics_path}: expected the selected epoch's dev accuracy at key dev.accuracy") from None
+    return dev, gate is None or dev >= gate
+
+
+def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, out_md, gates: dict | None = None) -> pd.DataFrame:
+    """The ground-truth table over every model of the generated and planted datasets; returns it.
+    metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
+    accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
+    marked `accepted: False`, and reported as failed (beyond.md §3)."""
     tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
+    metrics = {RunKey.of_file(p): p for p in metrics_paths}
     parts = []
     for path in explanation_paths:
         run = RunKey.of_file(path)
+        if run not in metrics:
+            raise ValueError(f"{path}: no metrics.json of {run.path('results/models')} to read its dev accuracy from")
+        dev, accepted = acceptance(metrics[run], (gates or {}).get(run.dataset))
         summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run.dataset]))
-        parts.append(summary.assign(**run._asdict()))
+        parts.append(summary.assign(**run._asdict(), dev_accuracy=dev, accepted=accepted))
     table = pd.concat(parts, ignore_index=True)
-    table = table[["dataset", "model", "seed", "method", "group", "n", "n_undefined_mass"] + [c for c in table.columns if c.endswith(("_mean", "_std"))]]
+    table = table[
+        ["dataset", "model", "seed", "dev_accuracy", "accepted", "method", "group", "n", "n_undefined_mass"]
+        + [c for c in table.columns if c.endswith(("_mean", "_std"))]
+    ]
     io.write_csv(out_csv, table)
     overall = table[table.group == "Overall"]
     ranked = overall.sort_values(["dataset", "model", "seed", "auprc_mean"], ascending=[True, True, True, False])
+    failed = overall[~overall.accepted].drop_duplicates(["dataset", "model", "seed"])
+    failures = "".join(
+        f"- **failed**: {r.dataset} / {r.model} / seed {r.seed}: dev accuracy {r.dev_accuracy:.3f} is below the "
+        f"gate {gates[r.dataset]:.2f}; its rows are not evidence about the methods.\n"
+        for r in failed.itertuples()
+    )
     io.write_text(
         out_md,
         "# Explanations against the planted cues (beyond.md §3)\n\n"
         "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
-        "mass_ratio = mass / chance.\n\n" + to_markdown(ranked.round(3)),
+        "mass_ratio = mass / chance. A planted dataset's model is accepted only at its dev-accuracy gate "
+        "(`jain_wallace.planted_min_dev_accuracy`).\n\n" + (failures + "\n" if failures else "") + to_markdown(ranked.round(3)),
     )
     return table

@@ -293,8 +293,12 @@ def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against 
     _require_unique(rows, ["dataset", "model", "method"], "summary")
     keys = sorted(set(zip(rows["dataset"], rows["model"])))
     several = len({dataset for dataset, _ in keys}) > 1
-    rows = rows.assign(column=[f"{d} / {m}" if several else m for d, m in zip(rows["dataset"], rows["model"])])
-    columns = [f"{d} / {m}" if several else m for d, m in keys]
+    # a planted model below its dev-accuracy gate (beyond.md §3) stays visible, marked as failed
+    accepted = rows["accepted"] if "accepted" in rows else [True] * len(rows)
+    failed = {(d, m) for d, m, ok in zip(rows["dataset"], rows["model"], accepted) if not ok}
+    name = {(d, m): (f"{d} / {m}" if several else m) + (" (failed)" if (d, m) in failed else "") for d, m in keys}
+    rows = rows.assign(column=[name[k] for k in zip(rows["dataset"], rows["model"])])
+    columns = [name[k] for k in keys]
     methods = _ordered(rows["method"].unique(), METHODS)
     colors = {m: METHOD_COLORS.get(m, COLORS[(len(METHODS) + i) % len(COLORS)]) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True, layout="constrained")
