@@ -14,7 +14,8 @@ for run in FF_RUNS:
 # W&P base runs with every experiment: their seed models give each explainer's envelope
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
 FF_SETTINGS = {
-    key: FF[key] for key in ("bins", "rankings", "random_rankings", "op", "max_tokens")
+    key: FF[key]
+    for key in ("bins", "rankings", "random_rankings", "op", "max_instances", "max_tokens")
 }
 
 

@@ -333,3 +333,30 @@ def test_perturbation_curves_one_column_per_model_one_line_per_ranking(bow):
     assert axes[1, 0].get_lines()[1].get_ydata() == pytest.approx(frame[frame.ranking == "loo"].groupby("bin")["sufficiency"].mean().to_numpy())
     assert "no data" in [text.get_text() for text in axes[0, 1].texts]
     plt.close(fig)
+
+
+# --- the rule's entry point: a trained HAN, ranked over its sentences, on a budget of instances ---
+
+
+def test_evenly_spaced_follows_the_test_file_and_keeps_its_ends():
+    assert list(ff.evenly_spaced(10, None)) == list(range(10)) == list(ff.evenly_spaced(10, 10)) == list(ff.evenly_spaced(10, 50))
+    assert list(ff.evenly_spaced(10, 4)) == [0, 3, 6, 9]
+    assert list(ff.evenly_spaced(7532, 2000)[[0, -1]]) == [0, 7531] and len(ff.evenly_spaced(7532, 2000)) == 2000
+
+
+def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
+    from tiny_tasks import load_config, run_fit, write_dataset
+
+    data_dir = write_dataset(tmp_path / "data")
+    config = load_config()
+    _, checkpoint = run_fit(config, data_dir, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1)
+    settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10}
+    out = tmp_path / "eraser.csv"
+    ff.write_faithfulness(checkpoint, data_dir, None, out, settings, seed=10, threads=1)
+    frame = pd.read_csv(out, dtype={"id": str})
+    assert list(frame.columns) == ["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency", "unit"]
+    assert set(frame["unit"]) == {"sentences"} and set(frame["n"]) == {2}  # every tiny document has two sentences
+    assert set(frame["ranking"]) == {"attention", "loo", "random"}
+    assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [f"test-{i}" for i in ff.evenly_spaced(24, 10)]
+    with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
+        ff.write_faithfulness(checkpoint, data_dir, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)

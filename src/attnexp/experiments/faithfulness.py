@@ -43,7 +43,7 @@ from attnexp.runtime import restore_run, set_determinism
 
 __all__ = [
     "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
-    "bin_size", "top_positions", "random_rankings", "rankings_of", "attended_units", "unit_rankings", "UNIT_RANKINGS",
+    "bin_size", "top_positions", "random_rankings", "evenly_spaced", "rankings_of", "attended_units", "unit_rankings", "UNIT_RANKINGS",
     "eraser", "aopc", "write_faithfulness",
 ]
 
@@ -243,10 +243,18 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
+    """`limit` indices evenly spaced over range(count), first and last included (all when `limit` is
+    None or at least `count`): a subset that follows whatever order the test file has (e.g. by class)."""
+    if limit is None or limit >= count:
+        return np.arange(count)
+    return np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
+
+
 def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int) -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
-    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_tokens)."""
+    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens)."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data_dir)
     require(run.spec, "faithfulness")
@@ -255,10 +263,13 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
             f"model {run.spec.name!r}: explanations are the rankings of models with attributable input "
             f"({run.spec.attributable_input}), and were {'given' if explanations is not None else 'not given'}"
         )
-    examples = run.test_examples(data_dir)
+    everything = run.test_examples(data_dir)
+    chosen = evenly_spaced(len(everything), settings["max_instances"])
+    examples = [everything[i] for i in chosen]
     units, names = None, tuple(settings["rankings"])
-    if explanations is not None:
-        rankings = rankings_of(read_explanations(explanations), examples, names)
+    if explanations is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
+        rankings = rankings_of(read_explanations(explanations), everything, names)
+        rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
     else:
         units = [attended_units(e, run.spec.attended) for e in examples]
         rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"])
