@@ -15,7 +15,14 @@ for run in FF_RUNS:
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
 FF_SETTINGS = {
     key: FF[key]
-    for key in ("bins", "rankings", "random_rankings", "op", "max_instances", "max_tokens")
+    for key in (
+        "bins",
+        "rankings",
+        "random_rankings",
+        "op",
+        "max_instances",
+        "max_tokens",
+    )
 }
 
 
