@@ -1,18 +1,17 @@
 # Stage 5d: the faithfulness battery (beyond.md §2, §7; issue 13). Per model: ERASER comprehensiveness
-# and sufficiency of every ranking of its explanations (HAN/FLAN: its attention and leave-one-unit-out)
-# and a random baseline, per bin; then AOPC per
-# model and ranking beside the battery's claims. Per W&P base run with seed models: each explainer's
-# agreement with itself across the seeds (the seed envelope).
+# and sufficiency of every ranking of its explanations (HAN/FLAN: its own attention and leave-one-unit-
+# out) and a random baseline, per bin; then AOPC per model and ranking beside the battery's claims. Per
+# W&P base run with seed models: each explainer's agreement with itself across the seeds (the envelope).
 
 FF = config["faithfulness"]
 FF_RUN = "{dataset}/{model}/seed{seed}"
 FF_RUNS = experiment_runs(config, "faithfulness")
-# What the per-model battery depends on, and nothing else (`max_tokens` only sizes batches)
 FF_BY_DATASET = {}
 for run in FF_RUNS:
     FF_BY_DATASET.setdefault(run.dataset, []).append(run)
 # W&P base runs with every experiment: their seed models give each explainer's envelope
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
+# The per-model battery's settings (`max_tokens` only sizes batches)
 FF_SETTINGS = {
     key: FF[key]
     for key in (
