@@ -17,7 +17,6 @@ pass per batch, order and fraction.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +25,7 @@ from torch import nn
 
 from attnexp import io
 from attnexp.explain.attention_attribution import attention_attribution
+from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
 from attnexp.plan import require
 from attnexp.runtime import restore_run, set_determinism
@@ -40,9 +40,7 @@ ORDERS = ("attribution", "attention", "random")
 
 def _present(batch: Batch, rows: int) -> torch.Tensor:
     """(B, Tq, T) bool: query rows and keys that exist (the top layer's only row is `[CLS]`)."""
-    T = batch.tokens.shape[1]
-    positions = torch.arange(T)
-    keys = positions[None, :] < batch.lengths[:, None]  # (B, T)
+    keys = present_mask(batch.lengths, batch.tokens.shape[1])  # (B, T)
     queries = keys[:, :rows]
     return queries[:, :, None] & keys[:, None, :]
 

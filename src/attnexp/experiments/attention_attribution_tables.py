@@ -71,10 +71,12 @@ def pruning_claims(summary: pd.DataFrame, at: float = 0.5) -> list[dict]:
 
 
 def _agreement(records: list[dict], method: str, against: str) -> tuple[float, int]:
-    """Mean over instances (n >= 2, neither vector constant) of Spearman's ρ(method, |against|)."""
+    """Mean over instances (n >= 2, neither vector constant) of Spearman's ρ(|method|, |against|):
+    magnitudes, as `attnexp.explain.importance` reads them (attention, rollout and LOO are
+    non-negative already; gradient and attention attribution are signed)."""
     values = []
     for r in records:
-        a, b = np.asarray(r[method], dtype=np.float64), np.abs(np.asarray(r[against], dtype=np.float64))
+        a, b = (np.abs(np.asarray(r[key], dtype=np.float64)) for key in (method, against))
         if len(a) >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0:
             values.append(spearmanr(a, b).statistic)
     return (float(np.mean(values)) if values else np.nan), len(values)
@@ -89,7 +91,7 @@ def rollout_agreement(paths: list[str | Path]) -> pd.DataFrame:
         records = list(io.read_jsonl(path))
         for against in AGAINST:
             for method in METHODS:
-                mean, n = _agreement([{**r, method: np.abs(r[method])} for r in records], method, against)
+                mean, n = _agreement(records, method, against)
                 rows.append({"dataset": run.dataset, "model": run.model, "seed": run.seed, "method": method, "against": against, "spearman": mean, "instances": n})
     return pd.DataFrame(rows)
 

@@ -8,7 +8,6 @@ Table 2 compares like with like (D-TARGETS): only test-selected models get a ver
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -134,7 +133,7 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
     summaries, parts = [], []
     for path, metrics_path in zip(correlation_paths, metrics_paths):
-        trained = json.loads(Path(metrics_path).read_text(encoding="utf-8"))
+        trained = io.read_json(metrics_path)
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"]}
         summary = summarise_correlations(pd.read_csv(path), trained["spec"]["family"], significance)
         provenance = {"select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"), "loo_op": loo_op}

@@ -14,8 +14,6 @@ are code-derived, §8), and their ordering (FLAN above HAN for the same encoder)
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pandas as pd
 
@@ -38,7 +36,7 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
         raise ValueError(f"{len(erasure_paths)} erasure tables, {len(removal_paths)} removal tables, {len(metrics_paths)} models: expected one each per run")
     runs = []
     for erasure, removal, metrics in zip(erasure_paths, removal_paths, metrics_paths):
-        trained = json.loads(Path(metrics).read_text(encoding="utf-8"))
+        trained = io.read_json(metrics)
         provenance = trained["provenance"]
         runs.append({
             "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "items": ModelSpec.from_record(trained["spec"]).attended,

@@ -20,7 +20,6 @@ Read top to bottom:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -316,7 +315,7 @@ def write_frontier(base_export, uniform_export, adversary_exports: list[str], ad
     base = read_export(base_export, "test")
     labels = test_labels(data_dir, base)
     adversaries = {lam: read_export(path, "test") for lam, path in zip(lambdas, adversary_exports)}
-    logs = {lam: json.loads(Path(path).read_text(encoding="utf-8")) for lam, path in zip(lambdas, adversary_metrics)}
+    logs = {lam: io.read_json(path) for lam, path in zip(lambdas, adversary_metrics)}
     curve = adversary_frontier(base, adversaries, labels)
     curve["selected_epoch"] = [logs[lam]["selected_epoch"] for lam in curve["lambda"]]
     curve["epochs_run"] = [len(logs[lam]["history"]) for lam in curve["lambda"]]

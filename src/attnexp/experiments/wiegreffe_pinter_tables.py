@@ -17,7 +17,6 @@ Table 3's reading (base guide above uniform, adversary guide below base), Figure
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +38,7 @@ GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base LS
 
 def read_model(path: str | Path) -> dict:
     """A trained run's metrics.json: its keys, positive-class test F1 and what produced it."""
-    trained = json.loads(Path(path).read_text(encoding="utf-8"))
+    trained = io.read_json(path)
     provenance = trained["provenance"]
     return {
         "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],

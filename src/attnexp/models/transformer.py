@@ -34,7 +34,6 @@ import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from attnexp.models.attention import present_mask, real_token_mask
