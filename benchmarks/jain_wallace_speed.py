@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from attnexp.experiments import jain_wallace as jw  # noqa: E402
+from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.explain.leave_one_out import leave_one_out  # noqa: E402
 from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
@@ -41,11 +42,13 @@ from attnexp.runtime import probabilities  # noqa: E402
 
 
 def _alone(model, example):
-    """Encode one instance in a batch of its own -> (encoded, α̂ (1, L), probabilities (1, C))."""
+    """Encode one instance in a batch of its own -> (encoded, readout attention per head (1, H, L),
+    probabilities (1, C)); H = 1 for a model with one attention distribution."""
     with torch.no_grad():
         encoded = model.encode(collate([example], model.layout))
         logits, attention = model.decode(encoded)
-    return encoded, attention, probabilities(logits)
+    heads = attention[:, None] if encoded.heads is None else encoded.heads
+    return encoded, heads, probabilities(logits)
 
 
 @torch.no_grad()
@@ -53,20 +56,19 @@ def reference_permutation(model, examples, permutations: int, seed: int) -> list
     """Median output change over `permutations` permutations, one decode per permutation."""
     medians = []
     for index, example in enumerate(examples):
-        encoded, attention, probs = _alone(model, example)
+        encoded, heads, probs = _alone(model, example)
         real = encoded.mask[0].nonzero().squeeze(-1)
         changes = []
         for perm in jw.permutation_indices(len(real), permutations, seed, index):
-            permuted = attention.clone()
-            permuted[0, real] = attention[0, real[torch.from_numpy(perm)]]
-            logits, _ = model.decode(encoded, permuted)
-            changes.append(float(tvd(probabilities(logits), probs)[0]))
+            permuted = heads.clone()
+            permuted[0, :, real] = heads[0][:, real[torch.from_numpy(perm)]]  # the same shuffle in every head
+            changes.append(float(tvd(probabilities(decode_heads(model, encoded, permuted)), probs)[0]))
         medians.append(float(np.median(changes)))
     return medians
 
 
 def reference_adversarial(model, examples, settings: dict, seed: int, family: str) -> list[float]:
-    """ε-max JSD per instance, searching each instance's K candidates on their own."""
+    """ε-max JSD per instance, searching each instance's K candidates (per head) on their own."""
     adversary = settings["adversary"]
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
     scale = 2.0 if family == "qa" else 1.0
@@ -74,16 +76,18 @@ def reference_adversarial(model, examples, settings: dict, seed: int, family: st
         p.requires_grad_(False)
     results = []
     for index, example in enumerate(examples):
-        encoded, attention, probs = _alone(model, example)
+        encoded, heads, probs = _alone(model, example)
+        attention = heads.mean(dim=1)  # (1, L) α̂
         mask = encoded.mask[0]  # (L,)
-        n, length = int(mask.sum()), mask.shape[0]
-        z = torch.zeros(adversary["candidates"], length)
-        z[:, mask] = torch.from_numpy(jw.adversary_noise(n, adversary["candidates"], seed, index))
+        (n, length), H = (int(mask.sum()), mask.shape[0]), heads.shape[1]
+        z = torch.zeros(adversary["candidates"], H, length)
+        z[:, :, mask] = torch.from_numpy(jw.adversary_noise(n, adversary["candidates"], seed, index, H))
         z = (np.log(1.0 / length) + 3.0 * z).requires_grad_(True)
         optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
         for _ in range(adversary["steps"]):
-            alpha = masked_softmax(z, mask)  # (K, L)
-            logits, _ = model.decode(encoded, alpha[:, None, :])  # (K, 1, C)
+            per_head = masked_softmax(z, mask)  # (K, H, L)
+            alpha = per_head.mean(dim=1)  # (K, L)
+            logits = decode_heads(model, encoded, per_head[:, None])  # (K, 1, C)
             change = scale * tvd(probabilities(logits)[:, 0], probs[0])  # (K,)
             loss = -jsd(alpha, attention[0]).sum() + adversary["penalty"] * torch.relu(change - adversary["margin"]).sum()
             loss = loss - jsd(alpha[:, None], alpha[None, :]).sum() / len(alpha) ** 2  # K x K pairs
@@ -91,9 +95,9 @@ def reference_adversarial(model, examples, settings: dict, seed: int, family: st
             loss.backward()
             optimizer.step()
         with torch.no_grad():
-            alpha = masked_softmax(z, mask)
-            logits, _ = model.decode(encoded, alpha[:, None, :])
-            change = tvd(probabilities(logits)[:, 0], probs[0])
+            per_head = masked_softmax(z, mask)
+            alpha = per_head.mean(dim=1)
+            change = tvd(probabilities(decode_heads(model, encoded, per_head[:, None]))[:, 0], probs[0])
             best = 0.0  # α̂ itself is always a candidate
             for k in range(len(alpha)):
                 if change[k] <= eps:
@@ -175,7 +179,7 @@ def main() -> None:
 
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = [
-        f"J&W experiments on `{args.model}` ({metadata['model']}), SST test split, {args.threads} CPU threads; "
+        f"J&W experiments on `{args.model}` ({run.spec.name}), SST test split, {args.threads} CPU threads; "
         f"pipeline on {len(fast_set)} instances, reference loops on the first {len(slow_set)}. Peak RSS {rss:,.0f} MB.",
         "",
         "| experiment | pipeline ms/instance | reference ms/instance | speed-up | max abs difference |",

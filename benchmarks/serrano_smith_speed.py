@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from attnexp.experiments import serrano_smith as ss  # noqa: E402
 from attnexp.experiments.cached import cached_batches  # noqa: E402
+from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.metrics import jsd  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
 from attnexp.runtime import probabilities  # noqa: E402
@@ -36,17 +37,20 @@ from attnexp.runtime import probabilities  # noqa: E402
 
 
 def _alone(model, example):
+    """-> encoded, readout attention per head (H, L), output probabilities (C,)."""
     encoded = model.encode(collate([example], model.layout))
     logits, attention = model.decode(encoded)
-    return encoded, attention.detach()[0], probabilities(logits).detach()[0]
+    heads = attention[:, None] if encoded.heads is None else encoded.heads  # (1, H, L)
+    return encoded, heads.detach()[0], probabilities(logits).detach()[0]
 
 
-def _erased_probs(model, encoded, attention, erased: list[int]):
-    weights = attention.clone()
-    weights[erased] = 0
-    total = weights.sum()
-    weights = weights / total if total > 0 else torch.zeros_like(weights)
-    return probabilities(model.decode(encoded, weights[None])[0])[0]
+def _erased_probs(model, encoded, heads, erased: list[int]):
+    """Erase items from every head, renormalise each head (all zeros when nothing is left)."""
+    weights = heads.clone()
+    weights[:, erased] = 0
+    total = weights.sum(-1, keepdim=True)
+    weights = torch.where(total > 0, weights / torch.where(total > 0, total, 1.0), 0.0)
+    return probabilities(decode_heads(model, encoded, weights[None]))[0]
 
 
 def reference_interventions(model, examples, settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
@@ -54,17 +58,20 @@ def reference_interventions(model, examples, settings: dict, seed: int) -> tuple
     erasure, removal = [], []
     for index, example in enumerate(examples):
         with torch.no_grad():
-            encoded, attention, p = _alone(model, example)
+            encoded, attention, p = _alone(model, example)  # attention (H, L)
         positions = encoded.mask[0].nonzero().squeeze(-1).tolist()
         n = len(positions)
         if n < 2:
             continue
         predicted = int(p.argmax())
         alpha = attention[None].clone().requires_grad_(True)
-        (grad,) = torch.autograd.grad(probabilities(model.decode(encoded, alpha)[0])[0, predicted], alpha)
-        g = grad[0]
-        a = attention[positions]
-        keys = {"attention": a, "gradient": g[positions], "attn_x_grad": a * g[positions], "attention_ascending": -a}
+        (grad,) = torch.autograd.grad(probabilities(decode_heads(model, encoded, alpha))[0, predicted], alpha)
+        g = grad[0]  # (H, L)
+        a = attention[:, positions].mean(0)  # the head mean
+        keys = {
+            "attention": a, "gradient": g[:, positions].sum(0), "attn_x_grad": (attention * g)[:, positions].sum(0),
+            "attention_ascending": -a,
+        }
         orders = {name: [positions[i] for i in torch.sort(key, descending=True, stable=True).indices.tolist()] for name, key in keys.items()}
         tops = np.array([positions.index(orders[name][0]) for name in ss.TOP_BY])
         randoms = ss.random_items(n, tops, settings["random_item"], seed, index)
@@ -156,7 +163,7 @@ def main() -> None:
     n_ref = len(slow_set)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     name = model.spec.name
-    print(f"| model | instances | forward ms/inst | S&S suite ms/inst | suite / forward | reference loop ms/inst | reference / suite | peak RSS MB |")
+    print("| model | instances | forward ms/inst | S&S suite ms/inst | suite / forward | reference loop ms/inst | reference / suite | peak RSS MB |")
     print("|---|---|---|---|---|---|---|---|")
     print(
         f"| {name} ({Path(args.data).name}, {model.spec.attended}) | {len(examples)} | {1000 * t_forward / len(examples):.2f} | "

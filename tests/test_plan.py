@@ -113,12 +113,13 @@ def test_the_real_config_plans_both_papers(raw_config):
 def test_missing_capabilities_and_require():
     assert missing_capabilities(parse_model_name("lstm-tanh", "binary"), "serrano_smith") == []
     assert missing_capabilities(parse_model_name("han-rnn", "binary"), "jain_wallace") == [
-        "an encoder over replaceable input embeddings (a flat or QA/NLI model)"
+        "an encoder over replaceable input embeddings (a flat, QA/NLI or Transformer model)"
     ]
     assert REQUIREMENTS["explain"] == REQUIREMENTS["jain_wallace"][:2]
     transformer = parse_model_name("transformer-cls", "binary")
-    assert missing_capabilities(transformer, "explain") == missing_capabilities(transformer, "faithfulness") == []
-    assert missing_capabilities(transformer, "jain_wallace") == ["one attention distribution that decides the output (not one per head)"]
+    # the debate matrix: every paper's experiments run on the Transformer through the same code
+    for experiment in ("explain", "faithfulness", "jain_wallace", "serrano_smith", "attention_attribution"):
+        assert missing_capabilities(transformer, experiment) == [], experiment
     # the battery ranks HAN/FLAN by their own attention and leave-one-unit-out; only attention is needed
     for name in ("han-rnn", "flan-conv"):
         assert missing_capabilities(parse_model_name(name, "binary"), "faithfulness") == []
@@ -128,11 +129,10 @@ def test_missing_capabilities_and_require():
     with pytest.raises(CapabilityError) as err:
         require(parse_model_name("cnn-dot", "qa"), "serrano_smith")
     assert str(err.value) == (
-        "model 'cnn-dot': the Serrano & Smith experiments need an output layer linear in the attention "
-        "(a classifier, not a QA/NLI model), which it lacks"
+        "model 'cnn-dot': the Serrano & Smith experiments need a document classifier (not a QA/NLI model), which it lacks"
     )
     both = ModelSpec("odd", "qa", "lstm", "uniform")  # lacks two things: both are named
-    with pytest.raises(CapabilityError, match="need its own trained attention and an output layer linear"):
+    with pytest.raises(CapabilityError, match="need its own trained attention and a document classifier"):
         require(both, "serrano_smith")
     with pytest.raises(ValueError, match="unknown experiment 'wiegreffe'"):
         missing_capabilities(both, "wiegreffe")
@@ -152,11 +152,11 @@ def test_asking_serrano_smith_for_lstm_uniform_is_a_one_line_error(small):
     ]
 
 
-def test_asking_serrano_smith_for_a_qa_only_model_names_the_linear_readout(small):
+def test_asking_serrano_smith_for_a_qa_only_model_names_what_it_lacks(small):
     small["serrano_smith"] |= {"datasets": ["synthetic_qa"], "models": ["cnn-dot"]}
     assert selection_problems(small, "serrano_smith") == [
-        "config key 'serrano_smith.models.0': model 'cnn-dot': the Serrano & Smith experiments need an output layer "
-        "linear in the attention (a classifier, not a QA/NLI model), which it lacks"
+        "config key 'serrano_smith.models.0': model 'cnn-dot': the Serrano & Smith experiments need a document "
+        "classifier (not a QA/NLI model), which it lacks"
     ]
 
 
@@ -173,7 +173,7 @@ def test_jain_wallace_selection_errors(small):
     small["jain_wallace"]["models"] = ["han-rnn", "lstm-tanh", "lstm-tanhh"]
     assert selection_problems(small, "jain_wallace") == [
         "config key 'jain_wallace.models.0': model 'han-rnn': the Jain & Wallace experiments need an encoder over "
-        "replaceable input embeddings (a flat or QA/NLI model), which it lacks",
+        "replaceable input embeddings (a flat, QA/NLI or Transformer model), which it lacks",
         "config key 'jain_wallace.models.2': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset",
     ]
     small["jain_wallace"] |= {"models": None, "datasets": ["sst", "nope"]}

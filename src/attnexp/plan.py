@@ -34,12 +34,11 @@ __all__ = [
 REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     "jain_wallace": (
         ("has_own_attention", "its own trained attention"),
-        ("attributable_input", "an encoder over replaceable input embeddings (a flat or QA/NLI model)"),
-        ("single_readout_attention", "one attention distribution that decides the output (not one per head)"),
+        ("attributable_input", "an encoder over replaceable input embeddings (a flat, QA/NLI or Transformer model)"),
     ),
     "serrano_smith": (
         ("has_own_attention", "its own trained attention"),
-        ("linear_readout", "an output layer linear in the attention (a classifier, not a QA/NLI model)"),
+        ("classifier", "a document classifier (not a QA/NLI model)"),
     ),
     "wiegreffe_pinter": (
         ("has_own_attention", "its own trained attention"),

@@ -2,7 +2,7 @@
 
 This is the one place that parses a model name. Everything downstream (training, checkpoints, run
 selection, experiments) asks the spec — `spec.layout`, `spec.attended`, `spec.has_own_attention`,
-`spec.attributable_input`, `spec.linear_readout` — never the name string. The spec is saved with
+`spec.attributable_input`, `spec.classifier`, `spec.linear_readout` — never the name string. The spec is saved with
 every checkpoint and metrics.json (`spec.record()`), so a trained model is rebuilt from its own
 record (`ModelSpec.from_record`), not re-derived from its name. Torch-free: the config check and
 the Snakefile use it before any job runs.
@@ -62,11 +62,10 @@ class ModelSpec:
         return self.attention in TRAINED_ATTENTIONS
 
     @property
-    def single_readout_attention(self) -> bool:
-        """One attention distribution decides the output, so imposing the model's own weights gives
-        its own output back. The Transformer's `[CLS]` readout has one distribution per head: an
-        imposed distribution replaces all of them, which is not the identity on its own mean."""
-        return self.family != "transformer"
+    def classifier(self) -> bool:
+        """A document classifier: the output is a decision over classes read from the attended items
+        alone, not conditioned on a question or hypothesis (flat, HAN/FLAN and Transformer models)."""
+        return self.family != "qa"
 
     @property
     def self_attention(self) -> bool:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnexp.experiments.cached import CachedBatch, Readout, cached_batches, readout, real_positions
+from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, decode_heads, readout, real_positions
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import collate
 from attnexp.runtime import probabilities
-from tiny_models import flat, hierarchical, qa, random_documents, random_examples
+from tiny_models import flat, hierarchical, qa, random_documents, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 
@@ -27,8 +27,9 @@ MODELS = {
     "han-conv-3": lambda: hierarchical("han", "conv", n_classes=3),
     "flan-rnn": lambda: hierarchical("flan", "rnn", dropout=0.3),
     "flan-none-3": lambda: hierarchical("flan", "none", n_classes=3),
+    "transformer-cls": lambda: transformer(layers=2, heads=2),
 }
-LINEAR = [name for name in MODELS if not name.startswith("qa")]
+LINEAR = [name for name in MODELS if not name.startswith(("qa", "transformer"))]
 
 
 def examples_for(model, lengths=LENGTHS, seed=0):
@@ -117,13 +118,13 @@ def test_readout_logits_equal_decode_with_the_same_attention(name):
     assert isinstance(r, Readout)
     B, L = batch.encoded.mask.shape
     assert r.values.shape == (B, L, batch.logits.shape[-1]) and r.bias.shape == (batch.logits.shape[-1],)
-    assert torch.allclose(r.logits(batch.attention), batch.logits, atol=1e-5)  # the model's own attention
+    assert torch.allclose(r.logits(batch.heads), batch.logits, atol=1e-5)  # the model's own attention
     g = torch.Generator().manual_seed(1)
     for leading in [(4,), (2, 3)]:  # stacks of imposed attentions: (P, B, L) and (P, Q, B, L)
         stack = masked_softmax(torch.randn(*leading, B, L, generator=g), batch.encoded.mask)
         with torch.no_grad():
             decoded, _ = model.decode(batch.encoded, stack)
-        projected = r.logits(stack)
+        projected = r.logits(stack[..., None, :])  # one head
         assert projected.shape == (*leading, B, batch.logits.shape[-1])
         assert torch.allclose(projected, decoded, atol=1e-5), name
         assert not torch.allclose(projected[0], batch.logits, atol=1e-4)  # the imposed weights matter
@@ -138,11 +139,45 @@ def test_readout_of_one_item_is_w_h_plus_b_by_hand():
     assert torch.allclose(r.values[0, 2], W @ h, atol=1e-6)
     one_hot = torch.zeros_like(batch.attention)
     one_hot[:, 2] = 1.0  # all weight on position 2 (a real token of both instances)
-    assert torch.allclose(r.logits(one_hot)[0], W @ h + b, atol=1e-6)
+    assert torch.allclose(r.logits(one_hot[:, None])[0], W @ h + b, atol=1e-6)
 
 
-def test_readout_refuses_a_model_whose_output_is_not_linear_in_the_attention():
-    model = qa("lstm", "tanh")
-    (batch,) = cached_batches(model, random_examples([3, 4], question=True), max_tokens=100_000)
-    with pytest.raises(ValueError, match="model 'lstm-tanh': its output is not linear in the attention"):
-        readout(model, batch.encoded)
+# --------------------------------------------------------------------------------------------------
+# Readout attention per head
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_imposing_each_heads_own_weights_gives_the_models_own_output(name):
+    """The identity every manipulation is measured against: H = 1 for one distribution, the
+    Transformer's `[CLS]` heads each with its own weights (not their mean imposed on all)."""
+    model = MODELS[name]().eval()
+    (batch,) = cached_batches(model, examples_for(model), max_tokens=100_000)
+    B, L = batch.encoded.mask.shape
+    heads = batch.heads
+    assert heads.shape[0] == B and heads.shape[-1] == L
+    assert heads.shape[1] == (2 if name.startswith("transformer") else 1)
+    assert torch.allclose(heads.mean(dim=1), batch.attention, atol=1e-6)  # α̂ is the head mean
+    with torch.no_grad():
+        assert torch.allclose(decode_heads(model, batch.encoded, heads), batch.logits, atol=1e-5)
+        stacked = decode_heads(model, batch.encoded, heads.expand(3, *heads.shape))  # leading axes
+        assert stacked.shape == (3, *batch.logits.shape) and torch.allclose(stacked[2], batch.logits, atol=1e-5)
+    r = readout(model, batch.encoded)
+    assert isinstance(r, Readout if name in LINEAR else DecodedReadout) and r.linear == (name in LINEAR)
+    assert torch.allclose(r.logits(heads), batch.logits, atol=1e-5)
+
+
+def test_the_transformers_heads_are_imposed_one_by_one():
+    model = transformer(layers=2, heads=2).eval()
+    (batch,) = cached_batches(model, random_documents([5, 8, 3]), max_tokens=100_000)
+    swapped = batch.heads.flip(1)  # head 0 gets head 1's weights and back: the same head mean
+    with torch.no_grad():
+        mean_on_all, _ = model.decode(batch.encoded, batch.attention)
+        assert not torch.allclose(decode_heads(model, batch.encoded, swapped), batch.logits, atol=1e-4)
+    assert not torch.allclose(mean_on_all, batch.logits, atol=1e-4)  # why the experiments carry the head axis
+
+
+def test_a_model_of_one_distribution_refuses_several_heads():
+    model = flat()
+    (batch,) = cached_batches(model, random_examples([3, 4]), max_tokens=100_000)
+    with pytest.raises(ValueError, match="model 'lstm-tanh' reads out one attention distribution, got 2 heads"):
+        decode_heads(model, batch.encoded, batch.heads.expand(-1, 2, -1))

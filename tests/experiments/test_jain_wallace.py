@@ -23,7 +23,7 @@ from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.runtime import probabilities
 from attnexp.spec import parse_model_name
-from tiny_models import flat, load_benchmark, qa, random_examples
+from tiny_models import flat, load_benchmark, qa, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 
@@ -84,7 +84,7 @@ def test_permuted_attention_shuffles_real_weights_only():
     attention = masked_softmax(torch.randn(len(lengths), width, generator=g), mask)
     counts = mask.sum(1).tolist()
     perms = [jw.permutation_indices(n, 15, SEED, i) for i, n in enumerate(counts)]
-    permuted = jw.permuted_attention(attention, mask, perms)
+    permuted = jw.permuted_attention(attention[:, None], mask, perms)[:, :, 0]  # one head
     assert permuted.shape == (15, len(lengths), width)
     assert (permuted[:, ~mask] == 0).all()  # SOS, EOS and PAD keep exact zeros, never receive weight
     assert torch.allclose(permuted.sum(-1), torch.ones(15, len(lengths)), atol=1e-6)
@@ -129,22 +129,45 @@ def test_permutation_experiment_does_not_depend_on_batching():
     assert not np.allclose(other_seed["median_output_difference"], large["median_output_difference"], atol=1e-7)
 
 
+
+def test_permutation_on_the_transformer_shuffles_every_head_alike_and_equals_the_reference_loop(bench):
+    """The debate matrix: the Transformer goes through the same code, its `[CLS]` heads permuted by
+    one shuffle of the tokens (per-head weights imposed, `decode_heads`), never their mean on all."""
+    model = transformer(layers=2, heads=2)
+    examples = make_examples()
+    table = jw.permutation_experiment(model, examples, settings(max_tokens=SMALL), SEED)
+    reference = bench.reference_permutation(model, examples, 20, SEED)
+    assert np.allclose(table["median_output_difference"].to_numpy(), reference, atol=1e-5)
+    assert table["median_output_difference"].max() > 1e-4
+    assert table.loc[table["length"] == 1, "median_output_difference"].eq(0).all()  # one token: no change at all
+    large = jw.permutation_experiment(model, examples, settings(max_tokens=LARGE), SEED)
+    assert np.allclose(table["median_output_difference"], large["median_output_difference"], atol=1e-6)
+    mask = torch.tensor([[False, True, True, True, False]])
+    heads = torch.tensor([[[0.0, 0.5, 0.3, 0.2, 0.0], [0.0, 0.1, 0.2, 0.7, 0.0]]])
+    permuted = jw.permuted_attention(heads, mask, [np.array([[2, 0, 1]])])
+    assert torch.equal(permuted[0, 0], torch.tensor([[0.0, 0.2, 0.5, 0.3, 0.0], [0.0, 0.7, 0.1, 0.2, 0.0]]))
+
 # --------------------------------------------------------------------------------------------------
 # adversarial attention (§5.5)
 
 
 def search(model, examples, steps=30, candidates=5, **kwargs):
+    """-> encoded, α̂ (B, L), probs, candidates (K, B, L) of a model with one readout distribution."""
     encoded, attention, probs = encoded_batch(model, examples)
     noise = [jw.adversary_noise(len(e.tokens), candidates, SEED, i) for i, e in enumerate(examples)]
-    found = jw.adversarial_search(model, encoded, attention, probs, noise, steps=steps, lr=0.01, amsgrad=True, penalty=500.0, margin=0.01, **kwargs)
-    return encoded, attention, probs, found
+    found = jw.adversarial_search(model, encoded, attention[:, None], probs, noise, steps=steps, lr=0.01, amsgrad=True, penalty=500.0, margin=0.01, **kwargs)
+    assert found.shape[2] == 1  # one head
+    return encoded, attention, probs, found[:, :, 0]
 
 
 def test_adversary_noise_is_deterministic_per_instance():
     a = jw.adversary_noise(6, 5, SEED, 3)
-    assert a.shape == (5, 6) and a.dtype == np.float32
+    assert a.shape == (5, 1, 6) and a.dtype == np.float32
+    per_head = jw.adversary_noise(6, 5, SEED, 3, heads=4)
+    assert per_head.shape == (5, 4, 6) and np.array_equal(per_head.reshape(-1)[:30], a.reshape(-1))  # one stream
     assert np.array_equal(a, jw.adversary_noise(6, 5, SEED, 3))
     assert not np.array_equal(a, jw.adversary_noise(6, 5, SEED, 4))
+    a = a[:, 0]
     assert not np.array_equal(a[:, :6], jw.permutation_indices(6, 5, SEED, 3))
 
 
@@ -168,7 +191,7 @@ def test_eps_max_jsd_picks_the_farthest_feasible_candidate(eps):
     model = flat("lstm", "tanh")
     examples = make_examples()
     encoded, attention, probs, candidates = search(model, examples)
-    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention, probs, candidates, eps)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention[:, None], probs, candidates[:, :, None], eps)
     assert (divergence >= 0).all() and (divergence <= math.log(2) + 1e-6).all()
     assert (chosen[~encoded.mask] == 0).all() and torch.allclose(chosen.sum(-1), torch.ones(len(examples)), atol=1e-5)
     with torch.no_grad():
@@ -194,7 +217,7 @@ def test_eps_max_jsd_without_feasible_candidate_keeps_the_models_attention():
     model = flat("lstm", "tanh")
     examples = make_examples()
     encoded, attention, probs, candidates = search(model, examples, steps=5)
-    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention, probs, candidates, 0.0)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention[:, None], probs, candidates[:, :, None], 0.0)
     multi = torch.tensor([len(e.tokens) > 1 for e in examples])
     assert (feasible[multi] == 0).all()  # every candidate changes the output a little
     assert torch.equal(chosen, attention)
@@ -217,6 +240,25 @@ def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, n_clas
         assert len(x["attention"]) == len(e.tokens) == row.length == x["length"]
         assert sum(x["attention"]) == pytest.approx(1.0, abs=1e-5)
         assert x["jsd"] == row.eps_max_jsd and x["output_difference"] == row.output_difference
+
+
+def test_adversarial_search_on_the_transformer_moves_the_head_mean_and_equals_the_reference_loop(bench):
+    model = transformer(layers=2, heads=2)
+    examples = make_examples()
+    s = settings(steps=30, eps_bc=0.05)
+    table, exported = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
+    assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "flat"), atol=1e-4)
+    assert table["eps_max_jsd"].max() > 1e-3 and (table["output_difference"] <= 0.05 + 1e-6).all()
+    small, _ = jw.adversarial_experiment(model, examples, s | {"max_tokens": SMALL}, SEED, log=lambda _: None)
+    assert np.allclose(small["eps_max_jsd"], table["eps_max_jsd"], atol=1e-5)
+    for x, e in zip(exported, examples):  # the exported attention is the chosen candidate's head mean
+        assert len(x["attention"]) == len(e.tokens) and sum(x["attention"]) == pytest.approx(1.0, abs=1e-5)
+    encoded, attention, probs = encoded_batch(model, examples)
+    noise = [jw.adversary_noise(len(e.tokens), 3, SEED, i, heads=2) for i, e in enumerate(examples)]
+    found = jw.adversarial_search(model, encoded, encoded.heads, probs, noise, steps=5)
+    assert found.shape == (3, len(examples), 2, encoded.mask.shape[1])  # (K, B, H, L): one distribution per head
+    assert torch.allclose(found.sum(-1), torch.ones(3, len(examples), 2), atol=1e-5)
+    assert (found.transpose(1, 2)[:, :, ~encoded.mask] == 0).all()  # never SOS, EOS or PAD
 
 
 def test_adversarial_experiment_does_not_depend_on_batching():

@@ -24,7 +24,7 @@ from attnexp.plan import CapabilityError
 from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
 from attnexp.runtime import probabilities
 from attnexp.spec import parse_model_name
-from tiny_models import load_benchmark
+from tiny_models import load_benchmark, transformer
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = 50
@@ -35,6 +35,11 @@ SEED = 5
 def model(name: str, n_classes: int = 3):
     torch.manual_seed(0)
     spec = parse_model_name(name, "multiclass")
+    if spec.family == "transformer":  # 2 heads, each with its own readout distribution
+        m = transformer(layers=2, heads=2, n_classes=n_classes)
+        with torch.no_grad():  # let the attention mixture outweigh the `[CLS]` residual, so decisions flip
+            m.blocks[-1].attention.out.weight.mul_(4.0)
+        return m
     if spec.family == "hierarchical":
         cfg = HierarchicalConfig(VOCAB, n_classes, spec.architecture, spec.encoder, embedding_dim=8, hidden_size=4)
     else:
@@ -56,7 +61,7 @@ def documents(count: int = 24, seed: int = 0) -> list[Example]:
     return examples
 
 
-MODELS = ("han-rnn", "han-conv", "flan-rnn", "flan-none", "lstm-tanh", "average-tanh", "cnn-dot")
+MODELS = ("han-rnn", "han-conv", "flan-rnn", "flan-none", "lstm-tanh", "average-tanh", "cnn-dot", "transformer-cls")
 # J&W's binary models have one sigmoid logit (n_classes=1): flips must be read through probabilities
 BINARY = ("lstm-tanh", "average-tanh")
 
@@ -64,19 +69,21 @@ BINARY = ("lstm-tanh", "average-tanh")
 # ----------------------------------------------------------------------------- hand-checkable pieces
 
 
-def test_erase_zeroes_and_renormalises():
-    attention = torch.tensor([[0.5, 0.3, 0.2, 0.0]])
+def test_erase_zeroes_and_renormalises_every_head():
+    heads = torch.tensor([[[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.3, 0.5]]])  # (B=1, H=2, L=4)
     keep = torch.tensor([[False, True, True, False]])
-    assert torch.allclose(ss.erase(attention, keep), torch.tensor([[0.0, 0.6, 0.4, 0.0]]))
-    nothing = ss.erase(attention, torch.zeros_like(keep))
-    assert torch.equal(nothing, torch.zeros_like(attention))  # all erased: α′ = 0, logits = bias
+    assert torch.allclose(ss.erase(heads, keep), torch.tensor([[[0.0, 0.6, 0.4, 0.0], [0.0, 0.25, 0.75, 0.0]]]))
+    nothing = ss.erase(heads, torch.zeros_like(keep))
+    assert torch.equal(nothing, torch.zeros_like(heads))  # all erased: α′ = 0, logits = bias
+    stacked = ss.erase(heads, torch.stack([keep, ~keep]))  # leading variant axes: (2, B, H, L)
+    assert stacked.shape == (2, 1, 2, 4) and torch.allclose(stacked[1, 0, 1], torch.tensor([1 / 6, 0, 0, 5 / 6]))
 
 
 def test_erasing_everything_leaves_the_output_bias():
     m = model("flan-conv")
     batch = next(cached_batches(m, documents(4), 1000))
     out = readout(m, batch.encoded)
-    logits = out.logits(ss.erase(batch.attention, torch.zeros_like(batch.encoded.mask)))
+    logits = out.logits(ss.erase(batch.heads, torch.zeros_like(batch.encoded.mask)))
     assert torch.allclose(logits, m.decoder.bias.expand_as(logits))
 
 
@@ -86,9 +93,9 @@ def test_attention_gradient_is_the_closed_form_of_a_linear_readout(name):
     m = model(name)
     batch = next(cached_batches(m, documents(8), 1000))
     out = readout(m, batch.encoded)
-    p = probabilities(out.logits(batch.attention))
+    p = probabilities(out.logits(batch.heads))
     y = p.argmax(-1)
-    g = ss.attention_gradient(out, batch.attention, y)
+    g = ss.attention_gradient(out, batch.heads, y)[:, 0]  # one head
     jac = p.gather(-1, y[:, None]) * (torch.nn.functional.one_hot(y, p.shape[-1]) - p)  # (B, C) ∂p_y/∂z_c
     expected = torch.einsum("bc,blc->bl", jac, out.values)
     assert torch.allclose(g, expected, atol=1e-6)
@@ -152,7 +159,7 @@ def test_single_item_instances_are_excluded_and_counted_once():
     assert (removal.n >= 2).all()
 
 
-@pytest.mark.parametrize("name", ["han-conv", "flan-rnn", "lstm-tanh"])
+@pytest.mark.parametrize("name", ["han-conv", "flan-rnn", "lstm-tanh", "transformer-cls"])
 def test_results_do_not_depend_on_batching(name):
     m, examples = model(name), documents(30, seed=1)
     small = ss.run_interventions(m, examples, SETTINGS | {"max_tokens": 15}, SEED, log=lambda _: None)
@@ -189,7 +196,7 @@ def test_a_model_without_its_own_attention_is_refused_in_one_line():
 def test_a_qa_model_is_refused():
     torch.manual_seed(0)
     qa = build_model(parse_model_name("lstm-tanh", "qa"), QAConfig(VOCAB, 3, embedding_dim=8, hidden_size=8)).eval()
-    with pytest.raises(CapabilityError, match="output layer linear in the attention"):
+    with pytest.raises(CapabilityError, match="a document classifier"):
         ss.run_interventions(qa, documents(4), SETTINGS, SEED)
 
 

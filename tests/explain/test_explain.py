@@ -433,7 +433,7 @@ def test_explain_examples_refuses_guided_and_hierarchical_models():
         explain_examples(hierarchical("han", "rnn"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
     assert str(err.value) == (
         "model 'han-rnn': the explanation experiments need an encoder over replaceable input embeddings "
-        "(a flat or QA/NLI model), which it lacks"
+        "(a flat, QA/NLI or Transformer model), which it lacks"
     )
     with pytest.raises(CapabilityError, match="'lstm-uniform'.*its own trained attention"):
         explain_examples(flat("lstm", "uniform"), examples, EXPLAIN_SETTINGS, log=lambda _: None)

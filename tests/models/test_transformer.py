@@ -19,8 +19,8 @@ def batch_of(lengths, seed=0):
 def test_the_spec_of_the_transformer():
     spec = parse_model_name("transformer-cls", "binary")
     assert (spec.family, spec.layout, spec.attended) == ("transformer", "sos_eos", "tokens")
-    assert spec.has_own_attention and spec.attributable_input and spec.self_attention
-    assert not (spec.linear_readout or spec.imitable or spec.word_vectors or spec.single_readout_attention)
+    assert spec.has_own_attention and spec.attributable_input and spec.self_attention and spec.classifier
+    assert not (spec.linear_readout or spec.imitable or spec.word_vectors)
 
 
 def test_own_attention_covers_the_real_tokens_of_every_head():

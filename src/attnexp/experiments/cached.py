@@ -7,9 +7,18 @@ and probabilities. The attended items are tokens for flat, QA/NLI and FLAN model
 HAN models (`spec.attended`); `encoded.mask` marks them. Every manipulation after that — permutation,
 adversarial search, erasure, removal until the decision flips — re-runs only `decode`.
 
-For models whose output layer is linear in the attention (`spec.linear_readout`), `Readout` projects
-the cached states through it once: logits(α′) = Σ_i α′_i (W h_i) + b, so a decode over many attention
-variants costs C numbers per item instead of H.
+Attention with a head axis. The experiments manipulate the *readout attention*: the distributions
+the output is computed from, one per head, (B, H, L). Recurrent, HAN/FLAN and QA models have one
+(H = 1: `CachedBatch.heads` is their α̂ with a unit axis); the Transformer's `[CLS]` readout has one
+per head, and its reported attention α̂ is their mean. Imposing each head's own weights gives the
+model's own output back for every model (`decode_heads`), so a manipulation of the readout attention
+is compared with the model's actual output, never with an approximation of it.
+
+`readout(model, encoded)` is the decode the experiments call for many attention variants. For models
+whose output layer is linear in the attention (`spec.linear_readout`), `Readout` projects the cached
+states through it once: logits(α′) = Σ_i α′_i (W h_i) + b, so a decode over many attention variants
+costs C numbers per item instead of H. Other models (QA/NLI, the Transformer) get `DecodedReadout`,
+which re-runs `decode` on the variants.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from torch import nn
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
 from attnexp.runtime import probabilities
 
-__all__ = ["CachedBatch", "cached_batches", "real_positions", "Readout", "readout"]
+__all__ = ["CachedBatch", "cached_batches", "real_positions", "decode_heads", "Readout", "DecodedReadout", "readout"]
 
 
 class CachedBatch(NamedTuple):
@@ -32,6 +41,11 @@ class CachedBatch(NamedTuple):
     attention: torch.Tensor  # (B, L) the model's own α̂, exact zeros off the mask
     logits: torch.Tensor  # (B, C)
     probs: torch.Tensor  # (B, C)
+
+    @property
+    def heads(self) -> torch.Tensor:
+        """(B, H, L) the readout attention per head: the Transformer's own heads, else α̂ as H = 1."""
+        return self.attention[:, None] if self.encoded.heads is None else self.encoded.heads
 
     @property
     def lengths(self) -> list[int]:
@@ -56,21 +70,46 @@ def real_positions(mask: torch.Tensor) -> list[torch.Tensor]:
     return [row.nonzero().squeeze(-1) for row in mask]
 
 
+def decode_heads(model: nn.Module, encoded: Encoded, heads: torch.Tensor) -> torch.Tensor:
+    """heads (..., B, H, L): readout attention per head imposed -> logits (..., B, C). H = 1 for
+    models with one distribution; the Transformer's `H` heads each get their own."""
+    if encoded.heads is None:
+        if heads.shape[-2] != 1:
+            raise ValueError(f"model {model.spec.name!r} reads out one attention distribution, got {heads.shape[-2]} heads")
+        logits, _ = model.decode(encoded, heads.squeeze(-2))
+    else:
+        logits, _ = model.decode(encoded._replace(heads=heads))
+    return logits
+
+
 class Readout(NamedTuple):
     """The output layer applied to each cached item: logits(α′) = Σ_i α′_i values_i + bias."""
 
     values: torch.Tensor  # (B, L, C) W h_i
     bias: torch.Tensor  # (C,)
+    linear = True
 
-    def logits(self, attention: torch.Tensor) -> torch.Tensor:
-        """attention (..., B, L) -> logits (..., B, C); leading axes broadcast."""
-        return torch.einsum("...bl,blc->...bc", attention, self.values) + self.bias
+    def logits(self, heads: torch.Tensor) -> torch.Tensor:
+        """heads (..., B, 1, L) -> logits (..., B, C); leading axes broadcast."""
+        return torch.einsum("...bl,blc->...bc", heads.squeeze(-2), self.values) + self.bias
 
 
-def readout(model: nn.Module, encoded: Encoded) -> Readout:
-    """Project cached states through a linear output layer (flat and HAN/FLAN classifiers)."""
+class DecodedReadout(NamedTuple):
+    """`decode` re-run on each attention variant, for outputs not linear in the attention."""
+
+    model: nn.Module
+    encoded: Encoded
+    linear = False
+
+    def logits(self, heads: torch.Tensor) -> torch.Tensor:
+        """heads (..., B, H, L) -> logits (..., B, C)."""
+        return decode_heads(self.model, self.encoded, heads)
+
+
+def readout(model: nn.Module, encoded: Encoded) -> Readout | DecodedReadout:
+    """The projected output layer of a linear readout (flat and HAN/FLAN classifiers), else decode."""
     if not model.spec.linear_readout:
-        raise ValueError(f"model {model.spec.name!r}: its output is not linear in the attention (a QA/NLI model)")
+        return DecodedReadout(model, encoded)
     with torch.no_grad():
         values = encoded.hidden @ model.decoder.weight.T  # (B, L, C)
     return Readout(values, model.decoder.bias.detach())

@@ -7,7 +7,11 @@
 - `ground_truth_scores`: explanations against the planted cue positions of `synthetic` (beyond.md §3).
 
 Permutation and adversarial search never re-run the encoder: they decode cached hidden states,
-vectorised over permutations / candidates and batched over instances. Their randomness is drawn per
+vectorised over permutations / candidates and batched over instances. They act on the readout
+attention per head (`attnexp.experiments.cached`: H = 1 for the recurrent models, the `[CLS]` heads
+of the Transformer), so every model goes through the same code: a permutation shuffles the tokens'
+weights identically in every head, and the adversary searches per-head weights whose head mean — the
+model's reported attention, the explanation under test — is far from α̂. Their randomness is drawn per
 instance from (seed, instance index), so results do not depend on how instances are batched, and the
 reference loops of `benchmarks/jain_wallace_speed.py` reproduce them exactly.
 """
@@ -24,7 +28,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.experiments.cached import cached_batches, real_positions
+from attnexp.experiments.cached import cached_batches, decode_heads, real_positions
 from attnexp.explain import SELF_ATTENTION_VECTORS, importance, read_explanations
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
@@ -91,30 +95,32 @@ def permutation_indices(n: int, count: int, seed: int, index: int) -> np.ndarray
     return rng.permuted(np.tile(np.arange(n), (count, 1)), axis=1)
 
 
-def permuted_attention(attention: torch.Tensor, mask: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
-    """attention (B, L), mask (B, L), per instance (P, n_b) permutations -> (P, B, L): the weights of
-    the real positions shuffled among themselves; masked positions keep their exact zeros."""
+def permuted_attention(heads: torch.Tensor, mask: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
+    """heads (B, H, L), mask (B, L), per instance (P, n_b) permutations -> (P, B, H, L): the weights
+    of the real positions shuffled among themselves, by the same permutation in every head; masked
+    positions keep their exact zeros."""
     count = permutations[0].shape[0]
-    index = torch.arange(attention.shape[1]).expand(count, *attention.shape).clone()  # (P, B, L)
+    B, H, L = heads.shape
+    index = torch.arange(L).expand(count, B, L).clone()  # (P, B, L)
     for b, (positions, perm) in enumerate(zip(real_positions(mask), permutations)):
         index[:, b, positions] = positions[torch.from_numpy(perm)]
-    return attention.expand(count, *attention.shape).gather(-1, index)
+    return heads.expand(count, B, H, L).gather(-1, index[:, :, None, :].expand(count, B, H, L))
 
 
 @torch.no_grad()
-def permutation_output_differences(model: nn.Module, encoded: Encoded, attention: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
-    """-> (P, B) output change TVD(p_perm, p) (= |Δŷ| for BC) of each permutation."""
-    logits, _ = model.decode(encoded, permuted_attention(attention, encoded.mask, permutations))  # (P, B, C)
+def permutation_output_differences(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
+    """heads (B, H, L) -> (P, B) output change TVD(p_perm, p) (= |Δŷ| for BC) of each permutation."""
+    logits = decode_heads(model, encoded, permuted_attention(heads, encoded.mask, permutations))  # (P, B, C)
     return tvd(probabilities(logits), probs)
 
 
 def permutation_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> pd.DataFrame:
     """Per instance: Δŷ^med = median over permutations of the output change, max α̂, predicted class."""
     rows = [None] * len(examples)
-    for indices, encoded, attention, _, probs in cached_batches(model, examples, settings["max_tokens"]):
-        lengths = encoded.mask.sum(dim=1).tolist()
+    for batch in cached_batches(model, examples, settings["max_tokens"]):
+        indices, encoded, attention, probs, lengths = batch.indices, batch.encoded, batch.attention, batch.probs, batch.lengths
         perms = [permutation_indices(n, settings["permutations"], seed, int(i)) for n, i in zip(lengths, indices)]
-        changes = permutation_output_differences(model, encoded, attention, probs, perms)  # (P, B)
+        changes = permutation_output_differences(model, encoded, batch.heads, probs, perms)  # (P, B)
         medians = torch.quantile(changes.double(), 0.5, dim=0)  # the mean of the middle two, as np.median
         for b, i in enumerate(indices):
             rows[i] = {
@@ -128,24 +134,26 @@ def permutation_experiment(model: nn.Module, examples: list[Example], settings: 
 # Adversarial attention (§5.5)
 
 
-def adversary_noise(n: int, candidates: int, seed: int, index: int) -> np.ndarray:
-    """(K, n) standard normal draws ξ of the instance at `index` (initial logits log(1/L) + 3ξ)."""
-    return np.random.default_rng([seed, 1, index]).standard_normal((candidates, n)).astype(np.float32)
+def adversary_noise(n: int, candidates: int, seed: int, index: int, heads: int = 1) -> np.ndarray:
+    """(K, H, n) standard normal draws ξ of the instance at `index` (initial logits log(1/L) + 3ξ).
+    With H = 1 these are the draws of a (K, n) array: one stream, read in the same order."""
+    return np.random.default_rng([seed, 1, index]).standard_normal((candidates, heads, n)).astype(np.float32)
 
 
 def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor:
-    """(K, B, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
+    """(K, B, H, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
     constant log(1/L) has no effect under the softmax; it is kept to mirror J&W §5.5."""
-    z = torch.zeros(noise[0].shape[0], *mask.shape)
+    K, H, _ = noise[0].shape
+    z = torch.zeros(K, mask.shape[0], H, mask.shape[1])
     for b, (positions, xi) in enumerate(zip(real_positions(mask), noise)):
-        z[:, b, positions] = torch.from_numpy(xi)
+        z[:, b, :, positions] = torch.from_numpy(xi)
     return math.log(1.0 / mask.shape[1]) + 3.0 * z
 
 
 def adversarial_search(
     model: nn.Module,
     encoded: Encoded,
-    attention: torch.Tensor,
+    heads: torch.Tensor,
     probs: torch.Tensor,
     noise: list[np.ndarray],
     *,
@@ -156,14 +164,18 @@ def adversarial_search(
     margin: float = 0.01,
     output_scale: float = 1.0,
 ) -> torch.Tensor:
-    """K candidate attentions per instance (K, B, L), minimising with the model frozen
+    """K candidate readout attentions per instance (K, B, H, L) for the model's own `heads` (B, H, L),
+    minimising with the model frozen
 
       J = Σ_b Σ_k [−JSD(α_bk, α̂_b) + penalty · max(0, s·TVD(p_bk, p_b) − margin)] − (1/K²) Σ_{k,k′} Σ_b JSD(α_bk, α_bk′)
 
-    where s = `output_scale` (1 for BC, where TVD = |Δŷ|; 2 for QA, J&W's Σ|Δ softmax|, D-QA-PEN).
-    Adam updates each element on its own and the loss is a sum over instances, so every instance
-    follows the same trajectory in any batch."""
+    where α is a candidate's head mean (the distribution itself when H = 1) and s = `output_scale`
+    (1 for BC, where TVD = |Δŷ|; 2 for QA, J&W's Σ|Δ softmax|, D-QA-PEN). Adam updates each element
+    on its own and the loss is a sum over instances, so every instance follows the same trajectory in
+    any batch."""
+    attention = heads.mean(dim=-2)  # (B, L) α̂
     z = _initial_logits(encoded.mask, noise).requires_grad_(True)
+    head_mask = encoded.mask[:, None, :]  # (B, 1, L)
     optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad)
     count = z.shape[0]
     frozen = [p.requires_grad for p in model.parameters()]
@@ -171,9 +183,9 @@ def adversarial_search(
         p.requires_grad_(False)
     try:
         for _ in range(steps):
-            alpha = masked_softmax(z, encoded.mask)  # (K, B, L)
-            logits, _ = model.decode(encoded, alpha)
-            change = output_scale * tvd(probabilities(logits), probs)  # (K, B)
+            per_head = masked_softmax(z, head_mask)  # (K, B, H, L)
+            alpha = per_head.mean(dim=-2)  # (K, B, L)
+            change = output_scale * tvd(probabilities(decode_heads(model, encoded, per_head)), probs)  # (K, B)
             diversity = jsd(alpha[:, None], alpha[None, :]).sum() / count**2  # K² mean incl. the diagonal
             loss = (-jsd(alpha, attention) + penalty * torch.relu(change - margin)).sum() - diversity
             optimizer.zero_grad()
@@ -182,15 +194,16 @@ def adversarial_search(
     finally:
         for p, flag in zip(model.parameters(), frozen):
             p.requires_grad_(flag)
-    return masked_softmax(z.detach(), encoded.mask)
+    return masked_softmax(z.detach(), head_mask)
 
 
 @torch.no_grad()
-def eps_max_jsd(model: nn.Module, encoded: Encoded, attention: torch.Tensor, probs: torch.Tensor, candidates: torch.Tensor, eps: float):
-    """Among {α̂} ∪ candidates, drop those whose output change TVD exceeds ε, keep the one farthest
-    from α̂ (§5.5 evaluation). -> (ε-max JSD (B,), chosen attention (B, L), its TVD (B,), feasible (B,))."""
-    logits, _ = model.decode(encoded, candidates)
-    change = tvd(probabilities(logits), probs)  # (K, B)
+def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, candidates: torch.Tensor, eps: float):
+    """Among {α̂} ∪ candidates (K, B, H, L), drop those whose output change TVD exceeds ε, keep the one
+    whose head mean is farthest from α̂ (§5.5 evaluation). -> (ε-max JSD (B,), the chosen attention's
+    head mean (B, L), its TVD (B,), feasible (B,))."""
+    change = tvd(probabilities(decode_heads(model, encoded, candidates)), probs)  # (K, B)
+    attention, candidates = heads.mean(dim=-2), candidates.mean(dim=-2)  # (B, L), (K, B, L)
     divergence = jsd(candidates, attention)  # (K, B)
     feasible = change <= eps
     score = torch.where(feasible, divergence, torch.full_like(divergence, -1.0))
@@ -213,11 +226,12 @@ def adversarial_experiment(model: nn.Module, examples: list[Example], settings: 
     search = {k: settings["adversary"][k] for k in ("steps", "lr", "amsgrad", "penalty", "margin")}
     rows, exported = [None] * len(examples), [None] * len(examples)
     done = 0
-    for indices, encoded, attention, _, probs in cached_batches(model, examples, settings["max_tokens"]):
-        lengths = encoded.mask.sum(dim=1).tolist()
-        noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i)) for n, i in zip(lengths, indices)]
-        candidates = adversarial_search(model, encoded, attention, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
-        divergence, chosen, change, feasible = eps_max_jsd(model, encoded, attention, probs, candidates, eps)
+    for batch in cached_batches(model, examples, settings["max_tokens"]):
+        indices, encoded, attention, probs, lengths = batch.indices, batch.encoded, batch.attention, batch.probs, batch.lengths
+        heads = batch.heads
+        noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i), heads.shape[1]) for n, i in zip(lengths, indices)]
+        candidates = adversarial_search(model, encoded, heads, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
+        divergence, chosen, change, feasible = eps_max_jsd(model, encoded, heads, probs, candidates, eps)
         for b, i in enumerate(indices):
             real = encoded.mask[b]
             rows[i] = {

@@ -6,18 +6,25 @@ the output (serrano_smith.md §4–§6).
 - `removal_until_flip`: erase items cumulatively in the order of a ranking (random, attention,
   gradient, attention × gradient, ascending attention) until the decision flips (§6).
 
-The items are sentences for HAN models and tokens for FLAN and the flat J&W models (`spec.attended`).
-One forward pass caches the item states (`attnexp.experiments.cached`); every intervention is
-decode-only. The output layer is linear in the attention, so the cached states are projected
-through it once (`Readout`): erasing a set S gives logits(α′) = Σ_i α′_i W h_i + b with
-α′_i = α_i · 1[i ∉ S] / Σ_{j ∉ S} α_j, and α′ = 0 (logits = b) when nothing is left. All n prefixes
-of every ranking are decoded at once, batched across instances and rankings: in removal order the
+The items are sentences for HAN models and tokens for FLAN, the flat J&W models and the Transformer
+(`spec.attended`). One forward pass caches the item states (`attnexp.experiments.cached`); every
+intervention is decode-only. Erasing a set S renormalises the rest, α′_i = α_i · 1[i ∉ S] /
+Σ_{j ∉ S} α_j, and α′ = 0 when nothing is left. The Transformer has one readout distribution per
+head (`CachedBatch.heads`): an item is erased from every head, each head renormalised on its own.
+
+Where the output layer is linear in the attention, the cached states are projected through it once
+(`Readout`): logits(α′) = Σ_i α′_i W h_i + b (= b when nothing is left). All n prefixes of every
+ranking are then decoded at once, batched across instances and rankings: in removal order the
 remainder is a suffix, so its logits are reversed cumulative sums (O(n·C) per ranking; an n × n
-masked product would be O(n²·C), which dominated on 20news20's 3,000-token posts).
+masked product would be O(n²·C), which dominated on 20news20's 3,000-token posts). The Transformer's
+readout is not linear (`DecodedReadout`): its n prefixes per ranking are decoded as one batch.
 
 The gradient ranking is g_i = ∂p_ŷ/∂α_i with α as independent inputs (no softmax Jacobian, no
-renormalisation, D-SS-GRAD). Instances with a single item are excluded (§4). Randomness is drawn per
-instance from (seed, instance index), so results do not depend on batching.
+renormalisation, D-SS-GRAD); with several heads, g_i = Σ_h ∂p_ŷ/∂α_{h,i} (raising item i's weight in
+every head) and attention × gradient = Σ_h α_{h,i} ∂p_ŷ/∂α_{h,i} (the first-order effect of erasing
+it), both S&S's own for one head. The attention ranking is the head mean α̂. Instances with a single
+item are excluded (§4). Randomness is drawn per instance from (seed, instance index), so results do
+not depend on batching.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import torch
 from scipy.stats import binomtest
 
 from attnexp import io
-from attnexp.experiments.cached import CachedBatch, Readout, cached_batches, readout
+from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, readout
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
@@ -53,30 +60,32 @@ RANKINGS = ("random", "attention", "gradient", "attn_x_grad", "attention_ascendi
 # Decode-only interventions
 
 
-def erase(attention: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    """attention (B, L), keep (..., B, L) bool -> renormalised weights (..., B, L): erased items get
-    0, the rest share the mass; all zeros where nothing (or no mass) is left (§4)."""
-    kept = attention * keep  # (..., B, L)
-    total = kept.sum(-1, keepdim=True)  # (..., B, 1)
+def erase(heads: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """heads (B, H, L), keep (..., B, L) bool -> renormalised weights (..., B, H, L): erased items get
+    0 in every head, the rest share each head's mass; all zeros where nothing (or no mass) is left (§4)."""
+    kept = heads * keep[..., None, :]  # (..., B, H, L)
+    total = kept.sum(-1, keepdim=True)  # (..., B, H, 1)
     return torch.where(total > 0, kept / torch.where(total > 0, total, 1.0), 0.0)
 
 
-def attention_gradient(out: Readout, attention: torch.Tensor, predicted: torch.Tensor) -> torch.Tensor:
-    """g (B, L) = ∂p_ŷ/∂α_i, α treated as independent inputs (D-SS-GRAD). One backward pass per
-    batch: instances do not interact, so the gradient of the sum is each instance's own."""
-    alpha = attention.detach().clone().requires_grad_(True)
-    p = probabilities(out.logits(alpha)).gather(-1, predicted[:, None]).squeeze(-1)  # (B,)
-    (grad,) = torch.autograd.grad(p.sum(), alpha)
+def attention_gradient(out: Readout | DecodedReadout, heads: torch.Tensor, predicted: torch.Tensor) -> torch.Tensor:
+    """g (B, H, L) = ∂p_ŷ/∂α_{h,i}, α treated as independent inputs (D-SS-GRAD). One backward pass
+    per batch: instances do not interact, so the gradient of the sum is each instance's own."""
+    alpha = heads.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        p = probabilities(out.logits(alpha)).gather(-1, predicted[:, None]).squeeze(-1)  # (B,)
+        (grad,) = torch.autograd.grad(p.sum(), alpha)
     return grad
 
 
-def ranking_keys(attention: torch.Tensor, gradient: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Scores (B, L) whose descending order is each deterministic ranking; items off the mask get
-    −10⁶ (S&S: padding sorts last)."""
+def ranking_keys(heads: torch.Tensor, gradient: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    """heads, gradient (B, H, L) -> scores (B, L) whose descending order is each deterministic
+    ranking; items off the mask get −10⁶ (S&S: padding sorts last)."""
+    attention = heads.mean(dim=-2)  # (B, L) α̂, exact for one head
     keys = {
         "attention": attention,
-        "gradient": gradient,
-        "attn_x_grad": attention * gradient,
+        "gradient": gradient.sum(dim=-2),
+        "attn_x_grad": (heads * gradient).sum(dim=-2),
         "attention_ascending": -attention,
     }
     return {name: key.masked_fill(~mask, -1e6) for name, key in keys.items()}
@@ -109,17 +118,17 @@ def _order(key: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def single_weight_erasure(out: Readout, attention: torch.Tensor, orders: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
-    """Per variant of `TOP_BY`: erase its top item (the first of its order (B, L)), and separately
-    its random item `randoms` (len(TOP_BY), B), all variants in one decode.
+def single_weight_erasure(out: Readout | DecodedReadout, heads: torch.Tensor, orders: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+    """heads (B, H, L). Per variant of `TOP_BY`: erase its top item (the first of its order (B, L)),
+    and separately its random item `randoms` (len(TOP_BY), B), all variants in one decode.
     -> {variant: {top, random (B,) positions; js_*, kl_* (B,); flip_* (B,) bool}}."""
-    p = probabilities(out.logits(attention))  # (B, C)
+    p = probabilities(out.logits(heads))  # (B, C)
     predicted = p.argmax(-1)
     tops = torch.stack([orders[name][:, 0] for name in TOP_BY])  # (V, B)
     picked = torch.stack([tops, randoms], dim=1)  # (V, 2, B): erase the top item, or the random one
     keep = mask.expand(*picked.shape, mask.shape[-1]).clone()  # (V, 2, B, L)
     keep.scatter_(-1, picked[..., None], False)
-    q = probabilities(out.logits(erase(attention, keep)))  # (V, 2, B, C)
+    q = probabilities(out.logits(erase(heads, keep)))  # (V, 2, B, C)
     js, divergence, flip = jsd(p, q), kl(p, q), q.argmax(-1) != predicted  # (V, 2, B) each
     return {
         name: {
@@ -143,19 +152,16 @@ def decisions(logits: torch.Tensor) -> torch.Tensor:
     return logits.argmax(-1)
 
 
-@torch.no_grad()
-def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """orders (R, B, L): R removal orders per instance (real items first). Every prefix k = 1..L of
-    every order is decoded at once: in removal order what remains after removing the first k items
-    is a suffix, so m_k logits_k = Σ_{j≥k} α_j W h_j + m_k b with m_k = Σ_{j≥k} α_j for every k are
-    cumulative sums over the reversed order (summed from the end, so a tiny remaining mass keeps its
-    relative precision): O(L·C) per order, where an L × L masked product would be O(L²·C). A
-    positive m_k does not change the argmax, so the decision needs no division.
-    -> (removed (R, B): the k of the first flip, 0 = no flip up to k = n; removed attention mass
-    (R, B) at that k, NaN for no flip)."""
+def _linear_removal(out: Readout, attention: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """attention (B, L) of a linear readout. Every prefix k = 1..L of every order is decoded at once:
+    in removal order what remains after removing the first k items is a suffix, so
+    m_k logits_k = Σ_{j≥k} α_j W h_j + m_k b with m_k = Σ_{j≥k} α_j for every k are cumulative sums
+    over the reversed order (summed from the end, so a tiny remaining mass keeps its relative
+    precision): O(L·C) per order, where an L × L masked product would be O(L²·C). A positive m_k does
+    not change the argmax, so the decision needs no division. -> removed (R, B)."""
     R, B, L = orders.shape
     C = out.values.shape[-1]
-    predicted = probabilities(out.logits(attention)).argmax(-1)  # (B,)
+    predicted = probabilities(out.logits(attention[:, None])).argmax(-1)  # (B,)
     bias_decision = decisions(out.bias[None])  # (1,): nothing left, α′ = 0, logits = b
     last_first = orders.flip(-1)  # (R, B, L): the removal order reversed, masked items (α = 0) first
     alpha = attention.expand(R, B, L).gather(-1, last_first)  # (R, B, L)
@@ -170,7 +176,36 @@ def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tens
     # k = L (everything removed) has no entry: it counts where n = L
     flips_all = ((bias_decision != predicted) & (lengths == L))[None].expand(R, B)
     first_j = torch.where(flips, torch.arange(L), -1).amax(-1)  # (R, B): largest j = smallest k
-    removed = torch.where(first_j >= 0, L - 1 - first_j, torch.where(flips_all, L, 0))  # (R, B)
+    return torch.where(first_j >= 0, L - 1 - first_j, torch.where(flips_all, L, 0))  # (R, B)
+
+
+def _decoded_removal(out: DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """heads (B, H, L) of any readout: per order, its L prefixes (k = 1..L items removed) decoded as
+    one batch of L × B variants. -> removed (R, B)."""
+    R, B, L = orders.shape
+    predicted = decisions(out.logits(heads))  # (B,)
+    place = torch.empty_like(orders).scatter_(-1, orders, torch.arange(L).expand(R, B, L))  # each item's place in the order
+    k = torch.arange(1, L + 1)  # (L,) items removed
+    removed = torch.zeros(R, B, dtype=torch.long)
+    for r in range(R):
+        keep = place[r][None] >= k[:, None, None]  # (L, B, L): after removing the first k items
+        decided = decisions(out.logits(erase(heads, keep)))  # (L, B)
+        flips = (decided != predicted) & (k[:, None] <= lengths)  # (L, B)
+        removed[r] = torch.where(flips.any(0), flips.int().argmax(0) + 1, 0)
+    return removed
+
+
+@torch.no_grad()
+def removal_until_flip(out: Readout | DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """heads (B, H, L); orders (R, B, L): R removal orders per instance (real items first); lengths (B,).
+    -> (removed (R, B): the k of the first flip, 0 = no flip up to k = n; removed attention mass
+    (R, B) at that k, of the head mean α̂, NaN for no flip)."""
+    R, B, L = orders.shape
+    attention = heads.mean(dim=-2)  # (B, L)
+    if out.linear:
+        removed = _linear_removal(out, attention, orders, lengths)
+    else:
+        removed = _decoded_removal(out, heads, orders, lengths)
     removed_mass = attention.expand(R, B, L).gather(-1, orders).cumsum(-1).gather(-1, (removed - 1).clamp(min=0)[..., None]).squeeze(-1)
     return removed, torch.where(removed > 0, removed_mass, torch.nan)
 
@@ -179,12 +214,12 @@ def removal_until_flip(out: Readout, attention: torch.Tensor, orders: torch.Tens
 # Both experiments over a test set
 
 
-def _batch_rows(batch: CachedBatch, out: Readout, examples: list[Example], settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
-    mask, attention = batch.encoded.mask, batch.attention
+def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: list[Example], settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
+    mask, attention, heads = batch.encoded.mask, batch.attention, batch.heads
     lengths = mask.sum(-1)  # (B,)
-    predicted = probabilities(out.logits(attention)).argmax(-1)
-    gradient = attention_gradient(out, attention, predicted)
-    orders = {name: _order(key) for name, key in ranking_keys(attention, gradient, mask).items()}  # (B, L) each
+    predicted = probabilities(out.logits(heads)).argmax(-1)
+    gradient = attention_gradient(out, heads, predicted)
+    orders = {name: _order(key) for name, key in ranking_keys(heads, gradient, mask).items()}  # (B, L) each
     B, L = attention.shape
     # Random items (per TOP_BY variant) and random rankings, drawn per instance over its n items and
     # mapped to positions (items are not positions where SOS comes first)
@@ -200,11 +235,11 @@ def _batch_rows(batch: CachedBatch, out: Readout, examples: list[Example], setti
             randoms[:, b] = items[random_items(n, top_items, settings["random_item"], seed, int(i))]
             perms[:, b, :n] = items[random_rankings(n, settings["permutations"], seed, int(i))]
             perms[:, b, n:] = np.flatnonzero(~present[b])  # SOS/EOS/padding: last
-    single = single_weight_erasure(out, attention, orders, mask, torch.from_numpy(randoms))
+    single = single_weight_erasure(out, heads, orders, mask, torch.from_numpy(randoms))
     ranked = [name for name in RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
     rankings = [("random", j) for j in range(settings["permutations"])] + [(name, 0) for name in ranked]
     every = torch.cat([torch.from_numpy(perms), torch.stack([orders[name] for name in ranked])])  # (R, B, L)
-    removed, mass = removal_until_flip(out, attention, every, lengths)  # (R, B) each
+    removed, mass = removal_until_flip(out, heads, every, lengths)  # (R, B) each
 
     # rows, from numpy arrays (element access on tensors costs microseconds each)
     a, n_items, classes = attention.numpy(), lengths.tolist(), predicted.tolist()

@@ -19,7 +19,8 @@ the experiments can read and impose through the shared contract:
     decode(encoded, attention=None) -> (logits (..., B, C), attention (..., B, T))
 
 `decode` without `attention` uses each head's own weights and reports their mean; an imposed
-`attention` (..., B, T) is given to every head. `run` is the full pass for the Transformer-only
+`attention` (..., B, T) is given to every head. The experiments impose weights head by head by
+replacing `encoded.heads` with (..., B, H, T) (`attnexp.experiments.cached.decode_heads`). `run` is the full pass for the Transformer-only
 methods: every layer's attention maps, attention imposed per layer (attention attribution scales
 them), and a head mask (head pruning).
 
@@ -183,14 +184,16 @@ class TransformerClassifier(nn.Module):
         return self._encoded(x, cls_keys, real_token_mask(batch.lengths, batch.tokens.shape[1]))
 
     def decode(self, encoded: Encoded, attention: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """-> logits (..., B, C), attention (..., B, T). Own attention: each head its own weights, the
-        head mean reported; an imposed `attention` (..., B, T) is used by every head."""
+        """-> logits (..., B, C), attention (..., B, T). Without `attention`, each head uses its weights
+        in `encoded.heads` — its own, or per-head weights (..., B, H, T) the caller put there — and
+        their head mean is reported; an imposed `attention` (..., B, T) is used by every head."""
         block = self.blocks[-1]
         if attention is None:
             B, T, d = encoded.hidden.shape
             values = encoded.hidden.view(B, T, block.attention.heads, block.attention.head_dim)  # (B, T, H, dh)
-            context = torch.einsum("bht,bthd->bhd", block.attention.dropout(encoded.heads), values).reshape(B, d)
-            attention = encoded.heads.mean(dim=1)
+            context = torch.einsum("...bht,bthd->...bhd", block.attention.dropout(encoded.heads), values)
+            context = context.reshape(*context.shape[:-2], d)  # (..., B, d)
+            attention = encoded.heads.mean(dim=-2)
         else:
             context = torch.einsum("...bt,btd->...bd", attention, encoded.hidden)  # every head, the same weights
         return self.decoder(self.ln_final(block.cls_output(encoded.query, context))), attention
