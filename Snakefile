@@ -24,6 +24,7 @@ include: "rules/serrano_smith.smk"
 include: "rules/wiegreffe_pinter.smk"
 include: "rules/faithfulness.smk"
 include: "rules/attention_attribution.smk"
+include: "rules/debate_matrix.smk"
 include: "rules/claims.smk"
 
 

@@ -261,7 +261,7 @@ def test_training_settings_refuse_a_model_the_task_does_not_have(valid):
 @pytest.mark.parametrize(
     "dataset, model, reason",
     [
-        ("synthetic", "average-guided-han-rnn", "flat model"),
+        ("synthetic", "average-guided-han-rnn", "flat or Transformer model"),
         ("babi1", "lstm-uniform", "tanh or dot"),
         ("sst", "lstm-softmax", "unknown model"),
         ("snli", "average-guided-lstm-tanh", "classification"),
@@ -432,9 +432,9 @@ def test_training_settings_of_a_guided_model_of_an_adversary_are_ordinary(valid)
 
 
 def test_training_settings_refuse_an_adversary_on_a_non_binary_dataset(valid):
-    with pytest.raises(ValueError, match="an adversary imitates a flat binary classifier"):
+    with pytest.raises(ValueError, match="an adversary imitates a flat or Transformer binary classifier"):
         training_settings(valid, "20news20", "lstm-tanh-adversary-1e-3")
-    with pytest.raises(ValueError, match="an adversary imitates a flat binary classifier"):
+    with pytest.raises(ValueError, match="an adversary imitates a flat or Transformer binary classifier"):
         training_settings(valid, "babi1", "lstm-tanh-adversary-1e-3")
 
 

@@ -50,6 +50,7 @@ def small(raw_config):
     config["datasets"]["synthetic"]["models"] = list(SYNTHETIC)
     config["datasets"]["synthetic_qa"]["models"] = list(SYNTHETIC_QA)
     config["train"]["seeds"] = [10, 11]
+    config["wiegreffe_pinter"]["models"] = ["lstm-tanh"]  # the default's transformer-cls is not trained here
     return validate_config(config)
 
 
@@ -224,11 +225,14 @@ def real(raw_config):
     return validate_config(copy.deepcopy(raw_config))
 
 
-def test_wiegreffe_pinter_runs_lstm_tanh_on_the_enabled_binary_datasets_only(real):
+def test_wiegreffe_pinter_runs_lstm_tanh_and_the_transformer_on_the_enabled_binary_datasets_only(real):
     wp = experiment_runs(real, "wiegreffe_pinter")
     binary = sorted(name for name, ds in real["datasets"].items() if ds["enabled"] and ds["task"] == "binary")
     assert binary == ["20news", "agnews", "imdb", "sst", "synthetic"]
-    assert wp == runs(*[(d, "lstm-tanh", s) for d in binary for s in real["train"]["seeds"]])
+    bases = [
+        (d, m, s) for d in binary for m in ("lstm-tanh", "transformer-cls") if m in real["datasets"][d]["models"] for s in real["train"]["seeds"]
+    ]
+    assert wp == runs(*bases) and {d for d, m, _ in bases if m == "transformer-cls"} == {"imdb", "sst", "synthetic"}
     datasets = {r.dataset for r in wp}
     assert not datasets & {"babi1", "babi2", "babi3", "snli", "20news20", "imdb_ratings"}  # QA, NLI, multiclass
     assert not datasets & {"diabetes", "anemia", "yelp"}  # disabled
@@ -248,10 +252,10 @@ def test_wiegreffe_pinter_asked_for_an_adversary_or_uniform_model_names_what_it_
     small["wiegreffe_pinter"]["models"] = ["lstm-tanh-adversary-1e-3", "lstm-uniform", "lstm-tanh"]
     assert selection_problems(small, "wiegreffe_pinter") == [
         "config key 'wiegreffe_pinter.models.0': model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need "
-        "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it), which it lacks",
+        "a flat or Transformer classifier of its own (uniform, guided and adversarial counterparts exist for it), which it lacks",
         "config key 'wiegreffe_pinter.models.1': model 'lstm-uniform': the Wiegreffe & Pinter experiments need its own trained attention, which it lacks",
     ]
-    with pytest.raises(CapabilityError, match="model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need a flat classifier"):
+    with pytest.raises(CapabilityError, match="model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need a flat or Transformer classifier"):
         require(parse_model_name("lstm-tanh-adversary-1e-3", "binary"), "wiegreffe_pinter")
 
 
@@ -318,6 +322,24 @@ def test_wiegreffe_pinter_companions_follow_the_base_model_and_the_config(small)
     }
 
 
+def test_wiegreffe_pinter_companions_of_the_transformer(real):
+    """The debate matrix: W&P's uniform twin, seeds, adversaries and diagnostic MLPs of the
+    Transformer are ordinary models of the vocabulary, trained by the same jobs."""
+    companions = wiegreffe_pinter_companions(real, RunKey("sst", "transformer-cls", 10))
+    run = lambda model, seed=10: RunKey("sst", model, seed)  # noqa: E731
+    assert companions.uniform == run("transformer-uniform")
+    assert companions.seeds[0] == run("transformer-cls", 50)
+    assert companions.adversaries[1e-3] == run("transformer-cls-adversary-1e-3")
+    assert companions.diagnostic == {
+        "uniform": run("average-uniform"),
+        "trained": run("average-tanh"),  # the MLP's own additive attention (the base's is `[CLS]` self-attention)
+        "base": run("average-guided-transformer-cls"),
+        "adversary": run("average-guided-transformer-cls-adversary-1e-3"),
+    }
+    for companion in companions.all():
+        model_spec(real, "sst", companion.model)  # every name parses
+
+
 def test_wiegreffe_pinter_companion_seeds_keep_every_seed_when_the_base_seed_is_not_listed(real):
     seeds = real["wiegreffe_pinter"]["seeds"]
     assert 10 not in seeds
@@ -347,7 +369,7 @@ def test_wiegreffe_pinter_table2_only_datasets_run_only_the_base_and_its_uniform
 
 @pytest.mark.parametrize(
     "base, lacks",
-    [(RunKey("sst", "lstm-uniform", 10), "its own trained attention"), (RunKey("babi1", "lstm-tanh", 10), "a flat classifier of its own")],
+    [(RunKey("sst", "lstm-uniform", 10), "its own trained attention"), (RunKey("babi1", "lstm-tanh", 10), "a flat or Transformer classifier of its own")],
 )
 def test_wiegreffe_pinter_companions_refuse_a_base_without_the_capabilities(real, base, lacks):
     with pytest.raises(CapabilityError, match=f"model {base.model!r}: the Wiegreffe & Pinter experiments need {lacks}"):

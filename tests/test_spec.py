@@ -42,8 +42,8 @@ def test_parse_model_name_accepts(name, task, family, encoder, attention, archit
     [
         ("lstm-uniform", "qa", "tanh or dot"),
         ("average-uniform", "nli", "tanh or dot"),
-        ("average-guided-han-rnn", "binary", "flat model"),
-        ("average-guided-lstm-guided-lstm-tanh", "binary", "flat model"),
+        ("average-guided-han-rnn", "binary", "flat or Transformer model"),
+        ("average-guided-lstm-guided-lstm-tanh", "binary", "flat or Transformer model"),
         ("average-guided-lstm-tanh", "qa", "classification"),
         ("han-conv", "qa", "HAN/FLAN models are defined for classification tasks, not qa"),
         ("flan-rnn", "nli", "HAN/FLAN models are defined for classification tasks, not nli"),
@@ -233,7 +233,7 @@ def test_imitable_is_false_for_qa_models():
     ],
 )
 def test_an_adversary_of_a_model_without_imitable_attention_is_refused(name, task, base):
-    with pytest.raises(ValueError, match="an adversary imitates a flat binary classifier with its own attention") as err:
+    with pytest.raises(ValueError, match="an adversary imitates a flat or Transformer binary classifier with its own attention") as err:
         parse_model_name(name, task)
     assert f"model {name!r}" in str(err.value) and base in str(err.value)
 

@@ -42,7 +42,7 @@ REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "wiegreffe_pinter": (
         ("has_own_attention", "its own trained attention"),
-        ("imitable", "a flat classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
+        ("imitable", "a flat or Transformer classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
     ),
 }
 # Explanations (the J&W inputs) need attention to read and input embeddings to attribute to. The
@@ -190,7 +190,8 @@ class Companions(NamedTuple):
 
 def wiegreffe_pinter_companions(config: dict, base: RunKey) -> Companions:
     """Names follow the model vocabulary (attnexp.spec): `lstm-uniform`, `lstm-tanh-adversary-1e-3`,
-    `average-guided-lstm-tanh`, ... Seed models use `wiegreffe_pinter.seeds` (the base's own seed
+    `average-guided-lstm-tanh`, and for the Transformer `transformer-uniform`,
+    `transformer-cls-adversary-1e-3`, `average-guided-transformer-cls`, ... Seed models use `wiegreffe_pinter.seeds` (the base's own seed
     left out; `dataset_seeds` may give a dataset its own list); every other companion uses the base's seed."""
     wp = config["wiegreffe_pinter"]
     spec = model_spec(config, base.dataset, base.model)
@@ -200,13 +201,13 @@ def wiegreffe_pinter_companions(config: dict, base: RunKey) -> Companions:
     mlp = wp["diagnostic_encoder"]
     diagnostic = {
         "uniform": run(f"{mlp}-uniform"),
-        "trained": run(f"{mlp}-{spec.attention}"),
+        "trained": run(spec.diagnostic_trained(mlp)),
         "base": run(f"{mlp}-guided-{spec.name}"),
         "adversary": run(f"{mlp}-guided-{adversaries[wp['adversary']['table_lambda']].model}"),
     }
     return Companions(
         base=base,
-        uniform=run(f"{spec.encoder}-uniform"),
+        uniform=run(spec.uniform_twin),
         seeds=[run(spec.name, seed) for seed in wp["dataset_seeds"].get(base.dataset, wp["seeds"]) if seed != base.seed],
         adversaries=adversaries,
         diagnostic=diagnostic,

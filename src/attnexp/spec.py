@@ -2,10 +2,10 @@
 
 This is the one place that parses a model name. Everything downstream (training, checkpoints, run
 selection, experiments) asks the spec — `spec.layout`, `spec.attended`, `spec.has_own_attention`,
-`spec.attributable_input`, `spec.classifier`, `spec.linear_readout` — never the name string. The spec is saved with
-every checkpoint and metrics.json (`spec.record()`), so a trained model is rebuilt from its own
-record (`ModelSpec.from_record`), not re-derived from its name. Torch-free: the config check and
-the Snakefile use it before any job runs.
+`spec.attributable_input`, `spec.classifier`, `spec.linear_readout` — never the name string. The
+spec is saved with every checkpoint and metrics.json (`spec.record()`), so a trained model is rebuilt
+from its own record (`ModelSpec.from_record`), not re-derived from its name. Torch-free: the config
+check and the Snakefile use it before any job runs.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
 SS_ARCHITECTURES = ("han", "flan")
 SS_ENCODERS = ("rnn", "conv", "none")
 TRANSFORMER = "transformer-cls"  # beyond.md §5: the small Transformer, read out at `[CLS]`
+TRANSFORMER_UNIFORM = "transformer-uniform"  # its W&P uniform twin: `[CLS]` attends 1/n in every head
 # Attention with trainable parameters of the model's own (S&S's context vector is `context`, the
 # Transformer's `[CLS]` query is `cls`). `uniform` (frozen 1/n) and `guided` (imposed weights) have none.
 TRAINED_ATTENTIONS = ("tanh", "dot", "context", "cls")
@@ -91,9 +92,20 @@ class ModelSpec:
 
     @property
     def imitable(self) -> bool:
-        """A flat classifier that is neither guided nor an adversary: W&P's uniform, guided and
-        adversarial counterparts are defined for it."""
-        return self.family == "flat" and self.attention != "guided" and not self.is_adversary
+        """A flat or Transformer classifier that is neither guided nor an adversary: W&P's uniform,
+        guided and adversarial counterparts are defined for it (the Transformer's attention is its
+        `[CLS]` readout's head mean, over the same tokens as a flat model's)."""
+        return self.family in ("flat", "transformer") and self.attention != "guided" and not self.is_adversary
+
+    @property
+    def uniform_twin(self) -> str:
+        """W&P §3.2: the same encoder trained end to end with 1/n attention."""
+        return f"{self.encoder}-uniform"
+
+    def diagnostic_trained(self, mlp: str) -> str:
+        """W&P §3.4's "trained MLP": the diagnostic encoder with attention of its own, of the base's
+        kind for a flat base (tanh or dot) and additive (`tanh`, W&P's) for the Transformer."""
+        return f"{mlp}-{self.attention if self.family == 'flat' else 'tanh'}"
 
     @property
     def attributable_input(self) -> bool:
@@ -162,10 +174,10 @@ def adversary_name(base: str, lam: float) -> str:
 def parse_model_name(name: str, task: str) -> ModelSpec:
     """`name` for a dataset of `task` (binary | multiclass | qa | nli) -> ModelSpec, or a ValueError
     that lists what is valid."""
-    if name == TRANSFORMER:
+    if name in (TRANSFORMER, TRANSFORMER_UNIFORM):
         if task in {"qa", "nli"}:
             raise ValueError(f"model {name!r}: the Transformer is defined for classification tasks, not {task}")
-        return ModelSpec(name, "transformer", "transformer", "cls")
+        return ModelSpec(name, "transformer", "transformer", name.rpartition("-")[2])
     head, _, rest = name.partition("-")
     if head in SS_ARCHITECTURES and rest in SS_ENCODERS:
         if task in {"qa", "nli"}:
@@ -176,15 +188,15 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
         if task in {"qa", "nli"}:
             raise ValueError(f"model {name!r}: guided models are defined for classification tasks, not {task}")
         source_spec = parse_model_name(source, task)
-        if source_spec.family != "flat" or source_spec.attention == "guided":
-            raise ValueError(f"model {name!r}: the guide must be a flat model with its own attention, got {source!r}")
+        if source_spec.family not in ("flat", "transformer") or source_spec.attention == "guided":
+            raise ValueError(f"model {name!r}: the guide must be a flat or Transformer model with its own attention, got {source!r}")
         return ModelSpec(name, "flat", head, "guided", guide=source)
     if ADVERSARY in name:
         base, _, tag = name.rpartition(ADVERSARY)
         base_spec = parse_model_name(base, task)
-        if base_spec.family != "flat" or not base_spec.has_own_attention or base_spec.is_adversary or task != "binary":
-            raise ValueError(f"model {name!r}: an adversary imitates a flat binary classifier with its own attention, got {base!r} on a {task} task")
-        return ModelSpec(name, "flat", base_spec.encoder, base_spec.attention, imitates=base, adversary_lambda=_parse_lambda_tag(tag, name))
+        if not (base_spec.imitable and base_spec.has_own_attention) or task != "binary":
+            raise ValueError(f"model {name!r}: an adversary imitates a flat or Transformer binary classifier with its own attention, got {base!r} on a {task} task")
+        return ModelSpec(name, base_spec.family, base_spec.encoder, base_spec.attention, imitates=base, adversary_lambda=_parse_lambda_tag(tag, name))
     if head in FLAT_ENCODERS and rest in FLAT_ATTENTIONS:
         if task in {"qa", "nli"}:
             if rest == "uniform":
@@ -194,5 +206,5 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
     raise ValueError(
         f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
         f"{{encoder}}-guided-{{source model}}, {{flat model}}-adversary-{{λ}} "
-        f", {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}} or {TRANSFORMER}"
+        f", {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}, {TRANSFORMER} or {TRANSFORMER_UNIFORM}"
     )

@@ -850,7 +850,7 @@ def test_attention_example_draws_no_data_when_empty(close_figures):
 def test_cost_table_sums_each_role_and_counts_what_is_not_trained(tmp_path):
     overlay = tmp_path / "run.yaml"
     overlay.write_text(
-        "wiegreffe_pinter: {datasets: [sst, imdb], table2_only: [imdb], seeds: [50, 257],"
+        "wiegreffe_pinter: {datasets: [sst, imdb], models: [lstm-tanh], table2_only: [imdb], seeds: [50, 257],"
         " adversary: {lambdas: [1.0e-3, 1.0], table_lambda: 1.0}}\n"
     )
     config = load_config(overlay)

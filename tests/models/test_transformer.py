@@ -3,6 +3,7 @@ contract, masks, truncation by key masking, imposed attention, head masks and th
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from attnexp.explain.rollout import rollout_matrix
@@ -19,8 +20,38 @@ def batch_of(lengths, seed=0):
 def test_the_spec_of_the_transformer():
     spec = parse_model_name("transformer-cls", "binary")
     assert (spec.family, spec.layout, spec.attended) == ("transformer", "sos_eos", "tokens")
-    assert spec.has_own_attention and spec.attributable_input and spec.self_attention and spec.classifier
-    assert not (spec.linear_readout or spec.imitable or spec.word_vectors)
+    assert spec.has_own_attention and spec.attributable_input and spec.self_attention and spec.classifier and spec.imitable
+    assert not (spec.linear_readout or spec.word_vectors)
+
+
+def test_the_wiegreffe_pinter_companions_of_the_transformer_are_models_of_the_vocabulary():
+    base = parse_model_name("transformer-cls", "binary")
+    uniform = parse_model_name(base.uniform_twin, "binary")
+    assert (uniform.name, uniform.family, uniform.attention, uniform.has_own_attention) == ("transformer-uniform", "transformer", "uniform", False)
+    adversary = parse_model_name("transformer-cls-adversary-1e-3", "binary")
+    assert (adversary.family, adversary.imitates, adversary.adversary_lambda, adversary.imitable) == ("transformer", "transformer-cls", 1e-3, False)
+    guided = parse_model_name("average-guided-transformer-cls", "binary")
+    assert (guided.family, guided.guide, guided.imposed_attention) == ("flat", "transformer-cls", True)
+    assert base.diagnostic_trained("average") == "average-tanh"
+    assert parse_model_name("lstm-dot", "binary").diagnostic_trained("average") == "average-dot"
+    with pytest.raises(ValueError, match="an adversary imitates a flat or Transformer binary classifier"):
+        parse_model_name("transformer-uniform-adversary-1e-3", "binary")
+    with pytest.raises(ValueError, match="defined for classification tasks"):
+        parse_model_name("transformer-uniform", "qa")
+
+
+def test_the_uniform_twin_attends_one_over_n_in_every_head():
+    model = transformer()
+    model.cfg.attention = "uniform"
+    batch = batch_of([3, 7, 5])
+    with torch.no_grad():
+        encoded = model.encode(batch)
+        _, attention = model.decode(encoded)
+    n = (batch.lengths - 2).float()
+    assert torch.allclose(encoded.heads, encoded.mask[:, None].float() / n[:, None, None])
+    assert torch.allclose(attention.sum(-1), torch.ones(3))
+    with pytest.raises(ValueError, match="attends with 'cls' or 'uniform', got 'tanh'"):
+        TransformerClassifier(TransformerConfig(vocab_size=10, n_classes=2, attention="tanh"))
 
 
 def test_own_attention_covers_the_real_tokens_of_every_head():

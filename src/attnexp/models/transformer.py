@@ -24,6 +24,9 @@ replacing `encoded.heads` with (..., B, H, T) (`attnexp.experiments.cached.decod
 methods: every layer's attention maps, attention imposed per layer (attention attribution scales
 them), and a head mask (head pruning).
 
+`transformer-uniform` (W&P §3.2's twin) is the same network whose `[CLS]` readout attends 1/n over the
+real tokens in every head, trained end to end.
+
 Positions beyond `max_length` are masked as keys in every layer, so they never reach `[CLS]`: the
 same output as truncating the input there (beyond.md §5: max length 256, truncate), while every
 per-token vector keeps the instance's full length (D-ALIGN).
@@ -48,7 +51,7 @@ class TransformerConfig:
     vocab_size: int
     n_classes: int
     encoder: str = "transformer"
-    attention: str = "cls"
+    attention: str = "cls"  # cls: the `[CLS]` query's own attention | uniform: 1/n in every head (W&P §3.2's twin)
     layers: int = 4
     heads: int = 4
     d_model: int = 128
@@ -134,6 +137,8 @@ class TransformerClassifier(nn.Module):
         super().__init__()
         if cfg.layers < 1:
             raise ValueError(f"a Transformer needs at least one layer, got {cfg.layers}")
+        if cfg.attention not in ("cls", "uniform"):
+            raise ValueError(f"a Transformer's `[CLS]` readout attends with 'cls' or 'uniform', got {cfg.attention!r}")
         self.cfg = cfg
         self.embedding = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=0)
         self.positions = nn.Embedding(cfg.max_length, cfg.d_model)
@@ -174,6 +179,8 @@ class TransformerClassifier(nn.Module):
 
     def _encoded(self, x, cls_keys, mask) -> Encoded:
         own, values = self.blocks[-1].cls_inputs(x, cls_keys)
+        if self.cfg.attention == "uniform":  # frozen 1/n over the keys `[CLS]` reads, in every head
+            own = (cls_keys / cls_keys.sum(-1, keepdim=True).clamp(min=1))[:, None].expand_as(own).to(own.dtype)
         return Encoded(values, mask, x[:, 0], own)
 
     def encode(self, batch: Batch, embedded: torch.Tensor | None = None) -> Encoded:

@@ -1,0 +1,66 @@
+# Stage 6: the debate matrix (issue 13). Every paper's test on every model it ran on, side by side: what
+# the J&W, S&S, W&P and faithfulness stages wrote per run, one number per test (the Transformer beside
+# the recurrent models). Runs that at least two stages cover are shown.
+
+DEBATE_FILES = {
+    "jw_correlations": (JW_RUNS, "results/jain_wallace", "correlations.csv"),
+    "jw_permutation": (JW_RUNS, "results/jain_wallace", "permutation.csv"),
+    "jw_adversarial": (JW_RUNS, "results/jain_wallace", "adversarial.csv"),
+    "ss_erasure": (SS_RUNS, "results/serrano_smith", "single_erasure.csv"),
+    "ss_removal": (SS_RUNS, "results/serrano_smith", "removal.csv"),
+    "ff_eraser": (FF_RUNS, "results/faithfulness", "eraser.csv"),
+}
+DEBATE_STAGES = (set(JW_RUNS), set(SS_RUNS), set(FF_RUNS), set(WP_COMPANIONS))
+DEBATE_RUNS = {
+    run
+    for run in set().union(*DEBATE_STAGES)
+    if sum(run in stage for stage in DEBATE_STAGES) >= 2
+}
+DEBATE_WP_TABLES = {
+    name: f"results/tables/wiegreffe_pinter_{name}.csv"
+    for name in ("uniform", "diagnostic", "adversary")
+    if any(
+        run in DEBATE_RUNS for run in (WP_FULL if name != "uniform" else WP_COMPANIONS)
+    )
+}
+
+
+rule debate_matrix:
+    input:
+        **{
+            kind: [
+                f"{run.path(root)}/{name}"
+                for run in sorted(runs)
+                if run in DEBATE_RUNS
+            ]
+            for kind, (runs, root, name) in DEBATE_FILES.items()
+        },
+        **DEBATE_WP_TABLES,
+    output:
+        csv="results/tables/debate_matrix.csv",
+        md=report(
+            "results/tables/debate_matrix.md",
+            caption="../report/debate_matrix.rst",
+            category="Debate matrix",
+            labels={"table": "debate matrix"},
+        ),
+    log:
+        "results/logs/debate_matrix.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        kinds=list(DEBATE_FILES),
+    script:
+        "../scripts/debate_matrix.py"
+
+
+TARGETS["debate_matrix"] = (
+    ["results/tables/debate_matrix.csv", "results/tables/debate_matrix.md"]
+    if DEBATE_RUNS
+    else []
+)
+
+
+rule debate:
+    input:
+        TARGETS["debate_matrix"],
