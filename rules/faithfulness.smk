@@ -20,6 +20,7 @@ FF_SETTINGS = {
         "random_rankings",
         "op",
         "max_instances",
+        "han_units",
         "max_tokens",
     )
 }

@@ -12,6 +12,8 @@ log = log_to(snakemake.log[0])
 tables = {}
 for path in snakemake.input:
     run = RunKey.of_file(path)
-    tables[f"{run.model} (seed {run.seed})"] = pd.read_csv(path, dtype={"id": str, "ranking": str})
+    table = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
+    for unit, part in table.groupby("unit", sort=False):  # a HAN has a column per unit
+        tables[f"{run.model} (seed {run.seed})" + (f", {unit}" if table["unit"].nunique() > 1 else "")] = part
 save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)
 log(f"{len(tables)} models plotted")

@@ -232,8 +232,45 @@ def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
     unlabelled = tmp_path / "old" / "sst" / "lstm-tanh" / "seed1" / "eraser.csv"
     unlabelled.parent.mkdir(parents=True)
     pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(unlabelled, index=False)
-    with pytest.raises(ValueError, match="eraser.csv: expected one `unit`"):
+    with pytest.raises(ValueError, match="eraser.csv: every row needs a `unit` \\(tokens or sentences\\), got no `unit` column"):
         fft.aopc_table([unlabelled])
+
+
+def test_a_han_ranked_over_sentences_and_tokens_has_a_row_and_claims_per_unit(tmp_path):
+    rows = [*[("attention", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")], *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")]]
+    frame = pd.concat([pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(unit=u) for u in ("sentences", "tokens")])
+    frame.loc[frame["unit"] == "tokens", "comprehensiveness"] -= 0.05  # the units differ: never averaged together
+    path = tmp_path / "yelp" / "han-rnn" / "seed1" / "eraser.csv"
+    path.parent.mkdir(parents=True)
+    frame.to_csv(path, index=False)
+    table = fft.aopc_table([path]).set_index(["unit", "ranking"])
+    assert table.loc[("sentences", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.4)
+    assert table.loc[("tokens", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.35)
+    claims = fft.faithfulness_claims(table.reset_index())
+    assert sorted(c["condition"] for c in claims) == ["2 test instances, ranked sentences"] * 2 + ["2 test instances, ranked tokens"] * 2
+
+
+def test_ranked_units_and_a_hans_token_attention():
+    assert ff.ranked_units("tokens", ["sentences"]) == ["tokens"]  # FLAN, flat: what they attend to
+    assert ff.ranked_units("sentences", ["tokens", "sentences"]) == ["sentences", "tokens"]
+    assert ff.ranked_units("sentences", ["tokens"]) == ["tokens"]
+    with pytest.raises(ValueError, match="'faithfulness.han_units' is empty"):
+        ff.ranked_units("sentences", [])
+    model = hierarchical("han", "rnn")
+    examples = random_documents([6, 11, 4], seed=3, empty_sentence=True)
+    weights = ff.han_token_attention(model, examples, max_tokens=30)
+    for e, w in zip(examples, weights):
+        assert w.shape == (len(e.tokens),) and w.sum() == pytest.approx(1.0, abs=1e-5)  # Σ_s α_s Σ_w α_sw = 1
+        with torch.no_grad():
+            sentences = model(collate([e], "sentences"))[1][0]  # (S,) sentence attention
+        spans = [(a, b) for a, b in e.sentences if b > a]
+        assert np.allclose([w[a:b].sum() for a, b in spans], sentences[: len(spans)].numpy(), atol=1e-5)
+    units = [ff.attended_units(e, "tokens") for e in examples]
+    rankings = ff.unit_rankings(model, examples, units, max_tokens=30, unit="tokens")
+    assert all(np.allclose(a, w) for a, w in zip(rankings["attention"], weights))
+    assert [len(s) for s in rankings["loo"]] == [len(e.tokens) for e in examples]
+    with pytest.raises(ValueError, match="its units can be those or tokens, not 'paragraphs'"):
+        ff.unit_rankings(model, examples, units, unit="paragraphs")
 
 
 # --- explanation records -> rankings (D-ALIGN) ---
@@ -355,7 +392,12 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     ff.write_faithfulness(checkpoint, data_dir, None, out, settings, seed=10, threads=1)
     frame = pd.read_csv(out, dtype={"id": str})
     assert list(frame.columns) == ["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency", "unit"]
-    assert set(frame["unit"]) == {"sentences"} and set(frame["n"]) == {2}  # every tiny document has two sentences
+    sentences, tokens = frame[frame["unit"] == "sentences"], frame[frame["unit"] == "tokens"]
+    assert len(sentences) and len(tokens) and set(frame["unit"]) == {"sentences", "tokens"}  # han_units
+    assert set(sentences["n"]) == {2}  # every tiny document has two sentences
+    assert (tokens["n"] > 2).all()
+    only = ff.write_faithfulness(checkpoint, data_dir, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1)
+    assert only is None and pd.read_csv(tmp_path / "s.csv", dtype={"id": str}).equals(sentences.reset_index(drop=True))
     assert set(frame["ranking"]) == {"attention", "loo", "random"}
     assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [f"test-{i}" for i in ff.evenly_spaced(24, 10)]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):

@@ -87,7 +87,9 @@ def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, f
 
 
 def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
-    table = aopc(pd.read_csv(eraser, dtype={"id": str, "ranking": str})).set_index("ranking")
+    frame = pd.read_csv(eraser, dtype={"id": str, "ranking": str, "unit": str})
+    # the units the model attends to (written first); a HAN's token rows are in the AOPC table
+    table = aopc(frame[frame["unit"] == frame["unit"].iloc[0]]).set_index("ranking")
     cells = {}
     for name in ("attention", "loo", "random"):
         if name in table.index:

@@ -12,9 +12,11 @@ are left out. `Random` is the mean over `RANDOM_RANKINGS` random rankings of eac
 
 What is ranked and erased is the unit the model attends to (`spec.attended`): tokens for flat, QA/NLI
 (passage tokens), FLAN and Transformer models, sentences for HAN (erasing a sentence erases its tokens,
-and under `delete` the sentence disappears). Models with attributable input are ranked by their
-explanations (attention, |gradient|, LOO, IG, ...); HAN and FLAN, whose encoders take no replacement
-embeddings, by their own attention and leave-one-unit-out (`unit_rankings`).
+and under `delete` the sentence disappears). A HAN is also ranked over its tokens (`faithfulness.
+han_units`), by the product of its sentence and word attention. Models with attributable input are
+ranked by their explanations (attention, |gradient|, LOO, IG, ...); HAN and FLAN, whose encoders take
+no replacement embeddings, by their own attention and leave-one-unit-out (`unit_rankings`). The tables
+carry the unit, and AOPC is per unit and ranking.
 
 Every variant of every instance, ranking and bin (and the unerased input, so p_j(x) comes from the
 same forward passes) goes through `attnexp.explain.perturb.variant_probabilities` in one call: a few
@@ -37,13 +39,14 @@ from attnexp.experiments.cached import cached_batches
 from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
 from attnexp.explain.perturb import variant_probabilities
 from attnexp.metrics import tvd
-from attnexp.models.inputs import Example
+from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import require
 from attnexp.runtime import restore_run, set_determinism
 
 __all__ = [
     "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
-    "bin_size", "top_positions", "random_rankings", "evenly_spaced", "rankings_of", "attended_units", "unit_rankings", "UNIT_RANKINGS",
+    "bin_size", "top_positions", "random_rankings", "evenly_spaced", "rankings_of", "attended_units", "han_token_attention",
+    "unit_rankings", "UNIT_RANKINGS", "ranked_units",
     "eraser", "aopc", "write_faithfulness",
 ]
 
@@ -128,12 +131,33 @@ def _token_masks(unit_masks: list[np.ndarray], units: list[np.ndarray] | None, n
     return [mask[owner] for mask in unit_masks]
 
 
+@torch.no_grad()
+def han_token_attention(model: nn.Module, examples: list[Example], max_tokens: int = 20_000) -> list[np.ndarray]:
+    """A HAN's weight on each token (`HierarchicalClassifier.token_attention`), per instance (n_tokens,)
+    in token order: sentence by non-empty sentence, word by word."""
+    model.eval()
+    lengths = np.array([e.length(model.layout) for e in examples])
+    weights: list[np.ndarray | None] = [None] * len(examples)
+    for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
+        per_word = model.token_attention(collate([examples[i] for i in indices], model.layout)).numpy()  # (B, S, W)
+        for row, i in enumerate(indices):
+            token = np.zeros(len(examples[i].tokens), dtype=per_word.dtype)
+            for s, (a, b) in enumerate((a, b) for a, b in examples[i].sentences if b > a):
+                token[a:b] = per_word[row, s, : b - a]
+            weights[i] = token
+    return weights
+
+
 def unit_rankings(
-    model: nn.Module, examples: list[Example], units: list[list[np.ndarray]], op: str = "delete", max_tokens: int = 20_000
+    model: nn.Module, examples: list[Example], units: list[list[np.ndarray]], op: str = "delete", max_tokens: int = 20_000, unit: str | None = None
 ) -> dict[str, list[np.ndarray]]:
     """`UNIT_RANKINGS` of a model from its own forward passes: its attention over the units (one cached
-    pass) and leave-one-unit-out (every single-unit erasure as a batched input variant) -> name -> per
-    instance (n_units,) scores."""
+    pass; a HAN ranked over `unit="tokens"` uses `han_token_attention`) and leave-one-unit-out (every
+    single-unit erasure as a batched input variant) -> name -> per instance (n_units,) scores. `unit`:
+    what `units` are, by default the units the model attends to."""
+    unit = unit or model.spec.attended
+    if unit not in (model.spec.attended, "tokens"):
+        raise ValueError(f"model {model.spec.name!r} attends to {model.spec.attended}; its units can be those or tokens, not {unit!r}")
     attention: list[np.ndarray | None] = [None] * len(examples)
     full = None
     for batch in cached_batches(model, examples, max_tokens):
@@ -141,10 +165,12 @@ def unit_rankings(
         full = np.empty((len(examples), probs.shape[1]), dtype=probs.dtype) if full is None else full
         full[batch.indices] = probs
         for row, i in enumerate(batch.indices):
-            weights = batch.attention[row][batch.encoded.mask[row]].numpy()
-            if len(weights) != len(units[i]):  # D-ALIGN: the attention covers exactly the units
-                raise ValueError(f"instance {examples[i].id!r}: {len(weights)} attention weights for {len(units[i])} {model.spec.attended}")
-            attention[i] = weights
+            attention[i] = batch.attention[row][batch.encoded.mask[row]].numpy()
+    if unit != model.spec.attended:  # a HAN over its tokens
+        attention = han_token_attention(model, examples, max_tokens)
+    for i, weights in enumerate(attention):
+        if len(weights) != len(units[i]):  # D-ALIGN: the attention covers exactly the units
+            raise ValueError(f"instance {examples[i].id!r}: {len(weights)} attention weights for {len(units[i])} {unit}")
     # an instance of one unit is not scored (n < 2), and erasing its only unit would leave nothing to encode
     scored = [len(u) >= 2 for u in units]
     owners = np.concatenate([np.full(len(u) if ok else 0, i) for i, (u, ok) in enumerate(zip(units, scored))])
@@ -228,12 +254,15 @@ def eraser(
 
 
 def aopc(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per ranking: AOPC-comprehensiveness (higher is better) and AOPC-sufficiency (lower is better),
-    the mean over instances of each instance's mean over bins, with the sd over instances."""
-    per_instance = frame.groupby(["ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
-    summary = per_instance.groupby("ranking", sort=False).agg(["mean", "std", "count"])
+    """Per unit and ranking: AOPC-comprehensiveness (higher is better) and AOPC-sufficiency (lower is
+    better), the mean over instances of each instance's mean over bins, with the sd over instances."""
+    if "unit" not in frame:
+        frame = frame.assign(unit="tokens")
+    per_instance = frame.groupby(["unit", "ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
+    summary = per_instance.groupby(["unit", "ranking"], sort=False).agg(["mean", "std", "count"])
     out = pd.DataFrame({
-        "ranking": summary.index,
+        "unit": summary.index.get_level_values("unit"),
+        "ranking": summary.index.get_level_values("ranking"),
         "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
         "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
         "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
@@ -266,15 +295,29 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
     everything = run.test_examples(data_dir)
     chosen = evenly_spaced(len(everything), settings["max_instances"])
     examples = [everything[i] for i in chosen]
-    units, names = None, tuple(settings["rankings"])
+    names = tuple(settings["rankings"])
     if explanations is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
         rankings = rankings_of(read_explanations(explanations), everything, names)
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
-    else:
-        units = [attended_units(e, run.spec.attended) for e in examples]
-        rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"])
+        draws = random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"]) if settings["random_rankings"] else None
+        frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"])
+        io.write_csv(out, frame)
+        return
+    frames = []
+    for unit in ranked_units(run.spec.attended, settings["han_units"]):
+        units = [attended_units(e, unit) for e in examples]
+        rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"], unit)
         rankings = {name: scores for name, scores in rankings.items() if name in names}
-    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
-    draws = random_rankings(sizes, seed, settings["random_rankings"]) if settings["random_rankings"] else None
-    frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"], units, run.spec.attended)
-    io.write_csv(out, frame)
+        draws = random_rankings([len(u) for u in units], seed, settings["random_rankings"]) if settings["random_rankings"] else None
+        frames.append(eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"], units, unit))
+    io.write_csv(out, pd.concat(frames, ignore_index=True))
+
+
+def ranked_units(attended: str, han_units: list[str]) -> list[str]:
+    """The units a model without attributable input is ranked over: what it attends to, and for a HAN
+    every unit of `faithfulness.han_units` (sentences first)."""
+    if attended != "sentences":
+        return [attended]
+    if not han_units:
+        raise ValueError("config key 'faithfulness.han_units' is empty: a HAN needs sentences, tokens or both")
+    return [u for u in ("sentences", "tokens") if u in han_units]

@@ -29,15 +29,15 @@ SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 
 
 def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
     """eraser.csv per run (`results/faithfulness/{dataset}/{model}/seed{seed}/eraser.csv`) -> one row
-    per run and ranking, with the unit its rankings order (tokens, or HAN's sentences)."""
+    per run, unit its rankings order (tokens; a HAN's sentences and tokens) and ranking."""
     parts = []
     for path in paths:
         run = RunKey.of_file(path)
         frame = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
-        units = frame["unit"].unique() if "unit" in frame else []
-        if len(units) != 1:
-            raise ValueError(f"{path}: expected one `unit` column value (tokens or sentences), got {list(units)}")
-        parts.append(aopc(frame).assign(dataset=run.dataset, model=run.model, seed=run.seed, unit=units[0]))
+        if "unit" not in frame or frame["unit"].isna().any() or not set(frame["unit"]) <= {"tokens", "sentences"}:
+            found = sorted(frame["unit"].dropna().unique()) if "unit" in frame else "no `unit` column"
+            raise ValueError(f"{path}: every row needs a `unit` (tokens or sentences), got {found}")
+        parts.append(aopc(frame).assign(dataset=run.dataset, model=run.model, seed=run.seed))
     columns = ["dataset", "model", "seed", "unit", "ranking", "aopc_comprehensiveness", "aopc_comprehensiveness_sd", "aopc_sufficiency", "aopc_sufficiency_sd", "instances"]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
@@ -56,7 +56,7 @@ def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
 def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
     """Per run and ranking: AOPC-comprehensiveness above Random's, AOPC-sufficiency below it."""
     rows = []
-    for (dataset, model, seed), group in table.groupby(["dataset", "model", "seed"], sort=False):
+    for (dataset, model, seed, _), group in table.groupby(["dataset", "model", "seed", "unit"], sort=False):
         by_ranking = group.set_index("ranking")
         if RANDOM not in by_ranking.index:
             continue

@@ -75,8 +75,9 @@ class HierarchicalClassifier(nn.Module):
             elif "bias" in name:
                 nn.init.zeros_(param)
 
-    def _words_to_sentences(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, S, W) words -> sentence vectors (B, S, D) and the sentence mask (B, S).
+    def _words_to_sentences(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, S, W) words -> sentence vectors (B, S, D), the sentence mask (B, S) and the word
+        attention within each sentence (B, S, W).
 
         Only real sentences are encoded, sorted by length and in chunks padded to their own longest
         sentence: documents mix 5- and 500-word sentences, and padding every sentence of the batch to
@@ -86,7 +87,7 @@ class HierarchicalClassifier(nn.Module):
         present = batch.sentence_lengths > 0  # (B, S)
         words = batch.tokens[present]  # (N, W)
         lengths = batch.sentence_lengths[present]  # (N,)
-        vectors = []
+        vectors, word_attention = [], words.new_zeros(words.shape, dtype=self.embedding.weight.dtype)  # (N, W)
         order = torch.argsort(lengths, stable=True)
         for chunk in torch.split(order, self.sentence_chunk):
             width = int(lengths[chunk].max())
@@ -94,15 +95,18 @@ class HierarchicalClassifier(nn.Module):
             states = self.word_encoder(x, lengths[chunk])  # (n, w, D)
             alpha = self.word_attention(states, present_mask(lengths[chunk], width))  # (n, w)
             vectors.append((alpha.unsqueeze(-1) * states).sum(dim=1))  # (n, D)
+            word_attention[chunk, :width] = alpha
         vectors = torch.cat(vectors)[torch.argsort(order)]  # back to batch order, (N, D)
         sentences = vectors.new_zeros(B, S, vectors.shape[-1])
         sentences[present] = vectors
-        return sentences, present
+        words_in_sentences = word_attention.new_zeros(B, S, W)
+        words_in_sentences[present] = word_attention
+        return sentences, present, words_in_sentences
 
     def encode(self, batch: Batch) -> Encoded:
         """HAN: -> sentence states (B, S, H), sentence mask (B, S). FLAN: -> token states (B, L, H)."""
         if self.cfg.architecture == "han":
-            sentences, _ = self._words_to_sentences(batch)
+            sentences, _, _ = self._words_to_sentences(batch)
             hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
             return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1]))
         x = self.embedding_dropout(self.embedding(batch.tokens))  # (B, L, E)
@@ -118,3 +122,15 @@ class HierarchicalClassifier(nn.Module):
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         return self.decode(self.encode(batch))
+
+    def token_attention(self, batch: Batch) -> torch.Tensor:
+        """A HAN's weight on each word, (B, S, W): its sentence's attention times its attention within
+        the sentence (the two levels of Yang et al. 2016's visualisation; zero at padding). The
+        sentence encoder mixes sentences before sentence attention, so this is the attention path's
+        weight, not a decomposition of the output."""
+        if self.cfg.architecture != "han":
+            raise ValueError("token_attention is the two-level weight of a HAN; a FLAN attends to its tokens directly")
+        sentences, _, words = self._words_to_sentences(batch)
+        hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
+        _, attention = self.decode(Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1])))  # (B, S)
+        return attention[..., None] * words

@@ -1,7 +1,7 @@
 """Faithfulness figure (beyond.md §2), from the per-instance ERASER tables of
 `attnexp.experiments.faithfulness`: for one dataset, the perturbation curves whose mean height is
-the AOPC, one column per model (tokens, or HAN's sentences), comprehensiveness on top and sufficiency below, one line per
-ranking with a band of ± one standard error over instances.
+the AOPC, one column per model and unit (tokens; a HAN's sentences and tokens), comprehensiveness on
+top and sufficiency below, one line per ranking with a band of ± one standard error over instances.
 """
 
 from __future__ import annotations
