@@ -14,10 +14,10 @@ JW_GROUND_TRUTH = sorted(
         and config["datasets"][run.dataset]["task"] == "binary"
     }
 )
-# ... scored for every explained model there: the J&W models and the Transformer (rollout, attribution)
+# ... scored for every explained model there, each once: the J&W models and the Transformer (rollout, attribution)
 JW_GROUND_TRUTH_RUNS = [
     run
-    for run in JW_RUNS + experiment_runs(config, "attention_attribution")
+    for run in dict.fromkeys(JW_RUNS + experiment_runs(config, "attention_attribution"))
     if run.dataset in JW_GROUND_TRUTH
 ]
 JW_MODEL_FIGURES = (
