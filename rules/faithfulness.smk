@@ -39,7 +39,13 @@ rule faithfulness_eraser:
     threads: config["train"]["threads"]
     params:
         data_dir="results/data/{dataset}",
-        settings=FF_SETTINGS,
+        # `han_units` only where it matters, so that changing it re-runs the HAN batteries alone
+        settings=lambda w: {
+            key: value
+            for key, value in FF_SETTINGS.items()
+            if key != "han_units"
+            or model_spec(config, w.dataset, w.model).attended == "sentences"
+        },
     script:
         "../scripts/ff_eraser.py"
 

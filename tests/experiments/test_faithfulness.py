@@ -254,8 +254,9 @@ def test_ranked_units_and_a_hans_token_attention():
     assert ff.ranked_units("tokens", ["sentences"]) == ["tokens"]  # FLAN, flat: what they attend to
     assert ff.ranked_units("sentences", ["tokens", "sentences"]) == ["sentences", "tokens"]
     assert ff.ranked_units("sentences", ["tokens"]) == ["tokens"]
-    with pytest.raises(ValueError, match="'faithfulness.han_units' is empty"):
+    with pytest.raises(ValueError, match="'faithfulness.han_units' is missing or empty"):
         ff.ranked_units("sentences", [])
+    assert ff.ranked_units("tokens", None) == ["tokens"]  # only a HAN's settings carry the key
     model = hierarchical("han", "rnn")
     examples = random_documents([6, 11, 4], seed=3, empty_sentence=True)
     weights = ff.han_token_attention(model, examples, max_tokens=30)

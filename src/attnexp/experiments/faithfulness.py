@@ -304,7 +304,7 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
         io.write_csv(out, frame)
         return
     frames = []
-    for unit in ranked_units(run.spec.attended, settings["han_units"]):
+    for unit in ranked_units(run.spec.attended, settings.get("han_units")):
         units = [attended_units(e, unit) for e in examples]
         rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"], unit)
         rankings = {name: scores for name, scores in rankings.items() if name in names}
@@ -313,11 +313,11 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
     io.write_csv(out, pd.concat(frames, ignore_index=True))
 
 
-def ranked_units(attended: str, han_units: list[str]) -> list[str]:
+def ranked_units(attended: str, han_units: list[str] | None) -> list[str]:
     """The units a model without attributable input is ranked over: what it attends to, and for a HAN
-    every unit of `faithfulness.han_units` (sentences first)."""
+    every unit of `faithfulness.han_units` (sentences first; only a HAN's settings carry the key)."""
     if attended != "sentences":
         return [attended]
     if not han_units:
-        raise ValueError("config key 'faithfulness.han_units' is empty: a HAN needs sentences, tokens or both")
+        raise ValueError("config key 'faithfulness.han_units' is missing or empty: a HAN needs sentences, tokens or both")
     return [u for u in ("sentences", "tokens") if u in han_units]
