@@ -662,10 +662,10 @@ def test_table3_tidy_csv_and_pivoted_markdown(tables):
     assert tidy.set_index(["dataset", "guide"]).loc[("imdb", "adversary"), "f1"] == pytest.approx(0.78)
     header, *rows = markdown_rows(tables["diagnostic_md"])
     assert header[0] == "guide" and set(header[1:]) == {"sst", "imdb"}
-    assert [r[0] for r in rows] == ["Uniform", "Trained MLP", "Base LSTM", "Adversary"]
+    assert [r[0] for r in rows] == ["Uniform", "Trained MLP", "Base model", "Adversary"]
     by_guide = {r[0]: dict(zip(header[1:], map(float, r[1:]))) for r in rows}
     for dataset, values in DIAGNOSTIC.items():
-        for label, f1 in zip(["Uniform", "Trained MLP", "Base LSTM", "Adversary"], values):
+        for label, f1 in zip(["Uniform", "Trained MLP", "Base model", "Adversary"], values):
             assert by_guide[label][dataset] == pytest.approx(f1)
 
 
@@ -703,11 +703,11 @@ def test_claims_verdicts(tables):
 
     assert verdict("Figure 2", "sst", "share").verdict == "holds" and verdict("Figure 2", "sst", "share").ours == pytest.approx(1.0)
     assert verdict("Figure 2", "imdb", "share").verdict == "does not hold"
-    assert verdict("Table 3", "sst", "F1(Base LSTM guide) - F1(Uniform guide)").verdict == "holds"
-    assert verdict("Table 3", "sst", "F1(Base LSTM guide) - F1(Uniform guide)").ours == pytest.approx(0.15)
-    assert verdict("Table 3", "sst", "F1(Adversary guide) - F1(Base LSTM guide)").verdict == "holds"
-    assert verdict("Table 3", "imdb", "F1(Base LSTM guide) - F1(Uniform guide)").verdict == "does not hold"
-    assert verdict("Table 3", "imdb", "F1(Adversary guide) - F1(Base LSTM guide)").verdict == "does not hold"
+    assert verdict("Table 3", "sst", "F1(Base model guide) - F1(Uniform guide)").verdict == "holds"
+    assert verdict("Table 3", "sst", "F1(Base model guide) - F1(Uniform guide)").ours == pytest.approx(0.15)
+    assert verdict("Table 3", "sst", "F1(Adversary guide) - F1(Base model guide)").verdict == "holds"
+    assert verdict("Table 3", "imdb", "F1(Base model guide) - F1(Uniform guide)").verdict == "does not hold"
+    assert verdict("Table 3", "imdb", "F1(Adversary guide) - F1(Base model guide)").verdict == "does not hold"
     assert verdict("Figure 4", "sst", "Spearman").verdict == "holds" and verdict("Figure 4", "sst", "Spearman").ours == pytest.approx(1.0)
     assert verdict("Figure 4", "imdb", "Spearman").verdict == "does not hold" and verdict("Figure 4", "imdb", "Spearman").ours == pytest.approx(-1.0)
 
@@ -756,7 +756,7 @@ def test_table3_markdown_keeps_every_base_run_of_a_dataset(tmp_path):
     out["claims"] = tmp_path / "claims.csv"
     wpt.write_tables(bases, bases, bases, diagnostics, variances, frontiers, write_published(tmp_path / "p.csv"), 1e-2, 0.02, out)
     shown = out["diagnostic_md"].read_text()
-    assert "0.81" in shown and "0.43" in shown, shown  # each run's Base LSTM guide F1; the pivot shows their mean, 0.62
+    assert "0.81" in shown and "0.43" in shown, shown  # each run's Base model guide F1; the pivot shows their mean, 0.62
 
 
 # ----------------------------------------------------------------------------- figures

@@ -32,8 +32,8 @@ __all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_t
 PAPER = "Wiegreffe & Pinter 2019"
 SOURCE = "Wiegreffe & Pinter 2019 [P~] (wiegreffe_pinter.md)"
 NOT_PUBLIC = "not public: no published value transcribed (wiegreffe_pinter.md §7)"
-GUIDES = ("uniform", "trained", "base", "adversary")  # Table 3 rows: Uniform, Trained MLP, Base LSTM, Adversary
-GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base LSTM", "adversary": "Adversary"}
+GUIDES = ("uniform", "trained", "base", "adversary")  # Table 3 rows: Uniform, Trained MLP, Base LSTM (the base model: an LSTM or the Transformer), Adversary
+GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base model", "adversary": "Adversary"}
 
 
 def read_model(path: str | Path) -> dict:
@@ -147,11 +147,11 @@ def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform
         for guide in GUIDES:
             rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 3", condition=cond))
         rows.append(claim(
-            PAPER, "Table 3", *key, "F1(Base LSTM guide) - F1(Uniform guide); holds above 0", float(d["base"] - d["uniform"]),
+            PAPER, "Table 3", *key, "F1(Base model guide) - F1(Uniform guide); holds above 0", float(d["base"] - d["uniform"]),
             verdict="holds" if d["base"] > d["uniform"] else "does not hold", source=f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use", condition=cond,
         ))
         rows.append(claim(
-            PAPER, "Table 3", *key, "F1(Adversary guide) - F1(Base LSTM guide); holds below 0", float(d["adversary"] - d["base"]),
+            PAPER, "Table 3", *key, "F1(Adversary guide) - F1(Base model guide); holds below 0", float(d["adversary"] - d["base"]),
             verdict="holds" if d["adversary"] < d["base"] else "does not hold", source=f"{SOURCE} §3.4: adversarial guides are expected to do worse", condition=cond,
         ))
         a = adversary[(adversary.dataset == key[0]) & (adversary.model == key[1]) & (adversary.seed == key[2])].iloc[0]
