@@ -191,8 +191,9 @@ class Companions(NamedTuple):
 def wiegreffe_pinter_companions(config: dict, base: RunKey) -> Companions:
     """Names follow the model vocabulary (attnexp.spec): `lstm-uniform`, `lstm-tanh-adversary-1e-3`,
     `average-guided-lstm-tanh`, and for the Transformer `transformer-uniform`,
-    `transformer-cls-adversary-1e-3`, `average-guided-transformer-cls`, ... Seed models use `wiegreffe_pinter.seeds` (the base's own seed
-    left out; `dataset_seeds` may give a dataset its own list); every other companion uses the base's seed."""
+    `transformer-cls-adversary-1e-3`, `average-guided-transformer-cls`, ... Seed models use
+    `wiegreffe_pinter.seeds` (the base's own seed left out; `dataset_seeds` may give a dataset its own
+    list); every other companion uses the base's seed."""
     wp = config["wiegreffe_pinter"]
     spec = model_spec(config, base.dataset, base.model)
     require(spec, "wiegreffe_pinter")

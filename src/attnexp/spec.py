@@ -205,6 +205,6 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
         return ModelSpec(name, "flat", head, rest)
     raise ValueError(
         f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
-        f"{{encoder}}-guided-{{source model}}, {{flat model}}-adversary-{{λ}} "
+        f"{{encoder}}-guided-{{source model}}, {{flat or Transformer model}}-adversary-{{λ}} "
         f", {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}, {TRANSFORMER} or {TRANSFORMER_UNIFORM}"
     )

@@ -20,12 +20,12 @@ the experiments can read and impose through the shared contract:
 
 `decode` without `attention` uses each head's own weights and reports their mean; an imposed
 `attention` (..., B, T) is given to every head. The experiments impose weights head by head by
-replacing `encoded.heads` with (..., B, H, T) (`attnexp.experiments.cached.decode_heads`). `run` is the full pass for the Transformer-only
-methods: every layer's attention maps, attention imposed per layer (attention attribution scales
-them), and a head mask (head pruning).
+replacing `encoded.heads` with (..., B, H, T) (`attnexp.experiments.cached.decode_heads`). `run` is
+the full pass for the Transformer-only methods: every layer's attention maps, attention imposed per
+layer (attention attribution scales them), and a head mask (head pruning).
 
-`transformer-uniform` (W&P §3.2's twin) is the same network whose `[CLS]` readout attends 1/n over the
-real tokens in every head, trained end to end.
+`transformer-uniform` (W&P §3.2's twin) is the same network whose `[CLS]` readout attends 1/n over
+the real tokens in every head, trained end to end.
 
 Positions beyond `max_length` are masked as keys in every layer, so they never reach `[CLS]`: the
 same output as truncating the input there (beyond.md §5: max length 256, truncate), while every
