@@ -12,10 +12,10 @@ are left out. `Random` is the mean over `RANDOM_RANKINGS` random rankings of eac
 
 What is ranked and erased is the unit the model attends to (`spec.attended`): tokens for flat, QA/NLI
 (passage tokens), FLAN and Transformer models, sentences for HAN (erasing a sentence erases its tokens,
-and under `delete` the sentence disappears). A HAN is also ranked over its tokens (`faithfulness.
-han_units`), by the product of its sentence and word attention. Models with attributable input are
-ranked by their explanations (attention, |gradient|, LOO, IG, ...); HAN and FLAN, whose encoders take
-no replacement embeddings, by their own attention and leave-one-unit-out (`unit_rankings`). The tables
+and under `delete` the sentence disappears). A HAN is also ranked over its tokens, by the product of
+its sentence and word attention (`faithfulness.han_units`). Models with attributable input are ranked
+by their explanations (attention, |gradient|, LOO, IG, ...); HAN and FLAN, whose encoders take no
+replacement embeddings, by their own attention and leave-one-unit-out (`unit_rankings`). The tables
 carry the unit, and AOPC is per unit and ranking.
 
 Every variant of every instance, ranking and bin (and the unerased input, so p_j(x) comes from the
