@@ -6,8 +6,9 @@
   output (§5.5), found by Adam on free logits with the hidden states fixed.
 - `ground_truth_scores`: explanations against the planted cue positions of `synthetic` (beyond.md §3).
 
-Permutation and adversarial search never re-run the encoder: they decode cached hidden states,
-vectorised over permutations / candidates and batched over instances. They act on the readout
+Permutation and adversarial search never re-run the encoder: they decode cached hidden states
+(projected through a linear output layer once, `attnexp.experiments.cached.readout`), vectorised over
+permutations / candidates and batched over instances. They act on the readout
 attention per head (`attnexp.experiments.cached`: H = 1 for the recurrent models, the `[CLS]` heads
 of the Transformer), so every model goes through the same code: a permutation shuffles the tokens'
 weights identically in every head, and the adversary searches per-head weights whose head mean — the
@@ -28,7 +29,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.experiments.cached import cached_batches, decode_heads, real_positions
+from attnexp.experiments.cached import cached_batches, readout, real_positions
 from attnexp.explain import SELF_ATTENTION_VECTORS, importance, read_explanations
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
@@ -110,7 +111,7 @@ def permuted_attention(heads: torch.Tensor, mask: torch.Tensor, permutations: li
 @torch.no_grad()
 def permutation_output_differences(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
     """heads (B, H, L) -> (P, B) output change TVD(p_perm, p) (= |Δŷ| for BC) of each permutation."""
-    logits = decode_heads(model, encoded, permuted_attention(heads, encoded.mask, permutations))  # (P, B, C)
+    logits = readout(model, encoded).logits(permuted_attention(heads, encoded.mask, permutations))  # (P, B, C)
     return tvd(probabilities(logits), probs)
 
 
@@ -174,6 +175,7 @@ def adversarial_search(
     on its own and the loss is a sum over instances, so every instance follows the same trajectory in
     any batch."""
     attention = heads.mean(dim=-2)  # (B, L) α̂
+    out = readout(model, encoded)  # a linear output layer is projected through the cached states once
     z = _initial_logits(encoded.mask, noise).requires_grad_(True)
     head_mask = encoded.mask[:, None, :]  # (B, 1, L)
     optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad)
@@ -185,7 +187,7 @@ def adversarial_search(
         for _ in range(steps):
             per_head = masked_softmax(z, head_mask)  # (K, B, H, L)
             alpha = per_head.mean(dim=-2)  # (K, B, L)
-            change = output_scale * tvd(probabilities(decode_heads(model, encoded, per_head)), probs)  # (K, B)
+            change = output_scale * tvd(probabilities(out.logits(per_head)), probs)  # (K, B)
             diversity = jsd(alpha[:, None], alpha[None, :]).sum() / count**2  # K² mean incl. the diagonal
             loss = (-jsd(alpha, attention) + penalty * torch.relu(change - margin)).sum() - diversity
             optimizer.zero_grad()
@@ -202,7 +204,7 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: 
     """Among {α̂} ∪ candidates (K, B, H, L), drop those whose output change TVD exceeds ε, keep the one
     whose head mean is farthest from α̂ (§5.5 evaluation). -> (ε-max JSD (B,), the chosen attention's
     head mean (B, L), its TVD (B,), feasible (B,))."""
-    change = tvd(probabilities(decode_heads(model, encoded, candidates)), probs)  # (K, B)
+    change = tvd(probabilities(readout(model, encoded).logits(candidates)), probs)  # (K, B)
     attention, candidates = heads.mean(dim=-2), candidates.mean(dim=-2)  # (B, L), (K, B, L)
     divergence = jsd(candidates, attention)  # (K, B)
     feasible = change <= eps
