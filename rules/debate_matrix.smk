@@ -1,6 +1,7 @@
 # Stage 6: the debate matrix (issue 13). Every paper's test on every model it ran on, side by side: what
 # the J&W, S&S, W&P and faithfulness stages wrote per run, one number per test (the Transformer beside
-# the recurrent models). Runs that at least two stages cover are shown.
+# the recurrent models). Every run any of them covers is shown, blank where a stage did not run it (the
+# W&P tables hold every W&P base run).
 
 DEBATE_FILES = {
     "jw_correlations": (JW_RUNS, "results/jain_wallace", "correlations.csv"),
@@ -10,29 +11,18 @@ DEBATE_FILES = {
     "ss_removal": (SS_RUNS, "results/serrano_smith", "removal.csv"),
     "ff_eraser": (FF_RUNS, "results/faithfulness", "eraser.csv"),
 }
-DEBATE_STAGES = (set(JW_RUNS), set(SS_RUNS), set(FF_RUNS), set(WP_COMPANIONS))
-DEBATE_RUNS = {
-    run
-    for run in set().union(*DEBATE_STAGES)
-    if sum(run in stage for stage in DEBATE_STAGES) >= 2
-}
+DEBATE_RUNS = set(JW_RUNS) | set(SS_RUNS) | set(FF_RUNS) | set(WP_COMPANIONS)
 DEBATE_WP_TABLES = {
     name: f"results/tables/wiegreffe_pinter_{name}.csv"
     for name in ("uniform", "diagnostic", "adversary")
-    if any(
-        run in DEBATE_RUNS for run in (WP_FULL if name != "uniform" else WP_COMPANIONS)
-    )
+    if (WP_FULL if name != "uniform" else WP_COMPANIONS)
 }
 
 
 rule debate_matrix:
     input:
         **{
-            kind: [
-                f"{run.path(root)}/{name}"
-                for run in sorted(runs)
-                if run in DEBATE_RUNS
-            ]
+            kind: [f"{run.path(root)}/{name}" for run in sorted(runs)]
             for kind, (runs, root, name) in DEBATE_FILES.items()
         },
         **DEBATE_WP_TABLES,

@@ -103,12 +103,16 @@ class HierarchicalClassifier(nn.Module):
         words_in_sentences[present] = word_attention
         return sentences, present, words_in_sentences
 
+    def _encode_han(self, batch: Batch) -> tuple[Encoded, torch.Tensor]:
+        """HAN: -> Encoded(sentence states (B, S, H), sentence mask (B, S)), word attention (B, S, W)."""
+        sentences, _, words = self._words_to_sentences(batch)
+        hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
+        return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1])), words
+
     def encode(self, batch: Batch) -> Encoded:
         """HAN: -> sentence states (B, S, H), sentence mask (B, S). FLAN: -> token states (B, L, H)."""
         if self.cfg.architecture == "han":
-            sentences, _, _ = self._words_to_sentences(batch)
-            hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
-            return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1]))
+            return self._encode_han(batch)[0]
         x = self.embedding_dropout(self.embedding(batch.tokens))  # (B, L, E)
         hidden = self.word_encoder(x, batch.lengths)
         return Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1]))
@@ -130,7 +134,6 @@ class HierarchicalClassifier(nn.Module):
         weight, not a decomposition of the output."""
         if self.cfg.architecture != "han":
             raise ValueError("token_attention is the two-level weight of a HAN; a FLAN attends to its tokens directly")
-        sentences, _, words = self._words_to_sentences(batch)
-        hidden = self.sentence_encoder(self.sentence_dropout(sentences), batch.lengths)
-        _, attention = self.decode(Encoded(hidden, present_mask(batch.lengths, batch.tokens.shape[1])))  # (B, S)
+        encoded, words = self._encode_han(batch)
+        _, attention = self.decode(encoded)  # (B, S)
         return attention[..., None] * words
