@@ -6,6 +6,8 @@
 AA = config["attention_attribution"]
 AA_RUN = "{dataset}/{model}/seed{seed}"
 AA_RUNS = experiment_runs(config, "attention_attribution")
+# rollout's agreement with |gradient| and leave-one-out (attnexp.experiments.attention_attribution_tables)
+AGREEMENT_METHODS = ("attention", "gradient", "loo", "rollout", "attattr")
 # What the jobs depend on; the Riemann sum is the explanations' (one setting for both)
 AA_SETTINGS = {
     key: AA[key]
@@ -69,14 +71,16 @@ rule attention_attribution_figures:
         pruning_png=report(
             f"results/figures/attention_attribution/{AA_RUN}/head_pruning.png",
             caption="../report/attention_attribution_pruning.rst",
-            category="Transformer",
+            category="Beyond: attention attribution",
+            subcategory="head pruning",
             labels={"run": AA_RUN, "figure": "head pruning"},
         ),
         graphs_pdf=f"results/figures/attention_attribution/{AA_RUN}/graphs.pdf",
         graphs_png=report(
             f"results/figures/attention_attribution/{AA_RUN}/graphs.png",
             caption="../report/attention_attribution_graphs.rst",
-            category="Transformer",
+            category="Beyond: attention attribution",
+            subcategory="attribution graphs",
             labels={"run": AA_RUN, "figure": "attribution graphs"},
         ),
     log:
@@ -94,21 +98,25 @@ rule attention_attribution_tables:
             for run in AA_RUNS
         ],
         explanations=[
-            f"{run.path('results/explain')}/explanations.jsonl" for run in AA_RUNS
+            path
+            for run in AA_RUNS
+            for path in explanation_files(run, AGREEMENT_METHODS)
         ],
     output:
         pruning_csv="results/tables/attention_attribution_pruning.csv",
         pruning_md=report(
             "results/tables/attention_attribution_pruning.md",
             caption="../report/attention_attribution_tables.rst",
-            category="Transformer",
+            category="Beyond: attention attribution",
+            subcategory="head pruning",
             labels={"table": "head pruning"},
         ),
         agreement_csv="results/tables/attention_attribution_agreement.csv",
         agreement_md=report(
             "results/tables/attention_attribution_agreement.md",
             caption="../report/attention_attribution_tables.rst",
-            category="Transformer",
+            category="Beyond: attention attribution",
+            subcategory="rollout agreement",
             labels={"table": "rollout agreement"},
         ),
         claims="results/claims/attention_attribution.csv",

@@ -16,9 +16,12 @@ from attnexp.config import training_selection, training_settings, validate_confi
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
 from attnexp.plan import (
+    RANKING_METHODS,
     RunKey,
+    explanation_files,
     experiment_runs,
     model_spec,
+    ranking_methods,
     run_dirs,
     wiegreffe_pinter_companions,
 )
@@ -240,10 +243,17 @@ def ff_explanations(wildcards):
     """The faithfulness battery ranks by a model's explanations where it has attributable input;
     HAN and FLAN are ranked by their own attention and leave-one-unit-out (no explanations).
     """
-    if not model_spec(config, wildcards.dataset, wildcards.model).attributable_input:
+    spec = model_spec(config, wildcards.dataset, wildcards.model)
+    if not spec.attributable_input:
         return {}
-    run = f"{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}"
-    return {"explanations": f"results/explain/{run}/explanations.jsonl"}
+    run = RunKey(wildcards.dataset, wildcards.model, int(wildcards.seed))
+    methods = ranking_methods(config["faithfulness"]["rankings"], spec)
+    return {"explanations": explanation_files(run, methods)}
+
+
+def every_method(run):
+    """Every explanation method a run's model has (rollout, attattr: self-attention models only)."""
+    return ranking_methods(RANKING_METHODS, model_spec(config, run.dataset, run.model))
 
 
 # Wiegreffe & Pinter: each base run's companion runs (attnexp.plan.wiegreffe_pinter_companions)

@@ -61,13 +61,15 @@ rule tabulate_datasets:
         csv=report(
             "results/tables/datasets.csv",
             caption="../report/datasets.rst",
-            category="Data",
+            category="Data and models",
+            subcategory="datasets",
             labels={"table": "datasets (csv)"},
         ),
         md=report(
             "results/tables/datasets.md",
             caption="../report/datasets.rst",
-            category="Data",
+            category="Data and models",
+            subcategory="datasets",
             labels={"table": "datasets (markdown)"},
         ),
     log:

@@ -31,7 +31,8 @@ rule debate_matrix:
         md=report(
             "results/tables/debate_matrix.md",
             caption="../report/debate_matrix.rst",
-            category="Debate matrix",
+            category="Beyond: debate matrix",
+            subcategory="every paper's test on every model",
             labels={"table": "debate matrix"},
         ),
     log:

@@ -11,6 +11,8 @@ for run in FF_RUNS:
     FF_BY_DATASET.setdefault(run.dataset, []).append(run)
 # W&P base runs with every experiment: their seed models give each explainer's envelope
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
+# ... over the four J&W/IG measures (attnexp.experiments.seed_envelopes)
+SEED_ENVELOPE_MEASURES = ("attention", "gradient", "loo", "ig")
 # The per-model battery's settings (`max_tokens` only sizes batches)
 FF_SETTINGS = {
     key: FF[key]
@@ -61,7 +63,8 @@ rule faithfulness_figure:
         png=report(
             "results/figures/faithfulness/{dataset}/aopc.png",
             caption="../report/faithfulness_figure.rst",
-            category="Faithfulness",
+            category="Beyond: faithfulness",
+            subcategory="perturbation curves",
             labels={"dataset": "{dataset}", "figure": "perturbation curves"},
         ),
     log:
@@ -74,10 +77,13 @@ rule faithfulness_figure:
 
 rule faithfulness_seed_envelope:
     input:
-        base=f"results/explain/{FF_RUN}/explanations.jsonl",
+        base=lambda w: explanation_files(
+            RunKey(w.dataset, w.model, int(w.seed)), SEED_ENVELOPE_MEASURES
+        ),
         seeds=lambda w: [
-            f"{run.path('results/explain')}/explanations.jsonl"
+            path
             for run in wp_companions(w).seeds
+            for path in explanation_files(run, SEED_ENVELOPE_MEASURES)
         ],
     output:
         f"results/faithfulness/{FF_RUN}/seed_envelope.csv",
@@ -103,14 +109,16 @@ rule faithfulness_tables:
         aopc_md=report(
             "results/tables/faithfulness_aopc.md",
             caption="../report/faithfulness_aopc.rst",
-            category="Faithfulness",
+            category="Beyond: faithfulness",
+            subcategory="AOPC",
             labels={"table": "AOPC"},
         ),
         envelopes_csv="results/tables/faithfulness_seed_envelopes.csv",
         envelopes_md=report(
             "results/tables/faithfulness_seed_envelopes.md",
             caption="../report/faithfulness_seed_envelopes.rst",
-            category="Faithfulness",
+            category="Beyond: faithfulness",
+            subcategory="seed envelopes",
             labels={"table": "seed envelopes"},
         ),
         claims="results/claims/faithfulness.csv",

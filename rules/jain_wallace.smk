@@ -20,6 +20,8 @@ JW_GROUND_TRUTH_RUNS = [
     for run in dict.fromkeys(JW_RUNS + experiment_runs(config, "attention_attribution"))
     if run.dataset in JW_GROUND_TRUTH
 ]
+
+
 JW_MODEL_FIGURES = (
     "tau_histograms",
     "tau_densities",
@@ -38,7 +40,9 @@ JW_ADVERSARY = {
 
 rule jw_correlations:
     input:
-        f"results/explain/{JW_RUN}/explanations.jsonl",
+        lambda w: explanation_files(
+            RunKey(w.dataset, w.model, int(w.seed)), JW["measures"]
+        ),
     output:
         f"results/jain_wallace/{JW_RUN}/correlations.csv",
     log:
@@ -94,7 +98,7 @@ rule jw_model_figures:
             f"{name}_{ext}": report(
                 f"results/figures/jain_wallace/{JW_RUN}/{name}.{ext}",
                 caption="../report/jain_wallace_figures.rst",
-                category="Jain & Wallace",
+                category="Jain & Wallace 2019",
                 subcategory="{dataset}",
                 labels={"model": "{model}", "seed": "{seed}", "figure": name},
             )
@@ -121,7 +125,8 @@ rule jw_tables:
         table2_md=report(
             "results/tables/jain_wallace_table2.md",
             caption="../report/jain_wallace_table2.rst",
-            category="Jain & Wallace",
+            category="Jain & Wallace 2019",
+            subcategory="tables",
             labels={"table": "Table 2"},
         ),
         summary_csv="results/tables/jain_wallace_correlations.csv",
@@ -130,7 +135,8 @@ rule jw_tables:
         encoders_png=report(
             "results/figures/jain_wallace/encoder_comparison.png",
             caption="../report/jain_wallace_encoders.rst",
-            category="Jain & Wallace",
+            category="Jain & Wallace 2019",
+            subcategory="figures across models",
             labels={"figure": "encoder comparison"},
         ),
         claims="results/claims/jain_wallace.csv",
@@ -149,8 +155,9 @@ rule jw_tables:
 rule jw_ground_truth:
     input:
         explanations=[
-            f"{run.path('results/explain')}/explanations.jsonl"
+            path
             for run in JW_GROUND_TRUTH_RUNS
+            for path in explanation_files(run, every_method(run))
         ],
         test=[f"results/data/{d}/test.jsonl" for d in JW_GROUND_TRUTH],
         metrics=[trained(run) for run in JW_GROUND_TRUTH_RUNS],
@@ -159,14 +166,16 @@ rule jw_ground_truth:
         md=report(
             "results/tables/ground_truth.md",
             caption="../report/ground_truth.rst",
-            category="Jain & Wallace",
+            category="Jain & Wallace 2019",
+            subcategory="tables",
             labels={"table": "ground truth"},
         ),
         pdf="results/figures/jain_wallace/ground_truth.pdf",
         png=report(
             "results/figures/jain_wallace/ground_truth.png",
             caption="../report/ground_truth.rst",
-            category="Jain & Wallace",
+            category="Jain & Wallace 2019",
+            subcategory="figures across models",
             labels={"figure": "ground truth"},
         ),
     log:

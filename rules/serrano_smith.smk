@@ -60,7 +60,7 @@ rule ss_delta_js_figure:
         png=report(
             "results/figures/serrano_smith/delta_js/{model}/seed{seed}.png",
             caption="../report/serrano_smith_delta_js.rst",
-            category="Serrano & Smith",
+            category="Serrano & Smith 2019",
             subcategory="single-weight erasure",
             labels={"model": "{model}", "seed": "{seed}"},
         ),
@@ -87,7 +87,7 @@ rule ss_removal_figures:
             f"{name}_{ext}": report(
                 f"results/figures/serrano_smith/{{dataset}}/seed{{seed}}/{name}.{ext}",
                 caption="../report/serrano_smith_removal_figures.rst",
-                category="Serrano & Smith",
+                category="Serrano & Smith 2019",
                 subcategory="removal until the decision flips",
                 labels={"dataset": "{dataset}", "seed": "{seed}", "figure": name},
             )
@@ -119,7 +119,8 @@ rule ss_tables:
                 report(
                     f"results/tables/serrano_smith_{name}.{ext}",
                     caption=f"../report/serrano_smith_{name}.rst",
-                    category="Serrano & Smith",
+                    category="Serrano & Smith 2019",
+                    subcategory="tables",
                     labels={"table": name},
                 )
                 if ext == "md"

@@ -53,13 +53,15 @@ rule tabulate_performance:
         csv=report(
             "results/tables/performance.csv",
             caption="../report/performance.rst",
-            category="Models",
+            category="Data and models",
+            subcategory="test performance",
             labels={"table": "performance (csv)"},
         ),
         md=report(
             "results/tables/performance.md",
             caption="../report/performance.rst",
-            category="Models",
+            category="Data and models",
+            subcategory="test performance",
             labels={"table": "performance (markdown)"},
         ),
         claims="results/claims/performance.csv",

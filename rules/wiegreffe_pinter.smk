@@ -75,7 +75,7 @@ rule wp_figures:
             f"{name}_{ext}": report(
                 f"results/figures/wiegreffe_pinter/{WP_RUN}/{name}.{ext}",
                 caption="../report/wiegreffe_pinter_figures.rst",
-                category="Wiegreffe & Pinter",
+                category="Wiegreffe & Pinter 2019",
                 subcategory="{dataset}",
                 labels={"model": "{model}", "seed": "{seed}", "figure": name},
             )
@@ -123,7 +123,8 @@ rule wp_tables:
                 report(
                     f"results/tables/wiegreffe_pinter_{name}.{ext}",
                     caption=f"../report/wiegreffe_pinter_{name}.rst",
-                    category="Wiegreffe & Pinter",
+                    category="Wiegreffe & Pinter 2019",
+                    subcategory="tables",
                     labels={"table": name},
                 )
                 if ext == "md"

@@ -1,5 +1,5 @@
-"""Rule explain: results/explain/{dataset}/{model}/seed{seed}/explanations.jsonl, every test
-instance's attention, gradient, leave-one-out and integrated-gradients scores."""
+"""Rule explain: results/explain/{dataset}/{model}/seed{seed}/{method}.jsonl, one explanation method's
+scores for every test instance (attnexp.explain)."""
 
 from attnexp.explain import write_explanations
 from attnexp.runtime import CheckpointError
@@ -14,6 +14,7 @@ with fail_cleanly(CheckpointError, ValueError):
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
+        method=snakemake.wildcards.method,
         log=log,
     )
 log(f"explanations written to {snakemake.output[0]}")

@@ -2,9 +2,11 @@
 each explainer's agreement with itself across the W&P seed models (beyond.md §7)."""
 
 from attnexp.experiments.seed_envelopes import write_seed_envelope
+from attnexp.explain import explanation_sets
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
-    write_seed_envelope(snakemake.input.base, dict(zip(snakemake.params.seeds, snakemake.input.seeds)), snakemake.output[0])
+    seeds = list(explanation_sets(snakemake.input.seeds).values())
+    write_seed_envelope(snakemake.input.base, dict(zip(snakemake.params.seeds, seeds, strict=True)), snakemake.output[0])
 log(f"seed envelope over {len(snakemake.params.seeds)} seed models written to {snakemake.output[0]}")

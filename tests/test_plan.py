@@ -20,8 +20,10 @@ from attnexp.plan import (
     Companions,
     RunKey,
     experiment_runs,
+    explanation_files,
     missing_capabilities,
     model_spec,
+    ranking_methods,
     require,
     run_dirs,
     selection_problems,
@@ -374,3 +376,20 @@ def test_wiegreffe_pinter_table2_only_datasets_run_only_the_base_and_its_uniform
 def test_wiegreffe_pinter_companions_refuse_a_base_without_the_capabilities(real, base, lacks):
     with pytest.raises(CapabilityError, match=f"model {base.model!r}: the Wiegreffe & Pinter experiments need {lacks}"):
         wiegreffe_pinter_companions(real, base)
+
+
+def test_explanation_files_name_one_job_per_method_attention_first():
+    run = RunKey("sst", "lstm-tanh", 10)
+    assert explanation_files(run, ["loo", "gradient"]) == [
+        "results/explain/sst/lstm-tanh/seed10/attention.jsonl",
+        "results/explain/sst/lstm-tanh/seed10/gradient.jsonl",
+        "results/explain/sst/lstm-tanh/seed10/loo.jsonl",
+    ]
+    with pytest.raises(ValueError, match=r"unknown explanation methods \['shap'\]"):
+        explanation_files(run, ["shap"])
+
+
+def test_ranking_methods_read_self_attention_methods_only_for_self_attention_models():
+    rankings = ["attention_x_gradient", "ig", "rollout", "attattr"]
+    assert ranking_methods(rankings, parse_model_name("lstm-tanh", "binary")) == ("attention", "gradient", "ig")
+    assert ranking_methods(rankings, parse_model_name("transformer-cls", "binary")) == ("attention", "gradient", "ig", "rollout", "attattr")

@@ -28,6 +28,11 @@ __all__ = [
     "selection_problems",
     "Companions",
     "wiegreffe_pinter_companions",
+    "EXPLANATION_METHODS",
+    "SELF_ATTENTION_METHODS",
+    "RANKING_METHODS",
+    "explanation_files",
+    "ranking_methods",
 ]
 
 # experiment -> (spec capability, what it means) it needs
@@ -58,6 +63,15 @@ TITLES = {
     "explain": "explanation",
     "faithfulness": "faithfulness",
     "attention_attribution": "attention-attribution (Hao et al.)",
+}
+# Explanation methods, one cached job each (`attnexp.explain`): `attention` carries the prediction
+# every other file is read with; rollout and attention attribution exist for self-attention models only.
+EXPLANATION_METHODS = ("attention", "gradient", "loo", "ig", "rollout", "attattr")
+SELF_ATTENTION_METHODS = ("rollout", "attattr")
+# faithfulness ranking -> the explanation methods it is computed from
+RANKING_METHODS = {
+    "attention": ("attention",), "gradient": ("gradient",), "loo": ("loo",), "ig": ("ig",),
+    "attention_x_gradient": ("attention", "gradient"), "rollout": ("rollout",), "attattr": ("attattr",),
 }
 # experiment -> the dataset tasks it is defined for (absent: every task)
 TASKS = {"wiegreffe_pinter": ("binary",)}
@@ -131,6 +145,23 @@ def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
         if (wanted is None or model in wanted) and not missing_capabilities(model_spec(config, dataset, model), experiment)
         for seed in config["train"]["seeds"]
     ]
+
+
+def explanation_files(run: RunKey, methods) -> list[str]:
+    """The explanation files of a run for these methods, `attention.jsonl` always first (it carries the
+    prediction); each method once, in `EXPLANATION_METHODS` order."""
+    unknown = sorted(set(methods) - set(EXPLANATION_METHODS))
+    if unknown:
+        raise ValueError(f"unknown explanation methods {unknown}; expected some of {EXPLANATION_METHODS}")
+    wanted = {"attention", *methods}
+    return [f"{run.path('results/explain')}/{m}.jsonl" for m in EXPLANATION_METHODS if m in wanted]
+
+
+def ranking_methods(rankings, spec: ModelSpec) -> tuple[str, ...]:
+    """The explanation methods the faithfulness rankings of one model read (a self-attention method
+    only for a model with self-attention)."""
+    needed = {m for r in rankings if r in RANKING_METHODS for m in RANKING_METHODS[r]}
+    return tuple(m for m in EXPLANATION_METHODS if m in needed and (spec.self_attention or m not in SELF_ATTENTION_METHODS))
 
 
 def run_dirs(config: dict, experiment: str, root: str) -> list[str]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnexp.explain import explain_examples, read_explanations
+from attnexp.explain import explain_examples, read_explanations, write_explanations
 from attnexp.explain.attention_attribution import token_attribution
 from attnexp.explain.gradient import gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
@@ -465,3 +465,70 @@ def test_read_explanations_rejects_a_vector_of_the_wrong_length(tmp_path, key):
     bad = explanation_line(**{key: [0.1, 0.2]})
     with pytest.raises(ValueError, match=key):
         read_explanations(write_lines(tmp_path / "bad.jsonl", [explanation_line(id="first"), bad]))
+
+
+# --- one file per method: written by write_explanations, joined by read_explanations ---
+
+
+def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
+    from tiny_tasks import load_config, run_fit, write_dataset
+
+    data_dir = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model", epochs=1)
+    run_dir = tmp_path / "synthetic" / "lstm-tanh" / "seed10"
+    for method in ("attention", "gradient", "loo"):
+        write_explanations(checkpoint, data_dir, run_dir / f"{method}.jsonl", EXPLAIN_SETTINGS, seed=10, threads=1, method=method, log=lambda _: None)
+    gradient = [json.loads(line) for line in (run_dir / "gradient.jsonl").read_text().splitlines()]
+    assert set(gradient[0]) == {"id", "length", "gradient"}  # a method's file holds its own scores only
+    joined = read_explanations([run_dir / f"{m}.jsonl" for m in ("attention", "gradient", "loo")])
+    alone = read_explanations(run_dir / "attention.jsonl")
+    assert [r["id"] for r in joined] == [r["id"] for r in alone]
+    assert {"attention", "gradient", "loo", "probs", "predicted"} <= set(joined[0]) and "ig" not in joined[0]
+
+
+def test_read_explanations_refuses_files_of_different_instances_or_runs(tmp_path):
+    (tmp_path / "run").mkdir()
+    attention = write_lines(tmp_path / "run" / "attention.jsonl", [explanation_line(id="a"), explanation_line(id="b")])
+    swapped = write_lines(tmp_path / "run" / "gradient.jsonl", [{"id": "b", "length": 3, "gradient": [0, 0, 0]}, {"id": "a", "length": 3, "gradient": [0, 0, 0]}])
+    with pytest.raises(ValueError, match="gradient.jsonl: its instances .* differ"):
+        read_explanations([attention, swapped])
+    (tmp_path / "other").mkdir()
+    elsewhere = write_lines(tmp_path / "other" / "loo.jsonl", [explanation_line(id="a"), explanation_line(id="b")])
+    with pytest.raises(ValueError, match="different runs"):
+        read_explanations([attention, elsewhere])
+    with pytest.raises(ValueError, match="none of the explanation keys"):
+        read_explanations(write_lines(tmp_path / "run" / "empty.jsonl", [{"id": "a", "length": 3}]))
+
+
+def test_a_self_attention_method_of_a_recurrent_model_is_an_error():
+    with pytest.raises(ValueError, match=r"'lstm-tanh' has no \['rollout'\] explanations"):
+        explain_examples(flat("lstm", "tanh"), make_examples(), EXPLAIN_SETTINGS, log=lambda _: None, methods=("rollout",))
+
+
+# --- leave-one-out on a BiLSTM: only the states a deletion changes are re-run ---
+
+
+@pytest.mark.parametrize("factory", [lambda: flat("lstm", "tanh"), lambda: flat("lstm", "dot", n_classes=3), lambda: qa("lstm", "tanh")], ids=["flat", "flat-dot-3", "qa"])
+def test_recurrent_deletion_equals_re_running_every_shortened_input(factory):
+    from attnexp.explain.perturb import variant_probabilities
+    from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion
+
+    model = factory().eval()
+    examples = make_examples([7, 3, 11, 1, 5, 8, 2, 11], question=isinstance(model, QAClassifier))
+    assert supports_recurrent_deletion(model, "delete") and not supports_recurrent_deletion(model, "unk")
+    owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])
+    erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]
+    rerun = variant_probabilities(model, examples, owners, erase, "delete")
+    for budget in (10, 100_000):  # one instance per batch, and all of them in one
+        fast = deletion_probabilities(model, examples, max_tokens=budget)
+        assert [len(f) for f in fast] == [len(e.tokens) for e in examples]
+        assert np.allclose(np.concatenate(fast), rerun, atol=1e-6)
+
+
+def test_recurrent_deletion_refuses_other_encoders():
+    from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion
+
+    model = flat("cnn", "tanh").eval()
+    assert not supports_recurrent_deletion(model, "delete")
+    with pytest.raises(ValueError, match="BiLSTM encoder"):
+        deletion_probabilities(model, make_examples())

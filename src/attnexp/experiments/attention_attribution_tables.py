@@ -20,6 +20,7 @@ from scipy.stats import spearmanr
 
 from attnexp import io
 from attnexp.claims import claim, write_claims
+from attnexp.explain import explanation_sets, read_explanations
 from attnexp.plan import RunKey
 from attnexp.tables import to_markdown
 
@@ -83,12 +84,12 @@ def _agreement(records: list[dict], method: str, against: str) -> tuple[float, i
 
 
 def rollout_agreement(paths: list[str | Path]) -> pd.DataFrame:
-    """Transformer explanations.jsonl files -> per run, method and reference measure: the mean
-    Spearman ρ (attention attribution by magnitude)."""
+    """Transformer explanation files (`METHODS` and `AGAINST` of each run) -> per run, method and
+    reference measure: the mean Spearman ρ (attention attribution by magnitude)."""
     rows = []
-    for path in paths:
-        run = RunKey.of_file(path)
-        records = list(io.read_jsonl(path))
+    for directory, files in explanation_sets(paths).items():
+        run = RunKey.of_file(files[0])
+        records = read_explanations(files)
         for against in AGAINST:
             for method in METHODS:
                 mean, n = _agreement(records, method, against)

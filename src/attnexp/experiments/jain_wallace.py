@@ -30,7 +30,7 @@ from torch import nn
 
 from attnexp import io
 from attnexp.experiments.cached import cached_batches, readout, real_positions
-from attnexp.explain import SELF_ATTENTION_VECTORS, importance, read_explanations
+from attnexp.explain import METHODS, importance, read_explanations
 from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
@@ -48,16 +48,19 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Correlations (§5.3)
 
-# (first, second) measures whose per-instance Kendall τ is computed. Importance scores are
-# magnitudes: |gradient| (J&W §5.1) and |IG| (beyond.md §1); attention and LOO are non-negative.
+# (first, second) measures whose per-instance Kendall τ is computed, where both were explained
+# (`jain_wallace.measures`). Importance scores are magnitudes: |gradient| (J&W §5.1) and |IG|
+# (beyond.md §1); attention and LOO are non-negative.
 PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
 
 
 def correlations(records: list[dict]) -> pd.DataFrame:
-    """One row per instance and pair: τ-b over all real tokens and its two-sided p-value (D-TAU)."""
+    """One row per instance and pair of explained measures: τ-b over all real tokens and its two-sided
+    p-value (D-TAU)."""
+    pairs = [(a, b) for a, b in PAIRS if records and a in records[0] and b in records[0]]
     rows = []
     for r in records:
-        for first, second in PAIRS:
+        for first, second in pairs:
             tau, p_value = kendall_tau(importance(r, first), importance(r, second))
             rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "pair": f"{first}~{second}", "tau": tau, "p_value": p_value})
     return pd.DataFrame(rows, columns=["id", "length", "predicted", "pair", "tau", "p_value"])
@@ -253,7 +256,7 @@ def adversarial_experiment(model: nn.Module, examples: list[Example], settings: 
 # ---------------------------------------------------------------------------------------------
 # Ground truth (beyond.md §3, on `synthetic`)
 
-GROUND_TRUTH_METHODS = ("attention", "gradient", "loo", "ig")
+GROUND_TRUTH_METHODS = METHODS  # every method explained for the model (the Transformer adds rollout, attattr)
 
 
 def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
@@ -266,7 +269,7 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
             raise ValueError(f"instance {r['id']!r} of the explanations is not in the test data")
         if not truth[r["id"]]:
             continue
-        for method in GROUND_TRUTH_METHODS + tuple(m for m in SELF_ATTENTION_VECTORS if m in r):  # + the Transformer's
+        for method in (m for m in GROUND_TRUTH_METHODS if m in r):
             scores = ground_truth_scores(importance(r, method), truth[r["id"]])
             rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores})
     return pd.DataFrame(rows)
@@ -295,7 +298,7 @@ def _restore(checkpoint, data_dir, seed: int, threads: int) -> tuple[Run, list[E
     return run, run.test_examples(data_dir)
 
 
-def write_correlations(explanations: str | Path, out: str | Path) -> None:
+def write_correlations(explanations: list[str | Path], out: str | Path) -> None:
     io.write_csv(out, correlations(read_explanations(explanations)))
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import claim, numeric_verdict, write_claims
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
-from attnexp.explain import read_explanations
+from attnexp.explain import explanation_sets, read_explanations
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.plan import RunKey
 from attnexp.tables import to_markdown
@@ -43,8 +43,8 @@ def _verdict(ours, published, select_on: str, tolerance: dict) -> str | None:
 
 def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     """Long format, one row per dataset x group x column with ours beside J&W's value.
-    `summaries`: per model {dataset, model, seed, spec (its record), select_on, embeddings, loo_op,
-    classes (label of each class index), summary (`summarise_correlations`)}."""
+    `summaries`: per model {dataset, model, seed, spec (its record), select_on, embeddings, stand_ins
+    (optional, default "none"), loo_op, classes (label of each class index), summary (`summarise_correlations`)}."""
     rows = []
     for run in sorted(summaries, key=lambda r: (r["dataset"], r["model"], r["seed"])):
         spec = run["spec"]
@@ -58,7 +58,7 @@ def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> p
                 pub = published[(published.dataset == run["dataset"]) & (published.label == label) & (published.column == column)]
                 row = {
                     "dataset": run["dataset"], "group": s.group, "label": label, "column": column, "model": run["model"], "seed": run["seed"],
-                    "select_on": run["select_on"], "embeddings": run["embeddings"], "loo_op": run["loo_op"], "scipy": SCIPY_VERSION,
+                    "select_on": run["select_on"], "embeddings": run["embeddings"], "stand_ins": run.get("stand_ins", "none"), "loo_op": run["loo_op"], "scipy": SCIPY_VERSION,
                     "n": s.n, "n_undefined": s.n_undefined, "mean": round(s.mean, 4), "std": round(s.std, 4), "sig_frac": round(s.sig_frac, 4),
                     "published_class": None, "published_mean": None, "published_std": None, "published_sig_frac": None, "source": None, "verdict": None,
                 }
@@ -70,7 +70,7 @@ def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> p
                     }
                 rows.append(row)
     return pd.DataFrame(rows, columns=[
-        "dataset", "group", "label", "column", "model", "seed", "select_on", "embeddings", "loo_op", "scipy", "n", "n_undefined",
+        "dataset", "group", "label", "column", "model", "seed", "select_on", "embeddings", "stand_ins", "loo_op", "scipy", "n", "n_undefined",
         "mean", "std", "sig_frac", "published_class", "published_mean", "published_std", "published_sig_frac", "source", "verdict",
     ])
 
@@ -111,7 +111,9 @@ def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
     rows = []
     for c in table.dropna(subset=["published_mean"]).itertuples():
         pair, _ = TABLE2_COLUMNS[c.column]
-        condition = f"select_on={c.select_on}; embeddings={c.embeddings}; loo_op={c.loo_op}; scipy {c.scipy}"
+        # what the scorecard reads a miss's cause from: selection, embeddings, stand-in files, a non-J&W LOO operation
+        loo_op = c.loo_op if pair != "attention~loo" or c.loo_op == "delete" else f"{c.loo_op} (D-LOO-OP; J&W: delete)"
+        condition = f"select_on={c.select_on}; embeddings={c.embeddings}; stand-ins={c.stand_ins}; loo_op={loo_op}; scipy {c.scipy}"
         why = None if c.select_on == "test" else f"our checkpoint was selected on {c.select_on}, J&W's on test (D-SEL)"
         for quantity, ours, published, tol in (
             ("mean", c.mean, c.published_mean, tolerance["mean"]),
@@ -136,7 +138,10 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         trained = io.read_json(metrics_path)
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"]}
         summary = summarise_correlations(pd.read_csv(path), trained["spec"]["family"], significance)
-        provenance = {"select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"), "loo_op": loo_op}
+        provenance = {
+            "select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"),
+            "stand_ins": trained["provenance"].get("substitutes", "none"), "loo_op": loo_op,
+        }
         summaries.append(run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary})
         parts.append(summary.assign(**run, **provenance))
     columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
@@ -169,12 +174,12 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
     parts = []
-    for path in explanation_paths:
-        run = RunKey.of_file(path)
+    for directory, paths in explanation_sets(explanation_paths).items():
+        run = RunKey.of_file(paths[0])
         if run not in metrics:
-            raise ValueError(f"{path}: no metrics.json of {run.path('results/models')} to read its dev accuracy from")
+            raise ValueError(f"{directory}: no metrics.json of {run.path('results/models')} to read its dev accuracy from")
         dev, accepted = acceptance(metrics[run], (gates or {}).get(run.dataset))
-        summary = summarise_ground_truth(ground_truth_table(read_explanations(path), tests[run.dataset]))
+        summary = summarise_ground_truth(ground_truth_table(read_explanations(paths), tests[run.dataset]))
         parts.append(summary.assign(**run._asdict(), dev_accuracy=dev, accepted=accepted))
     table = pd.concat(parts, ignore_index=True)
     table = table[

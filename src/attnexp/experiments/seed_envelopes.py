@@ -75,8 +75,9 @@ def summarise_envelopes(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_seed_envelope(base_path: str | Path, seed_paths: dict[int, str | Path], out: str | Path) -> None:
-    """results/faithfulness/{base run}/seed_envelope.csv from explanations.jsonl files."""
-    base = read_explanations(base_path)
-    seeds = {seed: read_explanations(path) for seed, path in seed_paths.items()}
+def write_seed_envelope(base_paths: list[str | Path], seed_paths: dict[int, list[str | Path]], out: str | Path) -> None:
+    """results/faithfulness/{base run}/seed_envelope.csv from the explanation files (`VECTORS`) of the
+    base run and of each seed run."""
+    base = read_explanations(base_paths)
+    seeds = {seed: read_explanations(paths) for seed, paths in seed_paths.items()}
     io.write_csv(out, envelopes(seed_agreement(base, seeds), base))

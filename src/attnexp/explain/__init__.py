@@ -1,22 +1,25 @@
-"""Per-instance explanations of a trained flat or QA/NLI model (Jain & Wallace §5.1–5.2, beyond.md §1).
+"""Per-instance explanations of a trained flat, QA/NLI or Transformer model (Jain & Wallace §5.1–5.2,
+beyond.md §1, §4–§5).
 
-`results/explain/{dataset}/{model}/seed{seed}/explanations.jsonl` holds one JSON object per test
-instance, in the order of `test.jsonl`. Every vector covers the n real tokens w_1..w_n (passage or
-premise tokens for QA/NLI; never SOS/EOS/PAD), and n is stored, never inferred from zeros (D-ALIGN):
+Each explanation method is its own cached job with its own cost: `results/explain/{dataset}/{model}/
+seed{seed}/{method}.jsonl` holds one JSON object per test instance, in the order of `test.jsonl`,
+with `id` and `length` (n) and that method's keys. A consumer asks only for the methods it reads, so
+the J&W tables never wait on integrated gradients (`jain_wallace.measures`). Every vector covers the
+n real tokens w_1..w_n (passage or premise tokens for QA/NLI; never SOS/EOS/PAD), and n is stored,
+never inferred from zeros (D-ALIGN):
 
-| key | meaning |
+| method | keys |
 |---|---|
-| `id`, `length` | instance id and n |
-| `label`, `predicted` | gold and predicted class index (into `classes` of the model's metrics.json) |
-| `probs` | class probabilities (C,); BC models: [1 − ŷ, ŷ] |
-| `attention` | α over the real tokens (sums to 1) |
-| `gradient` | signed g_t = Σ_d e_{t,d} ∂p_j/∂e_{t,d}, p_j the predicted class's probability, α held constant; J&W use |g_t| (for BC the sign is that of ∂P(y = 1) when j = 1, flipped when j = 0) |
+| `attention` | `label`, `predicted` (class indices into `classes` of metrics.json), `probs` (C,; BC: [1 − ŷ, ŷ]), `attention` α over the real tokens (sums to 1) |
+| `gradient` | signed g_t = Σ_d e_{t,d} ∂p_j/∂e_{t,d}, p_j the predicted class's probability, α held constant; J&W use |g_t| |
 | `loo` | leave-one-out output change TVD(p(x₋t), p(x)) (D-LOO-OP: `explain.loo_op`) |
-| `ig`, `ig_delta`, `ig_steps`, `ig_converged` | signed integrated gradients, completeness gap δ, points used, whether δ met the tolerance |
-| `rollout` | Transformer only: attention rollout's `[CLS]` row (Abnar & Zuidema; `explain.rollout_readout`) |
-| `attattr` | Transformer only: attention attribution of the top layer's `[CLS]` row, summed over heads (Hao et al.; signed) |
+| `ig` | signed integrated gradients, and `ig_delta`, `ig_steps`, `ig_converged`: completeness gap δ, points used, whether δ met the tolerance |
+| `rollout` | self-attention models only: attention rollout's `[CLS]` row (Abnar & Zuidema; `explain.rollout_readout`) |
+| `attattr` | self-attention models only: attention attribution of the top layer's `[CLS]` row, summed over heads (Hao et al.; signed) |
 
-Floats are written as the shortest decimal that reads back to the same float32, so the file is
+`read_explanations` joins the files of one run back into one record per instance.
+
+Floats are written as the shortest decimal that reads back to the same float32, so the files are
 deterministic and compact.
 """
 
@@ -37,16 +40,18 @@ from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.plan import require
+from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS, require
 from attnexp.runtime import probabilities, restore_run, set_determinism
 
 __all__ = [
     "gradient_importance", "leave_one_out", "integrated_gradients", "rollout", "token_attribution",
-    "explain_examples", "write_explanations", "read_explanations", "VECTORS", "SELF_ATTENTION_VECTORS", "importance",
+    "explain_examples", "write_explanations", "read_explanations", "explanation_sets",
+    "METHODS", "VECTORS", "SELF_ATTENTION_VECTORS", "importance",
 ]
 
+METHODS = EXPLANATION_METHODS
 VECTORS = ("attention", "gradient", "loo", "ig")
-SELF_ATTENTION_VECTORS = ("rollout", "attattr")  # models with self-attention in every layer (the Transformer)
+SELF_ATTENTION_VECTORS = SELF_ATTENTION_METHODS  # models with self-attention in every layer (the Transformer)
 SIGNED = ("gradient", "ig", "attattr")
 
 
@@ -54,16 +59,43 @@ def importance(record: dict, measure: str) -> np.ndarray:
     """A record's token importance by one measure, as magnitudes: |gradient| (J&W §5.1), |IG|
     (beyond.md §1) and |attention attribution|; attention, LOO and rollout are non-negative already.
     What every rank correlation uses."""
-    if measure not in VECTORS + SELF_ATTENTION_VECTORS:
-        raise ValueError(f"unknown importance measure {measure!r}; expected one of {VECTORS + SELF_ATTENTION_VECTORS}")
+    if measure not in METHODS:
+        raise ValueError(f"unknown importance measure {measure!r}; expected one of {METHODS}")
     if measure not in record:
-        raise ValueError(f"instance {record['id']!r} has no {measure!r} scores (only models with self-attention in every layer do)")
+        raise ValueError(f"instance {record['id']!r} has no {measure!r} scores (its explanation file was not read, or the model has no self-attention)")
     return np.abs(record[measure]) if measure in SIGNED else np.asarray(record[measure])
 
 
-def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print) -> list[dict]:
-    """Every explanation of every example (see the module docstring), in the examples' order."""
+def _method_scores(model: nn.Module, method: str, batch, examples: list[Example], probs: torch.Tensor, settings: dict) -> dict[str, object]:
+    """One method's per-batch outputs: key -> (B, L) tensor over padded positions, (B,) tensor, or a
+    list of per-instance (n,) arrays (leave-one-out)."""
+    predicted = probs.argmax(dim=-1)
+    if method == "gradient":
+        return {"gradient": gradient_importance(model, batch)}
+    if method == "loo":
+        return {"loo": leave_one_out(model, examples, probs.numpy(), settings["loo_op"])}
+    if method == "ig":
+        ig = integrated_gradients(
+            model, batch, predicted, target=settings["ig_target"], baseline=settings["ig_baseline"], method=settings["ig_method"],
+            steps=settings["ig_steps"], max_steps=settings["ig_max_steps"], tolerance=settings["ig_tolerance"],
+        )
+        return {"ig": ig.scores, "ig_delta": ig.delta, "ig_steps": ig.steps, "ig_converged": ig.converged}
+    if method == "rollout":
+        with torch.no_grad():
+            present = present_mask(batch.lengths, batch.tokens.shape[1])
+            return {"rollout": rollout(model.attention_maps(batch), present, settings["rollout_readout"])}
+    return {"attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])}
+
+
+def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print, methods: tuple[str, ...] | None = None) -> list[dict]:
+    """Explanations of every example by each of `methods` (default: every method the model has; see
+    the module docstring), one record per example in the examples' order."""
     require(model.spec, "explain")
+    own = tuple(m for m in METHODS if model.spec.self_attention or m not in SELF_ATTENTION_METHODS)
+    methods = own if methods is None else tuple(methods)
+    unknown = [m for m in methods if m not in own]
+    if unknown:
+        raise ValueError(f"model {model.spec.name!r} has no {unknown} explanations; its methods are {own}")
     model.eval()
     records: list[dict | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])
@@ -73,48 +105,33 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
             encoded = model.encode(batch)
             logits, attention = model.decode(encoded)
             probs = probabilities(logits)
-            predicted = probs.argmax(dim=-1)
-        gradient = gradient_importance(model, batch)
-        ig = integrated_gradients(
-            model,
-            batch,
-            predicted,
-            target=settings["ig_target"],
-            baseline=settings["ig_baseline"],
-            method=settings["ig_method"],
-            steps=settings["ig_steps"],
-            max_steps=settings["ig_max_steps"],
-            tolerance=settings["ig_tolerance"],
-        )
-        loo = leave_one_out(model, [examples[i] for i in indices], probs.numpy(), settings["loo_op"])
-        extra = {}
-        if model.spec.self_attention:
-            with torch.no_grad():
-                present = present_mask(batch.lengths, batch.tokens.shape[1])
-                extra["rollout"] = rollout(model.attention_maps(batch), present, settings["rollout_readout"])
-            extra["attattr"] = token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])
+        scores: dict[str, object] = {}
+        for method in methods:
+            if method == "attention":
+                scores |= {"predicted": probs.argmax(dim=-1), "probs": probs, "attention": attention}
+            else:
+                scores |= _method_scores(model, method, batch, [examples[i] for i in indices], probs, settings)
         mask = encoded.mask.numpy()
         for row, i in enumerate(indices):
             real = mask[row]
-            records[i] = {
-                "id": examples[i].id,
-                "length": int(real.sum()),
-                "label": int(examples[i].label),
-                "predicted": int(predicted[row]),
-                "probs": probs[row].numpy(),
-                "attention": attention[row].numpy()[real],
-                "gradient": gradient[row].numpy()[real],
-                "loo": loo[row],
-                "ig": ig.scores[row].numpy()[real],
-                "ig_delta": float(ig.delta[row]),
-                "ig_steps": int(ig.steps[row]),
-                "ig_converged": bool(ig.converged[row]),
-                **{key: values[row].numpy()[real] for key, values in extra.items()},
-            }
-        log(f"explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
-    unconverged = [r["id"] for r in records if not r["ig_converged"]]
-    if unconverged:
-        log(f"integrated gradients: {len(unconverged)} instances keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points, e.g. {unconverged[0]!r}")
+            record = {"id": examples[i].id, "length": int(real.sum())}
+            if "attention" in methods:
+                record["label"] = int(examples[i].label)
+            for key, values in scores.items():
+                value = values[row]
+                if isinstance(value, torch.Tensor):
+                    value = value.numpy()
+                if np.ndim(value) == 0:  # predicted, ig_delta, ig_steps, ig_converged: Python scalars
+                    value = np.asarray(value).item()
+                record[key] = value[real] if key in METHODS and key != "loo" else value
+            records[i] = record
+        log(f"{'+'.join(methods)}: explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
+    if "ig" in methods:
+        unconverged = [r["id"] for r in records if not r["ig_converged"]]
+        steps = np.array([r["ig_steps"] for r in records])
+        log(f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "
+            f"{len(unconverged)} of {len(records)} keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points"
+            + (f", e.g. {unconverged[0]!r}" if unconverged else ""))
     return records
 
 
@@ -125,33 +142,71 @@ def _float32s(values) -> list[float]:
 
 def _serialisable(record: dict) -> dict:
     out = dict(record)
-    for key in ("probs", *VECTORS, *SELF_ATTENTION_VECTORS):
+    for key in ("probs", *METHODS):
         if key in record:
             out[key] = _float32s(record[key])
-    out["ig_delta"] = _float32s([record["ig_delta"]])[0]
+    for key, kind in (("predicted", int), ("ig_steps", int), ("ig_converged", bool)):
+        if key in record:
+            out[key] = kind(record[key])
+    if "ig_delta" in record:
+        out["ig_delta"] = _float32s([record["ig_delta"]])[0]
     return out
 
 
-def write_explanations(checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, log: Callable[[str], None] = print) -> None:
-    """Explain every test instance of a trained model and write explanations.jsonl."""
+def write_explanations(checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, method: str, log: Callable[[str], None] = print) -> None:
+    """Explain every test instance of a trained model by one method and write `{method}.jsonl`."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data_dir)
     require(run.spec, "explain")
     examples = run.test_examples(data_dir)
-    log(f"{run.spec.name}: explaining {len(examples)} test instances ({settings})")
-    records = explain_examples(run.model, examples, settings, log)
+    log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")
+    records = explain_examples(run.model, examples, settings, log, (method,))
     io.write_jsonl(out, (_serialisable(r) for r in records))
 
 
-def read_explanations(path: str | Path) -> list[dict]:
-    """explanations.jsonl -> records with numpy vectors; every vector's length is checked against n."""
+def _read_file(path: Path) -> list[dict]:
+    """One explanation file -> records with every method's vector as an array of checked length."""
     records = []
     for record in io.read_jsonl(path):
-        for key in VECTORS + tuple(k for k in SELF_ATTENTION_VECTORS if k in record):
-            vector = np.asarray(record[key], dtype=np.float64)
+        present = [m for m in METHODS if m in record]
+        if not present:
+            raise ValueError(f"{path}: instance {record.get('id')!r} has none of the explanation keys {METHODS}")
+        for method in present:
+            vector = np.asarray(record[method], dtype=np.float64)
             if len(vector) != record["length"]:
-                raise ValueError(f"{path}: instance {record['id']!r} has {len(vector)} {key} values for length {record['length']}")
-            record[key] = vector
-        record["probs"] = np.asarray(record["probs"], dtype=np.float64)
+                raise ValueError(f"{path}: instance {record['id']!r} has {len(vector)} {method} values for length {record['length']}")
+            record[method] = vector
+        if "probs" in record:
+            record["probs"] = np.asarray(record["probs"], dtype=np.float64)
         records.append(record)
     return records
+
+
+def read_explanations(paths) -> list[dict]:
+    """One run's explanation files (`{method}.jsonl`, one path or several) -> one record per test
+    instance with every file's keys; the files must list the same instances with the same lengths in
+    the same order."""
+    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    if not paths:
+        raise ValueError("no explanation files given")
+    if len({p.parent for p in paths}) > 1:
+        raise ValueError(f"explanation files of different runs given together: {sorted({str(p.parent) for p in paths})}")
+    joined: list[dict] | None = None
+    for path in paths:
+        records = _read_file(path)
+        if joined is None:
+            joined = records
+            continue
+        if [(r["id"], r["length"]) for r in records] != [(r["id"], r["length"]) for r in joined]:
+            raise ValueError(f"{path}: its instances (ids, lengths, order) differ from {paths[0]}'s: the files are not of one run's test set")
+        for into, record in zip(joined, records):
+            into.update(record)
+    return joined
+
+
+def explanation_sets(paths) -> dict[Path, list[Path]]:
+    """A flat list of explanation files of several runs -> run directory -> its files, in first-seen order."""
+    sets: dict[Path, list[Path]] = {}
+    for path in map(Path, paths):
+        sets.setdefault(path.parent, []).append(path)
+    return sets

@@ -5,7 +5,8 @@ How a token is left out (D-LOO-OP, `loo_op`): `delete` (default, the J&W code: t
 one token shorter; SOS/EOS are kept), `unk`, or `pad_masked` (`attnexp.explain.perturb`).
 
 The n one-token erasures of every instance are batched input variants (`variant_probabilities`): an
-instance costs a share of a few large forward passes instead of n passes of batch size one.
+instance costs a share of a few large forward passes instead of n passes of batch size one. Deleting
+from a BiLSTM re-runs only the states the deletion changes (`attnexp.explain.recurrent_deletion`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from attnexp.explain.perturb import ERASE_OPS, variant_probabilities
+from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example
 
@@ -31,8 +33,11 @@ def leave_one_out(
     if op not in LOO_OPS:
         raise ValueError(f"loo_op must be one of {LOO_OPS}, got {op!r}")
     owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])  # (V,)
-    erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]  # V one-token masks
-    erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
+    if supports_recurrent_deletion(model, op):  # BiLSTM: only the states a deletion changes are re-run
+        erased = np.concatenate(deletion_probabilities(model, examples))  # (V, C)
+    else:
+        erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]  # V one-token masks
+        erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
     changes = tvd(torch.from_numpy(erased), torch.from_numpy(probs[owners]).to(torch.float32)).numpy()
     starts = np.cumsum([0] + [len(e.tokens) for e in examples])
     return [changes[a:b] for a, b in zip(starts[:-1], starts[1:])]
