@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy.stats import kendalltau
 
-from attnexp.metrics import classification_metrics, f1_per_class, ground_truth_scores, jsd, kendall_tau, roc_auc, tvd
+from attnexp.metrics import classification_metrics, f1_per_class, ground_truth_scores, jsd, kendall_tau, neg_entropy, pairwise_jsd_total, roc_auc, tvd
 
 LN2 = math.log(2)
 
@@ -229,3 +229,16 @@ def test_ground_truth_scores_refuse_bad_input():
         ground_truth_scores(scores, [-1])
     with pytest.raises(ValueError, match="non-negative"):
         ground_truth_scores(np.array([0.2, -0.3, 0.5]), [1])
+
+
+def test_pairwise_jsd_total_is_the_sum_over_every_ordered_pair_diagonal_included():
+    torch.manual_seed(0)
+    p = torch.softmax(torch.randn(5, 3, 9), dim=-1)
+    p[:, :, -2:] = 0  # masked positions, as the adversary's candidates have
+    p = p / p.sum(-1, keepdim=True)
+    pairs = jsd(p[:, None], p[None, :]).sum(dim=(0, 1))  # (3,)
+    assert torch.allclose(pairwise_jsd_total(p), pairs, atol=1e-6)
+    assert torch.allclose(pairwise_jsd_total(p, neg_entropy(p)), pairs, atol=1e-6)
+    q = torch.softmax(torch.randn(3, 9), dim=-1)
+    assert torch.allclose((neg_entropy(p) + neg_entropy(q)) / 2 - neg_entropy((p + q) / 2), jsd(p, q), atol=1e-6)
+    assert torch.equal(pairwise_jsd_total(p[:1]), torch.zeros(3))  # one candidate: only the diagonal

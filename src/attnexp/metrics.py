@@ -21,6 +21,8 @@ __all__ = [
     "f1_per_class",
     "classification_metrics",
     "JSD_EPS",
+    "neg_entropy",
+    "pairwise_jsd_total",
     "jsd",
     "kl",
     "tvd",
@@ -81,6 +83,23 @@ def jsd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     kl_pm = (p * (torch.log(p + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
     kl_qm = (q * (torch.log(q + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
     return (kl_pm + kl_qm) / 2
+
+
+def neg_entropy(p: torch.Tensor) -> torch.Tensor:
+    """Σ p log(p + ε) over the last axis, with `jsd`'s ε: JSD(p, q) = ½ neg_entropy(p) + ½ neg_entropy(q)
+    − neg_entropy((p + q)/2), the form that lets many divergences of one p share its logarithms."""
+    return (p * torch.log(p + JSD_EPS)).sum(-1)
+
+
+def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torch.Tensor:
+    """Σ_{k,k′} JSD(p_k, p_k′) over the first axis (K, ..., L) -> (...): `jsd` of every ordered pair,
+    diagonal included (where it is 0), as (K − 1) Σ_k e_k − 2 Σ_{k<k′} e((p_k + p_k′)/2) with
+    e = `neg_entropy` (`own`: e_k when already computed): a third of the logarithms and products of
+    evaluating the K² pairs (J&W's adversary diversity term)."""
+    K = p.shape[0]
+    own = neg_entropy(p) if own is None else own  # (K, ...)
+    first, second = torch.triu_indices(K, K, offset=1)
+    return (K - 1) * own.sum(0) - 2 * neg_entropy((p[first] + p[second]) / 2).sum(0)
 
 
 def kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

@@ -31,7 +31,7 @@ from torch import nn
 from attnexp import io
 from attnexp.experiments.cached import cached_batches, readout, real_positions
 from attnexp.explain import METHODS, importance, read_explanations
-from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, tvd
+from attnexp.metrics import ground_truth_scores, jsd, kendall_tau, neg_entropy, pairwise_jsd_total, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.plan import require
@@ -178,6 +178,7 @@ def adversarial_search(
     on its own and the loss is a sum over instances, so every instance follows the same trajectory in
     any batch."""
     attention = heads.mean(dim=-2)  # (B, L) α̂
+    own_model = neg_entropy(attention)  # (B,)
     out = readout(model, encoded)  # a linear output layer is projected through the cached states once
     z = _initial_logits(encoded.mask, noise).requires_grad_(True)
     head_mask = encoded.mask[:, None, :]  # (B, 1, L)
@@ -191,8 +192,10 @@ def adversarial_search(
             per_head = masked_softmax(z, head_mask)  # (K, B, H, L)
             alpha = per_head.mean(dim=-2)  # (K, B, L)
             change = output_scale * tvd(probabilities(out.logits(per_head)), probs)  # (K, B)
-            diversity = jsd(alpha[:, None], alpha[None, :]).sum() / count**2  # K² mean incl. the diagonal
-            loss = (-jsd(alpha, attention) + penalty * torch.relu(change - margin)).sum() - diversity
+            own = neg_entropy(alpha)  # (K, B), shared by both divergences
+            to_model = (own + own_model) / 2 - neg_entropy((alpha + attention) / 2)  # (K, B) JSD(α_k, α̂)
+            diversity = pairwise_jsd_total(alpha, own).sum() / count**2  # K² mean incl. the diagonal
+            loss = (-to_model + penalty * torch.relu(change - margin)).sum() - diversity
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
