@@ -98,8 +98,10 @@ def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torc
     evaluating the K² pairs (J&W's adversary diversity term)."""
     K = p.shape[0]
     own = neg_entropy(p) if own is None else own  # (K, ...)
-    first, second = torch.triu_indices(K, K, offset=1)
-    return (K - 1) * own.sum(0) - 2 * neg_entropy((p[first] + p[second]) / 2).sum(0)
+    if K == 1:
+        return torch.zeros_like(own[0])
+    mixtures = torch.cat([(p[k : k + 1] + p[k + 1 :]) / 2 for k in range(K - 1)])  # (K(K−1)/2, ..., L); slices, not gathers
+    return (K - 1) * own.sum(0) - 2 * neg_entropy(mixtures).sum(0)
 
 
 def kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:

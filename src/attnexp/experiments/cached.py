@@ -91,7 +91,10 @@ class Readout(NamedTuple):
 
     def logits(self, heads: torch.Tensor) -> torch.Tensor:
         """heads (..., B, 1, L) -> logits (..., B, C); leading axes broadcast."""
-        return torch.einsum("...bl,blc->...bc", heads.squeeze(-2), self.values) + self.bias
+        weights = heads.squeeze(-2)  # (..., B, L)
+        if self.values.shape[-1] <= 4:  # a few classes: one fused multiply-sum beats B tiny matrix products
+            return (weights[..., None] * self.values).sum(dim=-2) + self.bias
+        return torch.einsum("...bl,blc->...bc", weights, self.values) + self.bias
 
 
 class DecodedReadout(NamedTuple):
