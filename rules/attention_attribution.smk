@@ -71,7 +71,7 @@ rule attention_attribution_figures:
         pruning_png=report(
             f"results/figures/attention_attribution/{AA_RUN}/head_pruning.png",
             caption="../report/attention_attribution_pruning.rst",
-            category="Beyond: attention attribution",
+            category="Beyond - attention attribution",
             subcategory="head pruning",
             labels={"run": AA_RUN, "figure": "head pruning"},
         ),
@@ -79,7 +79,7 @@ rule attention_attribution_figures:
         graphs_png=report(
             f"results/figures/attention_attribution/{AA_RUN}/graphs.png",
             caption="../report/attention_attribution_graphs.rst",
-            category="Beyond: attention attribution",
+            category="Beyond - attention attribution",
             subcategory="attribution graphs",
             labels={"run": AA_RUN, "figure": "attribution graphs"},
         ),
@@ -107,7 +107,7 @@ rule attention_attribution_tables:
         pruning_md=report(
             "results/tables/attention_attribution_pruning.md",
             caption="../report/attention_attribution_tables.rst",
-            category="Beyond: attention attribution",
+            category="Beyond - attention attribution",
             subcategory="head pruning",
             labels={"table": "head pruning"},
         ),
@@ -115,7 +115,7 @@ rule attention_attribution_tables:
         agreement_md=report(
             "results/tables/attention_attribution_agreement.md",
             caption="../report/attention_attribution_tables.rst",
-            category="Beyond: attention attribution",
+            category="Beyond - attention attribution",
             subcategory="rollout agreement",
             labels={"table": "rollout agreement"},
         ),

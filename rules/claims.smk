@@ -1,5 +1,6 @@
 # Every comparison with a paper in one table: each paper's claims (results/claims/<name>.csv, registered
-# in CLAIMS by its rule file) stacked into results/tables/claims.{csv,md} (`attnexp.claims`).
+# in CLAIMS by its rule file) stacked into results/tables/claims.{csv,md} (`attnexp.claims`), then the
+# scorecard: each claim's tolerance basis and, for a miss, its named cause (`attnexp.scorecard`).
 
 
 rule tabulate_claims:
@@ -10,7 +11,8 @@ rule tabulate_claims:
         md=report(
             "results/tables/claims.md",
             caption="../report/claims.rst",
-            category="Claims",
+            category="Replication scorecard",
+            subcategory="claims",
             labels={"table": "claims"},
         ),
     log:
@@ -21,6 +23,39 @@ rule tabulate_claims:
         "../scripts/tabulate_claims.py"
 
 
+rule tabulate_scorecard:
+    input:
+        claims="results/tables/claims.csv",
+    output:
+        csv=report(
+            "results/tables/scorecard.csv",
+            caption="../report/scorecard.rst",
+            category="Replication scorecard",
+            subcategory="scorecard",
+            labels={"table": "scorecard (csv)"},
+        ),
+        md=report(
+            "results/tables/scorecard.md",
+            caption="../report/scorecard.rst",
+            category="Replication scorecard",
+            subcategory="scorecard",
+            labels={"table": "scorecard (markdown)"},
+        ),
+    log:
+        "results/logs/tabulate_scorecard.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/scorecard.py"
+
+
 TARGETS["claims"] = (
-    ["results/tables/claims.csv", "results/tables/claims.md"] if CLAIMS else []
+    [
+        "results/tables/claims.csv",
+        "results/tables/claims.md",
+        "results/tables/scorecard.csv",
+        "results/tables/scorecard.md",
+    ]
+    if CLAIMS
+    else []
 )

@@ -31,7 +31,7 @@ rule debate_matrix:
         md=report(
             "results/tables/debate_matrix.md",
             caption="../report/debate_matrix.rst",
-            category="Beyond: debate matrix",
+            category="Beyond - debate matrix",
             subcategory="every paper's test on every model",
             labels={"table": "debate matrix"},
         ),

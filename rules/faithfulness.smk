@@ -63,7 +63,7 @@ rule faithfulness_figure:
         png=report(
             "results/figures/faithfulness/{dataset}/aopc.png",
             caption="../report/faithfulness_figure.rst",
-            category="Beyond: faithfulness",
+            category="Beyond - faithfulness",
             subcategory="perturbation curves",
             labels={"dataset": "{dataset}", "figure": "perturbation curves"},
         ),
@@ -109,7 +109,7 @@ rule faithfulness_tables:
         aopc_md=report(
             "results/tables/faithfulness_aopc.md",
             caption="../report/faithfulness_aopc.rst",
-            category="Beyond: faithfulness",
+            category="Beyond - faithfulness",
             subcategory="AOPC",
             labels={"table": "AOPC"},
         ),
@@ -117,7 +117,7 @@ rule faithfulness_tables:
         envelopes_md=report(
             "results/tables/faithfulness_seed_envelopes.md",
             caption="../report/faithfulness_seed_envelopes.rst",
-            category="Beyond: faithfulness",
+            category="Beyond - faithfulness",
             subcategory="seed envelopes",
             labels={"table": "seed envelopes"},
         ),

@@ -6,5 +6,5 @@ from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError):
-    write_correlations(snakemake.input[0], snakemake.output[0])
+    write_correlations(list(snakemake.input), snakemake.output[0])
 log(f"correlations written to {snakemake.output[0]}")

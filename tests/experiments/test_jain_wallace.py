@@ -15,6 +15,7 @@ import pytest
 import torch
 from scipy.stats import kendalltau
 
+from attnexp import io
 from attnexp.experiments import jain_wallace as jw
 from attnexp.claims import claims_frame, read_claims
 from attnexp.experiments import jain_wallace_tables as jwt
@@ -332,6 +333,19 @@ def test_correlations_equal_scipy_on_magnitudes():
     signed = kendalltau(r["attention"], r["gradient"]).statistic
     row = table[(table["id"] == r["id"]) & (table["pair"] == "attention~gradient")].iloc[0]
     assert row["tau"] != pytest.approx(signed)
+
+
+def test_correlations_cover_the_measures_explained_and_read_every_method_file(tmp_path):
+    records = [{k: v for k, v in r.items() if k != "ig"} for r in hand_records()]  # jain_wallace.measures: [gradient, loo]
+    assert set(jw.correlations(records)["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"}
+    with pytest.raises(ValueError, match="no pair of measures"):
+        jw.correlations([{k: v for k, v in r.items() if k not in ("gradient", "loo", "ig")} for r in hand_records()])
+    files = []
+    for method in ("attention", "gradient", "loo"):
+        files.append(tmp_path / f"{method}.jsonl")
+        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records))
+    jw.write_correlations(files, tmp_path / "correlations.csv")
+    assert set(pd.read_csv(tmp_path / "correlations.csv")["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"}
 
 
 def test_constant_vectors_give_nan_and_are_counted_as_undefined():

@@ -181,6 +181,11 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     agreement = (first / "results/tables/attention_attribution_agreement.csv").read_text()
     assert "synthetic,transformer-cls,10,rollout,loo," in agreement
     assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10" in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
+    # the scorecard: every claim with its tolerance basis and cause (byte-identical with results/tables above)
+    scorecard = (first / "results/tables/scorecard.csv").read_text()
+    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,tolerance_basis,cause")
+    assert len(scorecard.splitlines()) == len(claims.splitlines())
+    assert "## Per paper" in (first / "results/tables/scorecard.md").read_text()
     aa_figures = set(tree_digest(first / "results" / "figures" / "attention_attribution"))
     assert {f"synthetic/transformer-cls/seed10/{n}.{e}" for n in ("head_pruning", "graphs") for e in ("pdf", "png")} <= aa_figures
     graphs = json.loads((first / "results/attention_attribution/synthetic/transformer-cls/seed10/graphs.json").read_text())
@@ -189,11 +194,16 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
     made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
     assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
+    assert "WARNING/" not in made.stdout + made.stderr  # e.g. a ':' in a category breaks its link target
     report = (first / "report.html").read_text(errors="replace")
     assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
     assert "wiegreffe_pinter_diagnostic.md" in report and "frontier.png" in report
     assert "faithfulness_aopc.md" in report and "aopc.png" in report
     assert "attention_attribution_pruning.md" in report and "head_pruning.png" in report
+    # grouped by paper: each category once in the report's index, the scorecard in its own
+    for category in ("Data and models", "Jain & Wallace 2019", "Serrano & Smith 2019", "Wiegreffe & Pinter 2019", "Beyond - faithfulness", "Replication scorecard"):
+        assert f'"{category}": {{' in report, category
+    assert "scorecard.md" in report and "scorecard.csv" in report
 
 
 # ----------------------------------------------------------------------------- download failures

@@ -58,6 +58,8 @@ def correlations(records: list[dict]) -> pd.DataFrame:
     """One row per instance and pair of explained measures: τ-b over all real tokens and its two-sided
     p-value (D-TAU)."""
     pairs = [(a, b) for a, b in PAIRS if records and a in records[0] and b in records[0]]
+    if records and not pairs:
+        raise ValueError(f"no pair of measures to correlate: the explanations hold {sorted(k for k in records[0] if k in METHODS)}")
     rows = []
     for r in records:
         for first, second in pairs:

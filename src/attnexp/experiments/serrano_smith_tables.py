@@ -90,25 +90,27 @@ def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.Dat
         if not {"gradient", "attention"} <= set(part.index):
             continue
         difference = float(part.loc["gradient", "fraction_median"] - part.loc["attention", "fraction_median"])
+        s = sooner[(sooner.dataset == r["dataset"]) & (sooner.model == r["model"]) & (sooner.seed == r["seed"])].iloc[0]
+        # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
+        stands_for = isinstance(s.reference_dataset, str) and s.reference_dataset != r["dataset"]
+        condition = r["condition"] + (f"; our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else "")
         rows.append(claim(
             PAPER, "§6, F-box", r["dataset"], r["model"], r["seed"],
             "median fraction removed at the first flip: gradient minus attention ranking (< 0: gradient flips sooner)",
-            difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=r["condition"],
+            difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition,
         ))
-        s = sooner[(sooner.dataset == r["dataset"]) & (sooner.model == r["model"]) & (sooner.seed == r["seed"])].iloc[0]
         rows.append(claim(
             PAPER, "§6, per-instance comparison", r["dataset"], r["model"], r["seed"],
             "share of instances where the gradient ranking flips sooner minus where attention does",
             float(s.gradient_sooner - s.attention_sooner), verdict="holds" if s.gradient_sooner > s.attention_sooner else "does not hold",
-            source=HEADLINE_SOURCE, condition=r["condition"],
+            source=HEADLINE_SOURCE, condition=condition,
         ))
         if not pd.isna(s.reference_gradient_sooner):
             source = published[published.dataset == s.reference_dataset].iloc[0].source
             rows.append(claim(
                 PAPER, "prob_predictor.py shares", r["dataset"], r["model"], r["seed"],
                 f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
-                float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source,
-                r["condition"] + f"; our {r['dataset']} stands for S&S's {s.reference_dataset}",
+                float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, condition,
             ))
     rows += _ordering_claims(sooner, published)
     return rows
@@ -133,7 +135,8 @@ def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict
                 "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)",
                 ours, published_difference, None, "holds" if ours > 0 else "does not hold",
                 published.iloc[0].source if published_difference is not None else HEADLINE_SOURCE,
-                f"reference: {reference}" if published_difference is not None else "no reference share for this dataset",
+                (f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
+                if published_difference is not None else "no reference share for this dataset",
             ))
     return rows
 

@@ -1,0 +1,308 @@
+"""The replication scorecard: every claim row (`attnexp.claims`) with why its tolerance is what it
+is and, where ours is not the published result, a named cause; a summary per paper; and the
+README's status block, generated from it.
+
+Columns: the claim columns (`CLAIM_COLUMNS`), then `tolerance_basis` and `cause`. Rows keep the
+claims table's order. Each row has one outcome (the summary counts them):
+
+| outcome | verdicts |
+|---|---|
+| matched | `match`, `holds` |
+| missed | `differs`, `does not hold` |
+| not compared | `not comparable: <why>`, `reference only`, `not public: <why>`, `undefined` |
+
+`tolerance_basis`, why a tolerance is what it is:
+- a row with a tolerance: the first entry of `TOLERANCE_BASES` whose paper (None: any), table and
+  quantity prefix fit the row; none fits: "unregistered: …", which asks for an entry there.
+- a row without one: `none: reference only` (a published value kept as a sanity target),
+  `none: no published value` (`not public`), else `qualitative` (a sign or an ordering of ours).
+
+`cause`, for a missed row every rule that applies, in this order, joined by "; ":
+1. `model outside the paper (<model>)`: the paper's claims were made on other models
+   (`PAPERS[paper].models`, e.g. a W&P claim on the Transformer).
+2. `data stand-in (<what>)`: the condition names stand-in files (`stand-ins=<files>`, not `none`) or
+   says our dataset stands for the paper's (`our X stands for <paper>'s Y`).
+3. embeddings: the condition's `embeddings=<ours>` is not what the paper used (`PAPERS[paper]`):
+   `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, else
+   `embeddings (<ours>; the paper: <theirs>)`.
+4. `checkpoint selection (D-SEL)`: a qualitative claim (no tolerance) whose `select_on=` is not the
+   paper's. A numeric comparison never: its verdict is `not comparable` when the selections differ.
+5. each `D-…` id named in the condition, by its kind (`DEVIATION_KINDS`; any other id:
+   `protocol deviation (D-…)`).
+None applies: `unexplained`. A `not comparable` row's cause is its reason's `D-…` ids, named the
+same way (else the reason itself); the cause of every other row is empty.
+
+The rules read the row alone (paper, dataset, model, tolerance, verdict, condition) and the
+registries below; each paper's claims module writes the condition strings they parse. A paper
+missing from `PAPERS` gets the condition-based rules only (2 and 5) and the role "unregistered".
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from attnexp import io
+from attnexp.claims import CLAIM_COLUMNS, read_claims
+from attnexp.tables import to_markdown
+
+__all__ = [
+    "SCORECARD_COLUMNS", "Protocol", "PAPERS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
+    "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
+]
+
+SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause")
+MATCHED, MISSED, NOT_COMPARED = "matched", "missed", "not compared"
+START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What a paper's own numbers were made with, as far as the cause rules need it."""
+
+    role: str  # "replicated" or "extension anchor"
+    select_on: str | None = None  # the paper's checkpoint selection (D-SEL); None: no rule
+    embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
+    embeddings_label: str = ""  # what the paper used, in words
+    models: str | None = None  # regular expression (full match) of the models of the paper's claims; None: any
+
+
+_PRETRAINED = ("fasttext_simple", "glove840b")
+PAPERS = {
+    "Jain & Wallace 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"(lstm|cnn|average)-(tanh|dot)"),
+    "Wiegreffe & Pinter 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"lstm-(tanh|uniform)"),
+    # S&S §3.2: word2vec trained on the dataset; their models: HAN and FLAN, selected on dev
+    "Serrano & Smith 2019": Protocol("replicated", "dev", ("word2vec", "word2vec_local"), "word2vec on the dataset", r"(han|flan)-(rnn|conv|none)"),
+    "DeYoung et al. 2020": Protocol("extension anchor"),
+    "Hao et al. 2021": Protocol("extension anchor"),
+    "Abnar & Zuidema 2020": Protocol("extension anchor"),
+}
+
+# (paper or None for any, table, quantity prefix) -> why the tolerance is what it is
+TOLERANCE_BASES = (
+    ("Jain & Wallace 2019", "Table 2", "mean ",
+     "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.06 in a mean tau"),
+    ("Jain & Wallace 2019", "Table 2", "sig_frac ",
+     "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
+    (None, "test performance", "",
+     "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (jain_wallace.md §7.3)"),
+    ("Wiegreffe & Pinter 2019", "Table 2", "",
+     "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (jain_wallace.md §7.3)"),
+)
+
+# a D-… id's kind when it names one of the causes above (decisions.md); any other id is a protocol deviation
+DEVIATION_KINDS = {
+    "D-EMB": "embeddings", "D-SEL": "checkpoint selection",
+    "D-DATA": "data stand-in", "D-IMDB": "data stand-in", "D-SS-IMDB": "data stand-in", "D-SS-YAHOO": "data stand-in",
+}
+_DEVIATION = re.compile(r"\bD-[A-Z0-9]+(?:-[A-Z0-9]+)*")
+_STANDS_FOR = re.compile(r"our (\S+) stands for ([^;]+)")
+
+
+def outcome(verdict: str) -> str:
+    if verdict in ("match", "holds"):
+        return MATCHED
+    if verdict in ("differs", "does not hold"):
+        return MISSED
+    return NOT_COMPARED
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def tolerance_basis(row) -> str:
+    if _missing(row["tolerance"]):
+        if row["verdict"] == "reference only":
+            return "none: reference only"
+        if row["verdict"].startswith("not public"):
+            return "none: no published value"
+        return "qualitative"
+    for paper, table, prefix, basis in TOLERANCE_BASES:
+        if paper in (None, row["paper"]) and row["table"] == table and str(row["quantity"]).startswith(prefix):
+            return basis
+    return f"unregistered: no entry for ({row['paper']!r}, {row['table']!r}) in attnexp.scorecard.TOLERANCE_BASES"
+
+
+def _settings(condition: str) -> dict[str, str]:
+    """`key=value` parts of a condition ("select_on=dev; embeddings=word2vec_local; …")."""
+    pairs = (part.split("=", 1) for part in condition.split(";") if "=" in part)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def _deviations(text: str) -> list[str]:
+    """Every D-… id in `text`, named by its kind."""
+    return [f"{DEVIATION_KINDS.get(d, 'protocol deviation')} ({d})" for d in dict.fromkeys(_DEVIATION.findall(text))]
+
+
+def cause(row) -> str:
+    """The named cause of a missed or not-comparable row (module docstring); empty otherwise."""
+    verdict, condition = row["verdict"], "" if _missing(row["condition"]) else str(row["condition"])
+    if verdict.startswith("not comparable"):
+        reason = verdict.split(":", 1)[-1].strip()
+        return "; ".join(_deviations(reason)) or reason
+    if outcome(verdict) != MISSED:
+        return ""
+    protocol, settings, causes = PAPERS.get(row["paper"]), _settings(condition), []
+    if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
+        causes.append(f"model outside the paper ({row['model']})")
+    if settings.get("stand-ins", "none") != "none":
+        causes.append(f"data stand-in ({row['dataset']}: {settings['stand-ins']})")
+    causes += [f"data stand-in (our {ours} for {theirs.strip()})" for ours, theirs in _STANDS_FOR.findall(condition)]
+    ours = settings.get("embeddings")
+    if protocol and protocol.embeddings and ours and ours not in protocol.embeddings:
+        word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == _PRETRAINED
+        causes.append("embeddings (D-EMB)" if word2vec_for_pretrained else f"embeddings ({ours}; the paper: {protocol.embeddings_label})")
+    if protocol and protocol.select_on and _missing(row["tolerance"]) and settings.get("select_on", protocol.select_on) != protocol.select_on:
+        causes.append("checkpoint selection (D-SEL)")
+    causes += _deviations(condition)
+    return "; ".join(dict.fromkeys(causes)) or "unexplained"
+
+
+def scorecard(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims table -> the scorecard (same rows, same order, two columns added)."""
+    table = claims.reset_index(drop=True).copy()
+    rows = table.to_dict("records")
+    table["tolerance_basis"] = [tolerance_basis(r) for r in rows]
+    table["cause"] = [cause(r) for r in rows]
+    return table[list(SCORECARD_COLUMNS)]
+
+
+def _with_outcome(card: pd.DataFrame) -> pd.DataFrame:
+    card = card.assign(outcome=card["verdict"].map(outcome), cause=card["cause"].fillna(""))
+    # a not-compared row without a cause is grouped by its verdict ("reference only", "not public: …")
+    return card.assign(reason=card["cause"].where(card["cause"] != "", card["verdict"]))
+
+
+def _papers(card: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(card["paper"]))  # in the claims table's order
+
+
+def summary(card: pd.DataFrame) -> pd.DataFrame:
+    """One row per paper: claims, matched, missed (and of those unexplained), not compared."""
+    card = _with_outcome(card)
+    rows = []
+    for paper in _papers(card):
+        part = card[card["paper"] == paper]
+        counts = part["outcome"].value_counts()
+        rows.append({
+            "paper": paper, "role": PAPERS[paper].role if paper in PAPERS else "unregistered", "claims": len(part),
+            "matched": int(counts.get(MATCHED, 0)), "missed": int(counts.get(MISSED, 0)),
+            "unexplained": int(((part["outcome"] == MISSED) & (part["cause"] == "unexplained")).sum()),
+            "not_compared": int(counts.get(NOT_COMPARED, 0)),
+        })
+    return pd.DataFrame(rows, columns=["paper", "role", "claims", "matched", "missed", "unexplained", "not_compared"])
+
+
+def breakdown(card: pd.DataFrame) -> pd.DataFrame:
+    """Missed and not-compared rows per paper by cause (not compared without one: by verdict)."""
+    card = _with_outcome(card)
+    card = card[card["outcome"] != MATCHED]
+    order = {paper: i for i, paper in enumerate(_papers(card))}
+    counts = card.groupby(["paper", "outcome", "reason"], sort=True).size().rename("rows").reset_index()
+    counts = counts.assign(order=counts["paper"].map(order)).sort_values(["order", "outcome", "reason"], kind="stable")
+    return counts.drop(columns="order").reset_index(drop=True)
+
+
+def _number(value):
+    return value if isinstance(value, str) else (None if pd.isna(value) else f"{value:.3f}")
+
+
+def scorecard_markdown(card: pd.DataFrame) -> str:
+    """The per-paper summary, the misses by cause, then every row (numbers to 3 decimals)."""
+    shown = card.copy()
+    for column in ("ours", "published", "tolerance"):
+        shown[column] = shown[column].map(_number)
+    return (
+        "# Replication scorecard\n\n"
+        "Every claim (`results/tables/claims.csv`) with why its tolerance is what it is and, for each miss, a named cause "
+        "(`attnexp.scorecard`: model outside the paper, data stand-in, embeddings, checkpoint selection, a `D-…` protocol "
+        "deviation of decisions.md, or `unexplained`). Matched: `match`/`holds`; missed: `differs`/`does not hold`; "
+        "not compared: `not comparable`, `reference only`, `not public`, `undefined`.\n\n"
+        "## Per paper\n\n" + to_markdown(summary(card).rename(columns={"not_compared": "not compared"}))
+        + "\n## Misses and claims not compared, by cause\n\n" + to_markdown(breakdown(card))
+        + "\n## Every claim\n\n" + to_markdown(shown)
+    )
+
+
+def read_scorecard(path: str | Path) -> pd.DataFrame:
+    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause")}
+    table = pd.read_csv(path, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "published", "tolerance")})
+    if tuple(table.columns) != SCORECARD_COLUMNS:
+        raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")
+    return table
+
+
+def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path) -> pd.DataFrame:
+    """results/tables/claims.csv -> results/tables/scorecard.{csv,md}; returns the scorecard."""
+    card = scorecard(read_claims(claims_path))
+    io.write_csv(out_csv, card)
+    io.write_text(out_md, scorecard_markdown(card))
+    return card
+
+
+def readme_status(card: pd.DataFrame, source: str) -> str:
+    """The README's status block: per paper the counts, then the misses and non-comparisons by cause."""
+    lines = [
+        f"Generated from {source} by `python -m attnexp.scorecard --readme`; edit the scorecard's rules "
+        "(`attnexp.scorecard`), not this block.", "",
+        to_markdown(summary(card).rename(columns={"not_compared": "not compared"})),
+    ]
+    detail = breakdown(card)
+    for label, kind in (("Misses by cause", MISSED), ("Not compared, by cause", NOT_COMPARED)):
+        part = detail[detail["outcome"] == kind]
+        if len(part):
+            lines.append(f"{label}:\n")
+            lines += [f"- {r.paper}: {r.rows} × {r.reason}" for r in part.itertuples()]
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def update_readme(readme: str | Path, card: pd.DataFrame, source: str) -> bool:
+    """Replace the text between the scorecard markers of `readme`; True when it changed."""
+    readme = Path(readme)
+    text = readme.read_text(encoding="utf-8")
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise ValueError(f"{readme}: expected one {START} line followed by one {END} line")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    updated = f"{head}{START}\n{readme_status(card, source)}{END}{tail}"
+    if updated != text:
+        io.write_text(readme, updated)
+    return updated != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m attnexp.scorecard",
+        description="Make the scorecard from a claims table (--csv/--md), or rewrite a README's status block from a scorecard (--readme).",
+    )
+    parser.add_argument("table", help="results/tables/claims.csv (with --csv/--md) or results/tables/scorecard.csv (with --readme)")
+    parser.add_argument("--csv", help="write the scorecard CSV here")
+    parser.add_argument("--md", help="write the scorecard Markdown here")
+    parser.add_argument("--readme", help="rewrite the text between the scorecard markers of this file")
+    parser.add_argument("--source", help="how the README names the run the scorecard comes from (Markdown; default: the table's path)")
+    args = parser.parse_args(argv)
+    try:
+        if args.readme:
+            changed = update_readme(args.readme, read_scorecard(args.table), args.source or f"`{args.table}`")
+            print(f"{args.readme}: {'updated' if changed else 'already up to date'}")
+        elif args.csv and args.md:
+            card = write_scorecard(args.table, args.csv, args.md)
+            print(f"{len(card)} claims -> {args.csv}, {args.md}")
+        else:
+            parser.error("give --readme README.md, or both --csv and --md")
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
