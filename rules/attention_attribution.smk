@@ -35,6 +35,8 @@ rule attention_attribution_heads:
         pruning=f"results/attention_attribution/{AA_RUN}/pruning.csv",
     log:
         f"results/logs/attention_attribution/heads/{AA_RUN}.log",
+    benchmark:
+        "results/benchmarks/attention_attribution_heads/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
@@ -52,6 +54,8 @@ rule attention_attribution_graphs:
         f"results/attention_attribution/{AA_RUN}/graphs.json",
     log:
         f"results/logs/attention_attribution/graphs/{AA_RUN}.log",
+    benchmark:
+        "results/benchmarks/attention_attribution_graphs/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]

@@ -43,6 +43,8 @@ rule preprocess_dataset:
         stats="results/data/{dataset}/stats.json",
     log:
         "results/logs/preprocess_dataset/{dataset}.log",
+    benchmark:
+        "results/benchmarks/preprocess_dataset/{dataset}.tsv"
     conda:
         "../envs/attnexp.yaml"
     params:

@@ -24,6 +24,8 @@ rule build_embeddings:
         meta="results/embeddings/{dataset}/vectors.json",
     log:
         "results/logs/build_embeddings/{dataset}.log",
+    benchmark:
+        "results/benchmarks/build_embeddings/{dataset}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: 1  # gensim word2vec is deterministic only with one worker

@@ -28,6 +28,8 @@ rule explain:
         "results/explain/{dataset}/{model}/seed{seed}/{method}.jsonl",
     log:
         "results/logs/explain/{dataset}/{model}/seed{seed}/{method}.log",
+    benchmark:
+        "results/benchmarks/explain/{dataset}/{model}/seed{seed}/{method}.tsv"
     wildcard_constraints:
         method="|".join(EXPLAIN_SETTINGS),
     conda:

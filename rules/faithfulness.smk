@@ -36,6 +36,8 @@ rule faithfulness_eraser:
         f"results/faithfulness/{FF_RUN}/eraser.csv",
     log:
         f"results/logs/faithfulness/eraser/{FF_RUN}.log",
+    benchmark:
+        "results/benchmarks/faithfulness_eraser/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]

@@ -47,6 +47,8 @@ rule jw_correlations:
         f"results/jain_wallace/{JW_RUN}/correlations.csv",
     log:
         f"results/logs/jain_wallace/correlations/{JW_RUN}.log",
+    benchmark:
+        "results/benchmarks/jw_correlations/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     script:
@@ -60,6 +62,8 @@ rule jw_permutation:
         f"results/jain_wallace/{JW_RUN}/permutation.csv",
     log:
         f"results/logs/jain_wallace/permutation/{JW_RUN}.log",
+    benchmark:
+        "results/benchmarks/jw_permutation/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
@@ -78,6 +82,8 @@ rule jw_adversarial:
         attention=f"results/jain_wallace/{JW_RUN}/adversarial_attention.jsonl",
     log:
         f"results/logs/jain_wallace/adversarial/{JW_RUN}.log",
+    benchmark:
+        "results/benchmarks/jw_adversarial/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]

@@ -38,6 +38,8 @@ rule ss_interventions:
         removal=f"results/serrano_smith/{SS_RUN}/removal.csv",
     log:
         f"results/logs/serrano_smith/interventions/{SS_RUN}.log",
+    benchmark:
+        "results/benchmarks/ss_interventions/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     # one thread: after one forward pass everything is small decode-only work, so jobs run side by side

@@ -11,6 +11,8 @@ rule train_model:
         timing="results/models/{dataset}/{model}/seed{seed}/timing.json",
     log:
         "results/models/{dataset}/{model}/seed{seed}/train.log",
+    benchmark:
+        "results/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
@@ -36,6 +38,8 @@ rule export_attention:
         "results/models/{dataset}/{model}/seed{seed}/attention.jsonl",
     log:
         "results/logs/export_attention/{dataset}/{model}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/export_attention/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     params:

@@ -27,6 +27,8 @@ rule wp_seed_variance:
         f"results/wiegreffe_pinter/{WP_RUN}/seed_variance.csv",
     log:
         f"results/logs/wiegreffe_pinter/seed_variance/{WP_RUN}.log",
+    benchmark:
+        "results/benchmarks/wp_seed_variance/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     params:
@@ -52,6 +54,8 @@ rule wp_frontier:
         epochs=f"results/wiegreffe_pinter/{WP_RUN}/adversary_epochs.csv",
     log:
         f"results/logs/wiegreffe_pinter/frontier/{WP_RUN}.log",
+    benchmark:
+        "results/benchmarks/wp_frontier/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     params:

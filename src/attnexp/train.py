@@ -13,6 +13,15 @@ gradient clipping, ReduceLROnPlateau, early stopping, a cap on padded tokens per
 small Transformer of beyond.md §5 (AdamW, linear warm-up then decay, best dev accuracy).
 `select_on: test` reproduces the papers' test-set checkpoint selection (D-SEL).
 
+The optimiser step (`optimizer_implementation`, `embedding_update` in every protocol): torch's fused
+Adam/AdamW kernel by default, one pass over each parameter. The same update rule as the
+per-parameter loop that torch runs on the CPU unless told otherwise (`for_loop`, the step before
+2026-11-23 and the reference of benchmarks/train_speed.py), only rounded differently: at SST lengths
+the dense update of the trainable (V, E) embedding was 45 % of a step. `embedding_update: lazy` is a
+named deviation from the papers: the embedding gets sparse gradients and only the rows of the batch's
+words are updated (`LazyAdam`), so absent rows keep their value, momentum and weight decay until they
+next appear (benchmarks/README.md has its measured effect).
+
 The loss is a hook: `train_model(..., objective=...)` takes any function of (model, batch) that
 returns the batch's summed loss. The default is the supervised loss of the protocol; Wiegreffe &
 Pinter's model-consistent adversary plugs in its own (no gold labels).
@@ -22,10 +31,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Generator
 
 import numpy as np
 import torch
@@ -59,6 +69,10 @@ __all__ = [
     "TrainResult",
     "build_and_initialise",
     "fit",
+    "train_epochs",
+    "LazyAdam",
+    "LazyAdamW",
+    "OPTIMIZER_IMPLEMENTATIONS",
 ]
 
 Objective = Callable[[nn.Module, Batch], torch.Tensor]  # (model, batch) -> the batch's summed loss
@@ -92,16 +106,96 @@ def supervised_objective(pos_weight: float | None) -> Objective:
     return objective
 
 
+class _LazyRows:
+    """Lazy Adam for sparse gradients, mixed into torch's Adam/AdamW (`embedding_update: lazy`). A
+    parameter whose gradient is sparse (the embedding with `sparse=True`) gets torch's update rule,
+    written as in its per-parameter loop (L2 or decoupled weight decay, amsgrad, bias correction by
+    the parameter's step count), applied to the rows its gradient touches only: the other rows keep
+    their values and moments. Every other parameter takes torch's own step. Where every row is
+    touched, the update is torch's dense one (tests/test_train_speed.py)."""
+
+    def step(self, closure=None):
+        if closure is not None:
+            raise ValueError("the lazy optimiser takes no closure")
+        sparse = [(g, p, p.grad) for g in self.param_groups for p in g["params"] if p.grad is not None and p.grad.is_sparse]
+        for _, p, _ in sparse:
+            p.grad = None  # torch's dense step skips them
+        try:
+            super().step()
+        finally:
+            for _, p, grad in sparse:
+                p.grad = grad
+        with torch.no_grad():
+            for group, p, grad in sparse:
+                self._update_rows(group, p, grad.coalesce())
+
+    def _update_rows(self, group: dict, p: torch.Tensor, grad: torch.Tensor) -> None:
+        state = self.state[p]
+        if not state:
+            state["step"] = torch.tensor(0.0, dtype=torch.float32)
+            for key in ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ()):
+                state[key] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        state["step"] += 1
+        step = state["step"].item()
+        beta1, beta2 = group["betas"]
+        lr, decay = group["lr"], group["weight_decay"]
+        rows, g = grad.indices()[0], grad.values()  # coalesced: each row once
+        g = -g if group["maximize"] else g
+        param = p.index_select(0, rows)
+        if decay and group.get("decoupled_weight_decay"):  # AdamW
+            param.mul_(1 - lr * decay)
+        elif decay:  # Adam: L2 on the gradient
+            g = g.add(param, alpha=decay)
+        exp_avg = state["exp_avg"].index_select(0, rows).lerp_(g, 1 - beta1)
+        exp_avg_sq = state["exp_avg_sq"].index_select(0, rows).mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        updated = [(state["exp_avg"], exp_avg), (state["exp_avg_sq"], exp_avg_sq)]
+        if group["amsgrad"]:
+            second = torch.maximum(state["max_exp_avg_sq"].index_select(0, rows), exp_avg_sq)
+            updated.append((state["max_exp_avg_sq"], second))
+        else:
+            second = exp_avg_sq
+        denom = (second.sqrt() / math.sqrt(1 - beta2**step)).add_(group["eps"])
+        param.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1**step))
+        for full, part in [(p, param), *updated]:
+            full.index_put_((rows,), part)  # unique rows; deterministic under torch.use_deterministic_algorithms
+
+
+class LazyAdam(_LazyRows, torch.optim.Adam):
+    """torch.optim.Adam; sparse gradients update only their rows (`_LazyRows`)."""
+
+
+class LazyAdamW(_LazyRows, torch.optim.AdamW):
+    """torch.optim.AdamW; sparse gradients update only their rows (`_LazyRows`)."""
+
+
+# `optimizer_implementation`: torch's kernels for the same update rule. `for_loop` is torch's
+# default on the CPU (the step before 2026-11-23; on a GPU torch chose foreach, equal up to rounding);
+# `fused` makes one pass over each parameter.
+OPTIMIZER_IMPLEMENTATIONS = {
+    "fused": {"fused": True},
+    "foreach": {"foreach": True},
+    "for_loop": {"foreach": False},
+}
+
+
 def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
     """Adam (J&W, S&S: L2 weight decay, amsgrad per protocol) or AdamW (the Transformer: decoupled
-    weight decay); the top-level attention's parameters get their own decay (J&W BC: 0)."""
+    weight decay); the top-level attention's parameters get their own decay (J&W BC: 0). Torch's
+    kernel per `optimizer_implementation`; `embedding_update: lazy`: the lazy variant (`LazyAdam`),
+    which updates the rows of sparse gradients only."""
     attention = [p for n, p in model.named_parameters() if n.startswith("attention.")]
     rest = [p for n, p in model.named_parameters() if not n.startswith("attention.")]
     groups = [{"params": rest, "weight_decay": settings["weight_decay"]}]
     if attention:
         groups.append({"params": attention, "weight_decay": settings["attention_weight_decay"]})
-    optimizer = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[settings["optimizer"]]
-    return optimizer(groups, lr=settings["lr"], amsgrad=settings["amsgrad"])
+    lazy = settings["embedding_update"] == "lazy"
+    optimizer = {
+        ("adam", False): torch.optim.Adam,
+        ("adamw", False): torch.optim.AdamW,
+        ("adam", True): LazyAdam,
+        ("adamw", True): LazyAdamW,
+    }[settings["optimizer"], lazy]
+    return optimizer(groups, lr=settings["lr"], amsgrad=settings["amsgrad"], **OPTIMIZER_IMPLEMENTATIONS[settings["optimizer_implementation"]])
 
 
 def _warmup_schedule(optimizer: torch.optim.Optimizer, warmup: float | None, total_steps: int):
@@ -157,9 +251,36 @@ def train_model(
     adversary). `objective`: the batch loss (default: the protocol's supervised loss);
     `settings.loss_reduction` says whether its sum (J&W BC) or its mean over the batch (QA/NLI, S&S,
     the adversary) is minimised. `monitor`: extra per-epoch metrics for the history."""
+    epochs = train_epochs(model, splits, settings, select_on, seed, device, log, objective, monitor)
+    while True:
+        try:
+            next(epochs)
+        except StopIteration as finished:
+            return finished.value
+
+
+def train_epochs(
+    model: nn.Module,
+    splits: dict[str, SplitData],
+    settings: dict,
+    select_on: str,
+    seed: int,
+    device: torch.device,
+    log: Callable[[str], None] = print,
+    objective: Objective | None = None,
+    monitor: Monitor | None = None,
+) -> Generator[dict, None, TrainResult]:
+    """`train_model` one epoch at a time: yields each epoch's history record and returns the
+    TrainResult, so a benchmark can alternate the epochs of two runs in one process. The timing
+    counts the epochs only (training steps and evaluation apart), not the time spent suspended."""
     model.to(device)
     train = splits["train"]
     rng = np.random.RandomState(seed)  # batch order (J&W left it unseeded: D-SEED)
+    lazy = settings["embedding_update"] == "lazy"
+    if lazy and not isinstance(getattr(model, "embedding", None), nn.Embedding):
+        raise ValueError(f"embedding_update: lazy needs a model with an `embedding` layer, {type(model).__name__} has none")
+    if lazy and settings["grad_clip"] is not None:
+        raise ValueError("embedding_update: lazy gives the embedding sparse gradients, which grad_clip cannot clip: set grad_clip: null or embedding_update: dense")
     optimizer = _optimizer(model, settings)
     plateau = None
     if settings["lr_plateau"] is not None:  # S&S: halve the lr when the validation metric stalls
@@ -173,65 +294,80 @@ def train_model(
     schedule = _warmup_schedule(optimizer, settings["warmup"], settings["epochs"] * -(-len(lengths) // settings["batch_size"]))
     best, history, since_best = None, [], 0
     computed = real = 0
-    started = time.perf_counter()
-    for epoch in range(1, settings["epochs"] + 1):
-        epoch_start = time.perf_counter()
-        model.train()
-        order = length_bucketed_batches(lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"])
-        total_loss = 0.0
-        for batch in batches_of(train, order, model.layout):
-            computed += batch.tokens.numel()
-            real += int(batch.lengths.sum()) if batch.sentence_lengths is None else int(batch.sentence_lengths.sum())
-            batch = batch.to(device)
-            loss = objective(model, batch)
-            optimizer.zero_grad()
-            # J&W BC sums the loss over the batch; QA/NLI and S&S average it
-            (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
-            if settings["grad_clip"] is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), settings["grad_clip"])
-            optimizer.step()
-            if schedule is not None:
-                schedule.step()
-            total_loss += loss.item()
-        dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
-        train_loss = total_loss / len(train.examples)
-        selection = {"dev": dev, "test": test, "train": {"loss": -train_loss}}[select_on]  # higher is better
-        score = selection[settings["select_metric"]]
-        record = {
-            "epoch": epoch,
-            "train_loss": train_loss,
-            "lr": optimizer.param_groups[0]["lr"],
-            "dev": {k: v for k, v in dev.items() if k != "f1"},
-            "test": {k: v for k, v in test.items() if k != "f1"},
-        }
-        if monitor is not None:
-            record.update(monitor(model, splits, device))
-        history.append(_rounded(record))
-        selectable = not (settings["skip_first_epoch"] and epoch == 1 and settings["epochs"] > 1)
-        score = float("-inf") if np.isnan(score) else score  # e.g. ROC-AUC of a one-class split
-        improved = selectable and (best is None or score > best[0])
-        if improved:
-            best = (score, epoch, copy.deepcopy(model.state_dict()), dev, test)
-            since_best = 0
-        elif selectable:
-            since_best += 1
-        criterion = "kept on the lowest one" if select_on == "train" else f"{select_on} {settings['select_metric']} {score:.4f}"
-        log(
-            f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
-            f"{criterion} (dev acc {dev['accuracy']:.4f}, "
-            f"test acc {test['accuracy']:.4f}){' *' if improved else ''} ({time.perf_counter() - epoch_start:.1f} s)"
-        )
-        if plateau is not None:
-            plateau.step(score)
-        if settings["patience"] is not None and since_best >= settings["patience"]:
-            log(f"early stop: no {select_on} improvement for {since_best} epochs")
-            break
+    step_seconds = eval_seconds = 0.0
+    sparse_before = model.embedding.sparse if lazy else None
+    try:
+        if lazy:  # sparse (rows, E) gradients in place of a dense (V, E) one
+            model.embedding.sparse = True
+        for epoch in range(1, settings["epochs"] + 1):
+            epoch_start = time.perf_counter()
+            model.train()
+            order = length_bucketed_batches(lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"])
+            total_loss = 0.0
+            for batch in batches_of(train, order, model.layout):
+                computed += batch.tokens.numel()
+                real += int(batch.lengths.sum()) if batch.sentence_lengths is None else int(batch.sentence_lengths.sum())
+                batch = batch.to(device)
+                loss = objective(model, batch)
+                optimizer.zero_grad(set_to_none=True)  # (torch's default) the backward writes fresh gradients, no zero fill
+                # J&W BC sums the loss over the batch; QA/NLI and S&S average it
+                (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
+                if settings["grad_clip"] is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), settings["grad_clip"])
+                optimizer.step()
+                if schedule is not None:
+                    schedule.step()
+                total_loss += loss.item()
+            evaluation_start = time.perf_counter()
+            step_seconds += evaluation_start - epoch_start
+            dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
+            train_loss = total_loss / len(train.examples)
+            selection = {"dev": dev, "test": test, "train": {"loss": -train_loss}}[select_on]  # higher is better
+            score = selection[settings["select_metric"]]
+            record = {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "lr": optimizer.param_groups[0]["lr"],
+                "dev": {k: v for k, v in dev.items() if k != "f1"},
+                "test": {k: v for k, v in test.items() if k != "f1"},
+            }
+            if monitor is not None:
+                record.update(monitor(model, splits, device))
+            history.append(_rounded(record))
+            selectable = not (settings["skip_first_epoch"] and epoch == 1 and settings["epochs"] > 1)
+            score = float("-inf") if np.isnan(score) else score  # e.g. ROC-AUC of a one-class split
+            improved = selectable and (best is None or score > best[0])
+            if improved:
+                best = (score, epoch, copy.deepcopy(model.state_dict()), dev, test)
+                since_best = 0
+            elif selectable:
+                since_best += 1
+            criterion = "kept on the lowest one" if select_on == "train" else f"{select_on} {settings['select_metric']} {score:.4f}"
+            log(
+                f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
+                f"{criterion} (dev acc {dev['accuracy']:.4f}, "
+                f"test acc {test['accuracy']:.4f}){' *' if improved else ''} ({time.perf_counter() - epoch_start:.1f} s)"
+            )
+            if plateau is not None:
+                plateau.step(score)
+            eval_seconds += time.perf_counter() - evaluation_start
+            stop = settings["patience"] is not None and since_best >= settings["patience"]
+            if stop:
+                log(f"early stop: no {select_on} improvement for {since_best} epochs")
+            yield history[-1]
+            if stop:
+                break
+    finally:
+        if lazy:
+            model.embedding.sparse = sparse_before
     _, best_epoch, state, dev, test = best
-    seconds = time.perf_counter() - started
+    seconds = step_seconds + eval_seconds
     timing = {
         "train_seconds": round(seconds, 3),
         "epochs_run": len(history),
         "seconds_per_epoch": round(seconds / len(history), 3),
+        "step_seconds": round(step_seconds, 3),  # training batches: forward, backward, optimiser
+        "eval_seconds": round(eval_seconds, 3),  # dev and test after each epoch, monitor, selection
         "padding_share": round(1 - real / computed, 4) if computed else 0.0,
         "device": str(device),
         "threads": torch.get_num_threads(),

@@ -416,3 +416,20 @@ def test_build_model_from_name(name, task, cls, layout):
         assert (config.dropout_sentence, config.dropout_document, config.dropout_output) == (
             dropout.get("sentence", 0.0), dropout["document"], dropout["output"],
         )
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_birnn_over_the_padded_batch_equals_packed_sequences(cell):
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    from attnexp.models.encoders import BiRNN
+
+    torch.manual_seed(0)
+    encoder = BiRNN(12, 6, cell).eval()
+    x, lengths = torch.randn(5, 9, 12), torch.tensor([9, 3, 1, 7, 9])
+    states, final = encoder.run(x, lengths)
+    out, last = encoder.rnn(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+    last = last[0] if cell == "lstm" else last
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=9)
+    assert torch.allclose(states, out, atol=1e-6) and torch.allclose(final, torch.cat([last[0], last[1]], dim=-1), atol=1e-6)
+    assert (states[1, 3:] == 0).all()  # zero at padding

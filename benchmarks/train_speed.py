@@ -1,0 +1,212 @@
+"""Training speed of one model (default SST `lstm-tanh`, the J&W protocol of config.yaml) with
+today's training step against the step before 2026-11-23, trained in one process on the same data,
+epochs, seed and checkpoint selection (`attnexp.train.train_epochs`, the epochs of the variants
+alternating, so a busy machine slows them alike):
+
+- reference: the step as `attnexp.train` ran it before (`optimizer_implementation: for_loop`,
+  torch's per-parameter Adam loop, its CPU default; `embedding_update: dense`; the BiLSTM on packed
+  sequences);
+- fused_packed: the fused optimiser alone (the BiLSTM still packed);
+- default: config.yaml and the encoder as they stand (`fused`, `dense`, the BiLSTM over the padded
+  batch in two fused calls, `attnexp.models.encoders.BiRNN`);
+- lazy: the default with `embedding_update: lazy` (only the batch's embedding rows are updated, a
+  deviation from the papers' Adam; a config option, not the default).
+
+Reports seconds per epoch (training steps alone, and with the per-epoch dev/test evaluation that
+`train_model` runs), the ratios to the reference, the selected epoch and its dev/test accuracy, and
+a per-step split (forward, backward, optimiser step; simple timers over `--profile-steps` batches,
+the variants alternating batch by batch). Inputs: `results/data/<dataset>` and
+`results/embeddings/<dataset>/vectors.npy` (`--results` names another results folder).
+
+    python benchmarks/train_speed.py [--epochs 8] [--threads 2] [--results results] [--out benchmarks/train_speed.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+# variant -> settings overrides; `packed`: the BiLSTM on packed sequences, as before 2026-11-23
+VARIANTS = {
+    "reference": {"optimizer_implementation": "for_loop", "embedding_update": "dense", "packed": True},
+    "fused_packed": {"packed": True},
+    "default": {},
+    "lazy": {"embedding_update": "lazy"},
+}
+
+
+def packed_run(self, x, lengths):
+    """`BiRNN.run` before 2026-11-23: the BiLSTM/BiGRU over packed sequences (the reference's encoder)."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+    out, final = self.rnn(packed)
+    if isinstance(final, tuple):
+        final = final[0]
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+    return out, torch.cat([final[0], final[1]], dim=-1)
+
+
+def prepared(model, overrides: dict):
+    """A copy of the model for one variant (its recurrent encoders on packed sequences if asked) and
+    the variant's settings overrides."""
+    import types
+
+    from attnexp.models.encoders import BiRNN
+
+    copied = copy.deepcopy(model)
+    overrides = dict(overrides)
+    if overrides.pop("packed", False):
+        for module in copied.modules():
+            if isinstance(module, BiRNN):
+                module.run = types.MethodType(packed_run, module)
+    return copied, overrides
+
+
+def setup(args):
+    """-> (model, splits, settings, select_on, vectors source): the `fit` path up to training."""
+    from attnexp.config import load_config, training_selection, training_settings
+    from attnexp.plan import model_spec
+    from attnexp.runtime import load_splits, read_classes, read_vocab, set_determinism
+    from attnexp.train import build_and_initialise
+
+    config = load_config()
+    settings = training_settings(config, args.dataset, args.model)
+    if args.epochs is not None:
+        settings["epochs"] = args.epochs
+    spec = model_spec(config, args.dataset, args.model)
+    data = args.results / "data" / args.dataset
+    vectors_path = args.results / "embeddings" / args.dataset / "vectors.npy"
+    set_determinism(args.seed, args.threads)
+    vocab = read_vocab(data / "vocab.txt")
+    classes = read_classes(data)
+    splits = load_splits(data, vocab, classes, None)
+    vectors = np.load(vectors_path) if vectors_path.exists() else None
+    model, _ = build_and_initialise(spec, vocab, len(classes), vectors, settings)
+    return model, splits, settings, training_selection(config, args.dataset, args.model), vectors_path if vectors is not None else "random"
+
+
+def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int) -> dict:
+    """ms per training step in forward, zero_grad + backward, optimiser step: a fresh copy of the
+    model per variant, the variants alternating batch by batch over the first `steps` batches."""
+    from attnexp.models.inputs import length_bucketed_batches
+    from attnexp.runtime import batches_of
+    from attnexp.train import _optimizer, class_weights, supervised_objective
+
+    train = splits["train"]
+    objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
+    lengths = np.array([e.length(model.layout) for e in train.examples])
+    order = length_bucketed_batches(lengths, settings["batch_size"], np.random.RandomState(seed), settings["batch_noise"], settings["max_tokens"])
+    runs = {}
+    for name, overrides in variants.items():
+        copied, overrides = prepared(model, overrides)
+        copied.train()
+        copied.embedding.sparse = (settings | overrides)["embedding_update"] == "lazy"
+        runs[name] = (copied, _optimizer(copied, settings | overrides), np.zeros(3))
+    batches = list(batches_of(train, order[:steps], model.layout))
+    for i, batch in enumerate(batches):
+        for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
+            copied, optimizer, seconds = runs[name]
+            t0 = time.perf_counter()
+            loss = objective(copied, batch)
+            t1 = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
+            t2 = time.perf_counter()
+            optimizer.step()
+            t3 = time.perf_counter()
+            seconds += (t1 - t0, t2 - t1, t3 - t2)
+    return {name: 1000 * seconds / len(batches) for name, (_, _, seconds) in runs.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="sst")
+    parser.add_argument("--model", default="lstm-tanh")
+    parser.add_argument("--epochs", type=int, default=None, help="default: the protocol's (J&W: 8)")
+    parser.add_argument("--seed", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (config train.threads: 2)")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--profile-steps", type=int, default=60, help="batches of the per-step split (0: none)")
+    parser.add_argument("--results", type=Path, default=REPO / "results")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "train_speed.md")
+    args = parser.parse_args()
+    if "reference" not in args.variants:
+        parser.error("--variants must include reference (the ratios are to it)")
+    from attnexp.train import train_epochs
+
+    model, splits, settings, select_on, vectors = setup(args)
+    variants = {name: VARIANTS[name] for name in args.variants}
+    device = torch.device("cpu")
+    lines = {name: [] for name in variants}
+    runs = {}
+    for name, overrides in variants.items():
+        copied, overrides = prepared(model, overrides)
+        runs[name] = train_epochs(copied, splits, settings | overrides, select_on, args.seed, device, log=lines[name].append)
+    results = {}
+    for epoch in range(settings["epochs"]):
+        for name in list(runs) if epoch % 2 == 0 else list(runs)[::-1]:  # who goes first alternates too
+            if name in results:  # stopped early
+                continue
+            try:
+                next(runs[name])
+            except StopIteration as finished:
+                results[name] = finished.value
+            print(f"{name}: {lines[name][-1]}", flush=True)
+    for name, run in runs.items():  # each run yielded its last epoch: let it return its result
+        if name not in results:
+            try:
+                next(run)
+            except StopIteration as finished:
+                results[name] = finished.value
+    split = profile_steps(model, splits, settings, variants, args.profile_steps, args.seed) if args.profile_steps else None
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    ref = results["reference"]
+    ref_step = ref.timing["step_seconds"] / ref.timing["epochs_run"]
+    ref_epoch = ref.timing["train_seconds"] / ref.timing["epochs_run"]
+    rows = []
+    for name, result in results.items():
+        s = settings | variants[name]
+        step = result.timing["step_seconds"] / result.timing["epochs_run"]
+        epoch = result.timing["train_seconds"] / result.timing["epochs_run"]
+        differs = max((result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict)
+        rows.append(
+            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {'packed' if s.get('packed') else 'padded, 2 fused calls'} | {step:.2f} | {ref_step / step:.2f}× | "
+            f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
+            f"{result.test['accuracy']:.4f} | {result.test['accuracy'] - ref.test['accuracy']:+.4f} | {differs:.1e} |"
+        )
+    table = [
+        f"{args.dataset} `{args.model}`, {settings['protocol']} protocol ({settings['epochs']} epochs, batch {settings['batch_size']}, "
+        f"Adam amsgrad lr {settings['lr']}, weight decay {settings['weight_decay']}, select on {select_on} {settings['select_metric']}), "
+        f"seed {args.seed}, vectors {vectors}, {args.threads} CPU threads; the variants' epochs alternate in one process "
+        f"(peak RSS {peak_rss:,.0f} MB, all variants together).",
+        "",
+        "| variant | optimizer_implementation | embedding_update | BiLSTM | s/epoch training steps | speed-up | s/epoch with dev+test evaluation | speed-up | selected epoch | dev acc | test acc | test acc − reference | max abs weight difference to reference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    if split:
+        table += [
+            "",
+            f"Per training step, ms (simple timers, the first {args.profile_steps} batches, variants alternating batch by batch):",
+            "",
+            "| variant | forward | zero_grad + backward | optimiser step | total |",
+            "|---|---|---|---|---|",
+            *(f"| {name} | {f:.1f} | {b:.1f} | {o:.1f} | {f + b + o:.1f} |" for name, (f, b, o) in split.items()),
+        ]
+    text = "\n".join(table)
+    print(text)
+    args.out.write_text(text + "\n", encoding="utf-8")
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
