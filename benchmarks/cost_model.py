@@ -12,7 +12,8 @@ of work, where the unit is what the job's cost grows with:
 | other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
 | preprocess_dataset, build_embeddings | training tokens |
 
-A planned job's seconds = the median rate of the measured jobs of its type and model family (`lstm`,
+A planned job's seconds = a start-up cost (the fastest measured explanation job: interpreter, torch
+import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
 `cnn`, `han`, `transformer`, ...; of its type alone where the family was not measured) x its units,
 from the dataset's `stats.json` (tokens = n x mean length). Jobs of a type never measured, or of a
 dataset never preprocessed, are counted as unpredicted. The plan is `snakemake --dry-run` of the
@@ -46,6 +47,9 @@ from attnexp.plan import model_spec  # noqa: E402
 QUADRATIC = {("explain", "loo"), ("faithfulness_eraser", None)}
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
 ALL_SPLITS = {"export_attention"}
+# job types that always count as compute, priced or not
+HEAVY = {"train_model", "explain", "jw_permutation", "jw_adversarial", "ss_interventions", "faithfulness_eraser",
+         "attention_attribution_heads", "attention_attribution_graphs", "export_attention", "preprocess_dataset", "build_embeddings"}
 
 
 def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
@@ -159,57 +163,65 @@ def main() -> None:
         update_config(config, yaml.safe_load(args.configfile.read_text()))
     config = validate_config(config)
     measured = [job for folder in args.measured for job in measured_jobs(folder, config)]
+    # every job pays the interpreter, torch import and model restore before any work: the fastest
+    # measured explanation job's seconds; the rest scales with the units
+    overhead = min((j["seconds"] for j in measured if j["type"][0] == "explain"), default=0.0)
     rates = defaultdict(list)
     for job in measured:
         if job["units"] > 0:
-            rates[(job["type"], job["family"])].append(job["seconds"] / job["units"])
-            rates[(job["type"], None)].append(job["seconds"] / job["units"])
+            rate = max(job["seconds"] - (0.0 if job["type"][0] == "train_model" else overhead), 0.0) / job["units"]
+            rates[(job["type"], job["family"])].append(rate)
+            rates[(job["type"], None)].append(rate)
     all_stats = {}
     for folder in args.measured:
         for path in folder.glob("data/*/stats.json"):
             all_stats.setdefault(path.parts[-2], json.loads(path.read_text()))
 
+    measured_types = {kind for kind, _ in rates}
     by_type = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "unpredicted": 0, "longest": 0.0})
+    light = defaultdict(int)  # job types never measured: aggregations, figures, downloads (seconds each)
     for rule, wildcards in planned_jobs(args.configfile):
         kind = job_type(rule, wildcards)
+        if kind not in measured_types and rule not in HEAVY:
+            light[rule] += 1
+            continue
         row = by_type[kind]
         row["jobs"] += 1
         dataset, model = wildcards.get("dataset"), wildcards.get("model")
-        rate = None
+        rate_list = None
         if dataset in all_stats and dataset in config["datasets"]:
-            fam = family(config, dataset, model) if model else "-"
-            rate_list = rates.get((kind, fam)) or rates.get((kind, None))
-            rate = statistics.median(rate_list) if rate_list else None
-        if rate is None:
-            if kind in {k for k, _ in rates} or kind[0] in {"train_model", "explain"}:
-                row["unpredicted"] += 1
+            rate_list = rates.get((kind, family(config, dataset, model) if model else "-")) or rates.get((kind, None))
+        if not rate_list:
+            row["unpredicted"] += 1
             continue
         epochs = training_settings(config, dataset, model)["epochs"] if rule == "train_model" else None
-        seconds = rate * units(kind, all_stats[dataset], epochs)
+        seconds = (0.0 if rule == "train_model" else overhead) + statistics.median(rate_list) * units(kind, all_stats[dataset], epochs)
         row["seconds"] += seconds
         row["longest"] = max(row["longest"], seconds)
 
     total = sum(r["seconds"] for r in by_type.values())
     longest = max((r["longest"] for r in by_type.values()), default=0.0)
+    planned = sum(r["jobs"] for r in by_type.values())
+    unpredicted = sum(r["unpredicted"] for r in by_type.values())
     lines = [
         f"Cost model of `snakemake --cores N` ({args.configfile or 'config.yaml'}), from {len(measured)} measured jobs in "
-        f"{', '.join(str(f) for f in args.measured)}; {args.threads} threads per job.",
+        f"{', '.join(str(f) for f in args.measured)}; {args.threads} threads per job; {overhead:.1f} s start-up per job "
+        f"(training: timing.json's own seconds). Datasets with a stats.json there: {', '.join(sorted(all_stats))}.",
         "",
-        "| job type | planned jobs | predicted | job-hours | share |",
+        "| job type | planned jobs | priced | job-hours priced | share |",
         "|---|---|---|---|---|",
     ]
-    for kind, row in sorted(by_type.items(), key=lambda item: -item[1]["seconds"]):
+    for kind, row in sorted(by_type.items(), key=lambda item: (-item[1]["seconds"], item[0][0], item[0][1] or "")):
         name = kind[0] + (f" ({kind[1]})" if kind[1] else "")
-        predicted = row["jobs"] - row["unpredicted"]
-        lines.append(f"| {name} | {row['jobs']} | {predicted} | {row['seconds'] / 3600:,.2f} | {row['seconds'] / total:.0%} |" if total else f"| {name} | {row['jobs']} | {predicted} | – | – |")
-    unpredicted = sum(r["unpredicted"] for r in by_type.values())
+        share = f"{row['seconds'] / total:.0%}" if total else "–"
+        lines.append(f"| {name} | {row['jobs']} | {row['jobs'] - row['unpredicted']} | {row['seconds'] / 3600:,.2f} | {share} |")
     lines += [
         "",
-        f"Predicted job-seconds {total:,.0f} ({total / 3600:,.1f} h) over {sum(r['jobs'] for r in by_type.values())} jobs "
-        f"({unpredicted} heavy jobs unpredicted: a dataset never preprocessed here or a job type never measured; "
-        "the aggregation jobs cost seconds each and are not counted).",
+        f"Priced: {planned - unpredicted} of {planned} compute jobs, {total:,.0f} job-seconds ({total / 3600:,.1f} h). "
+        f"Unpriced: {unpredicted} compute jobs (a dataset without a stats.json in the measured folders, or a job type and "
+        f"family never measured), and {sum(light.values())} light jobs (tables, figures, downloads; seconds each).",
         "",
-        "| machine | expected wall time |",
+        "| machine | expected wall time of the priced jobs |",
         "|---|---|",
     ]
     for cores in (2, 8):

@@ -1,0 +1,61 @@
+"""benchmarks/cost_model.py: measured seconds per unit of work, priced over a plan."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cost_model():
+    spec = importlib.util.spec_from_file_location("cost_model", ROOT / "benchmarks" / "cost_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STATS = {"splits": {"train": {"n": 100, "mean_length": 20.0}, "dev": {"n": 10, "mean_length": 20.0}, "test": {"n": 50, "mean_length": 10.0}}}
+
+
+def test_benchmark_paths_name_the_rule_and_wildcards(cost_model, tmp_path):
+    root = tmp_path / "results" / "benchmarks"
+    assert cost_model.parse_benchmark_path(root / "explain/sst/lstm-tanh/seed10/loo.tsv", root) == (
+        "explain", {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "loo"},
+    )
+    assert cost_model.parse_benchmark_path(root / "jw_permutation/sst/lstm-tanh/seed10.tsv", root) == (
+        "jw_permutation", {"dataset": "sst", "model": "lstm-tanh", "seed": "10"},
+    )
+    assert cost_model.parse_benchmark_path(root / "preprocess_dataset/sst.tsv", root) == ("preprocess_dataset", {"dataset": "sst"})
+
+
+def test_units_grow_with_what_each_job_costs(cost_model):
+    assert cost_model.units(("train_model", None), STATS, 8) == 100 * 20 * 8
+    assert cost_model.units(("explain", "gradient"), STATS, None) == 50 * 10
+    assert cost_model.units(("explain", "loo"), STATS, None) == 50 * 10 * 10  # every instance re-run once per token
+    assert cost_model.units(("faithfulness_eraser", None), STATS, None) == 50 * 10 * 10
+    assert cost_model.units(("export_attention", None), STATS, None) == 100 * 20 + 10 * 20 + 50 * 10
+    assert cost_model.units(("build_embeddings", None), STATS, None) == 100 * 20
+
+
+def test_measured_jobs_read_benchmark_files_and_training_timings(cost_model, tmp_path):
+    import yaml
+
+    from attnexp.config import validate_config
+
+    config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    results = tmp_path / "results"
+    (results / "data" / "sst").mkdir(parents=True)
+    (results / "data" / "sst" / "stats.json").write_text(json.dumps(STATS))
+    bench = results / "benchmarks" / "explain" / "sst" / "lstm-tanh" / "seed10"
+    bench.mkdir(parents=True)
+    (bench / "loo.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t100\n")
+    run = results / "models" / "sst" / "cnn-tanh" / "seed10"
+    run.mkdir(parents=True)
+    (run / "timing.json").write_text(json.dumps({"train_seconds": 40.0, "epochs_run": 4}))
+    jobs = {(j["type"], j["family"]): (j["seconds"], j["units"]) for j in cost_model.measured_jobs(results, config)}
+    assert jobs == {(("explain", "loo"), "lstm"): (12.5, 5000.0), (("train_model", None), "cnn"): (40.0, 8000.0)}
