@@ -8,7 +8,8 @@ of work, where the unit is what the job's cost grows with:
 | job type | unit |
 |---|---|
 | train_model | training tokens x epochs run (the protocol's epochs for a planned job) |
-| explain loo, faithfulness_eraser | test tokens x mean test length (every instance re-run once per token) |
+| explain loo | test tokens x mean test length (every instance re-run once per token) |
+| faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
 | other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
 | preprocess_dataset, build_embeddings | training tokens |
 
@@ -44,7 +45,8 @@ sys.path.insert(0, str(REPO / "src"))
 from attnexp.config import training_settings, validate_config  # noqa: E402
 from attnexp.plan import model_spec  # noqa: E402
 
-QUADRATIC = {("explain", "loo"), ("faithfulness_eraser", None)}
+QUADRATIC = {("explain", "loo")}
+ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forward passes per instance
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
 ALL_SPLITS = {"export_attention"}
 # job types that always count as compute, priced or not
@@ -77,8 +79,10 @@ def units(kind: tuple[str, str | None], stats: dict, epochs: float | None) -> fl
     if rule in ALL_SPLITS:
         return sum(tokens(stats, s) for s in stats["splits"])
     test = tokens(stats, "test")
-    if (rule, method) in QUADRATIC or (rule, None) in QUADRATIC:
+    if (rule, method) in QUADRATIC:
         return test * stats["splits"]["test"]["mean_length"]
+    if rule == "faithfulness_eraser":
+        return test * (ERASER_PASSES + stats["splits"]["test"]["mean_length"])
     return test
 
 
