@@ -31,7 +31,7 @@ def gradient_importance(model: nn.Module, batch: Batch) -> torch.Tensor:
         _, attention = model.decode(encoded)
         logits, _ = model.decode(encoded, attention.detach())  # α is a constant (J&W §5.1)
     target = class_probability(logits, predicted_class(logits).detach())  # (B,)
-    # Instances do not interact (packed RNNs, masked convolutions), so one backward pass of the sum
+    # Instances do not interact (recurrences within each row's length, masked convolutions), so one backward pass of the sum
     # gives every instance its own gradient.
     (grad,) = torch.autograd.grad(target.sum(), embedded)
     return (grad * embedded).sum(dim=-1).detach()  # (B, L)

@@ -2,8 +2,9 @@
 
 Jain & Wallace (§2): `lstm` (BiLSTM), `cnn` (kernels 1,3,5,7, ReLU), `average` (per-token tanh
 projection). Serrano & Smith (§1): `rnn` (BiGRU), `conv` (kernels 3,5, input dropout), `none`
-(identity). Recurrent encoders run on packed sequences, so padding never enters the recurrence and an
-instance gives the same states alone and inside a padded batch.
+(identity). Recurrent encoders run each direction within each row's length (`BiRNN`), so padding
+never enters the recurrence of a state that is read and an instance gives the same states alone and
+inside a padded batch.
 """
 
 from __future__ import annotations
