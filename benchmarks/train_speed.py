@@ -43,15 +43,9 @@ VARIANTS = {
 
 
 def packed_run(self, x, lengths):
-    """`BiRNN.run` before 2026-11-23: the BiLSTM/BiGRU over packed sequences (the reference's encoder)."""
-    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-
-    packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-    out, final = self.rnn(packed)
-    if isinstance(final, tuple):
-        final = final[0]
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-    return out, torch.cat([final[0], final[1]], dim=-1)
+    """`BiRNN.run` before 2026-11-23: the BiLSTM/BiGRU over packed sequences (the reference's encoder;
+    what `BiRNN` still does on a GPU)."""
+    return self._packed(x, lengths)
 
 
 def prepared(model, overrides: dict):

@@ -2,6 +2,7 @@
 the planted cues of the generated datasets (beyond.md §3): a table and a figure."""
 
 from attnexp.experiments.jain_wallace_tables import write_ground_truth
+from attnexp.explain import explanation_sets
 from attnexp.plots import save_figure
 from attnexp.plots.jain_wallace import ground_truth_bars
 from attnexp.workflow import fail_cleanly, log_to
@@ -17,4 +18,4 @@ with fail_cleanly(ValueError, KeyError):
         gates=snakemake.params.gates,
     )
 save_figure(ground_truth_bars(table), snakemake.output.pdf, snakemake.output.png)
-log(f"{len(snakemake.input.explanations)} models scored against the planted cues")
+log(f"{len(explanation_sets(snakemake.input.explanations))} models scored against the planted cues")

@@ -519,7 +519,7 @@ def test_recurrent_deletion_equals_re_running_every_shortened_input(factory):
     owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])
     erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]
     rerun = variant_probabilities(model, examples, owners, erase, "delete")
-    for budget in (10, 100_000):  # one instance per batch, and all of them in one
+    for budget in (10, 30, 100_000):  # one deletion per chunk, a few, and every instance in one batch
         fast = deletion_probabilities(model, examples, max_tokens=budget)
         assert [len(f) for f in fast] == [len(e.tokens) for e in examples]
         assert np.allclose(np.concatenate(fast), rerun, atol=1e-6)

@@ -96,8 +96,10 @@ def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, ou
 
 
 @torch.no_grad()
-def _batch_probabilities(model: nn.Module, examples: list[Example]) -> np.ndarray:
-    """Every one-token deletion of every example -> (Σ n, C) class probabilities, instance-major."""
+def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: int) -> np.ndarray:
+    """Every one-token deletion of every example -> (Σ n, C) class probabilities, instance-major. The
+    full input's states are computed once; the deletions are decoded in chunks of at most
+    `max_tokens` variant positions, so memory stays flat however long a document is."""
     batch = collate(examples, model.layout)
     tokens, lengths = batch.tokens, batch.lengths  # (B, L), (B,) incl. SOS/EOS
     B, L = tokens.shape
@@ -105,36 +107,44 @@ def _batch_probabilities(model: nn.Module, examples: list[Example]) -> np.ndarra
     rnn = model.encoder.rnn
     size = rnn.hidden_size
     query = model.encode(batch).query if hasattr(model, "summarise_question") else None
-
-    n = lengths - 2
-    owner = torch.repeat_interleave(torch.arange(B), n)  # (V,)
-    deleted = torch.cat([torch.arange(1, k + 1) for k in n.tolist()])  # (V,) position t of the deleted token
-    width = L - 1
-    j = torch.arange(width)[None, :]
-    # variant position j < t is the owner's position j, j >= t its position j + 1
-    kept = owner[:, None] * L + torch.where(j < deleted[:, None], j, j + 1)  # (V, width) flat positions
-    hidden = x.new_empty(len(owner), width, 2 * size)  # (V, width, 2h), [forward, backward] as the encoder
-    for half, (suffix, reverse) in enumerate((("", False), ("_reverse", True))):
+    directions = []
+    for suffix, reverse in (("", False), ("_reverse", True)):
         w_ih, w_hh, bias = _direction(rnn, suffix)
         projected = x @ w_ih.T + bias  # (B, L, 4h): once per token, not per variant
-        hs, cs = _full_run(projected, lengths, w_hh, reverse)
-        out = hidden[..., half * size : (half + 1) * size]
-        out[:] = hs.reshape(B * L, size)[kept]  # every state first, then the changed ones over them
-        _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse, out)
-    m = lengths[owner] - 1  # each variant's positions
-    encoded = Encoded(hidden, real_token_mask(m, width), None if query is None else query[owner])
-    logits, _ = model.decode(encoded)
-    return probabilities(logits).numpy()
+        directions.append((projected, *_full_run(projected, lengths, w_hh, reverse), w_hh, reverse))
+
+    n = lengths - 2
+    owners = torch.repeat_interleave(torch.arange(B), n)  # (V,)
+    deletions = torch.cat([torch.arange(1, k + 1) for k in n.tolist()])  # (V,) position t of the deleted token
+    width = L - 1
+    j = torch.arange(width)[None, :]
+    chunk = max(1, max_tokens // width)
+    probs = []
+    for start in range(0, len(owners), chunk):
+        owner, deleted = owners[start : start + chunk], deletions[start : start + chunk]
+        # variant position j < t is the owner's position j, j >= t its position j + 1
+        kept = owner[:, None] * L + torch.where(j < deleted[:, None], j, j + 1)  # (V, width) flat positions
+        hidden = x.new_empty(len(owner), width, 2 * size)  # (V, width, 2h), [forward, backward] as the encoder
+        for half, (projected, hs, cs, w_hh, reverse) in enumerate(directions):
+            out = hidden[..., half * size : (half + 1) * size]
+            out[:] = hs.reshape(B * L, size)[kept]  # every state first, then the changed ones over them
+            _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse, out)
+        m = lengths[owner] - 1  # each variant's positions
+        encoded = Encoded(hidden, real_token_mask(m, width), None if query is None else query[owner])
+        logits, _ = model.decode(encoded)
+        probs.append(probabilities(logits).numpy())
+    return np.concatenate(probs)
 
 
 def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens: int = 100_000) -> list[np.ndarray]:
     """Per example, the (n, C) class probabilities of its n one-token deletions (model in eval mode).
-    Examples are batched by length so that the variants' padded positions stay under `max_tokens`."""
+    Examples are batched by length and their deletions decoded in chunks, so that the variants' padded
+    positions stay under `max_tokens` (a longer document: a batch of its own, decoded in chunks)."""
     if not supports_recurrent_deletion(model, "delete"):
         raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
     out: list[np.ndarray | None] = [None] * len(examples)
     for indices in _variant_batches(np.array([len(e.tokens) for e in examples]), max_tokens):
-        probs = _batch_probabilities(model, [examples[i] for i in indices])
+        probs = _batch_probabilities(model, [examples[i] for i in indices], max_tokens)
         starts = np.cumsum([0] + [len(examples[i].tokens) for i in indices])
         for k, i in enumerate(indices):
             out[i] = probs[starts[k] : starts[k + 1]]

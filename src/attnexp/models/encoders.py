@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnexp.models.attention import present_mask
 
@@ -23,7 +24,8 @@ class BiRNN(nn.Module):
     Each direction runs over the padded batch in one fused (oneDNN) call: forwards as the rows stand,
     backwards over each row reversed within its own length, so padding only ever follows a row's
     tokens and never enters the recurrence of a position that is read. Same states as packed
-    sequences (to float32 rounding) at ~2.7x the training speed on CPU (benchmarks/train_speed.md)."""
+    sequences (to float32 rounding) at ~2.7x the training speed on CPU (benchmarks/train_speed.md).
+    On a GPU it runs packed sequences (cuDNN), as before."""
 
     def __init__(self, input_dim: int, hidden: int, cell: str = "lstm"):
         super().__init__()
@@ -38,6 +40,8 @@ class BiRNN(nn.Module):
     def run(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """-> states (B, L, 2h), zero at padding, and the concatenated final states (B, 2h) (J&W QA
         question summary)."""
+        if x.is_cuda:  # cuDNN runs packed sequences well and wants its weights in one flat buffer
+            return self._packed(x, lengths)
         B, L, _ = x.shape
         lengths = lengths.to(x.device)
         positions = torch.arange(L, device=x.device)[None, :]  # (1, L)
@@ -52,6 +56,14 @@ class BiRNN(nn.Module):
         states = torch.cat([forwards, backwards], dim=-1) * present[:, :, None]
         final = torch.cat([forwards[torch.arange(B, device=x.device), lengths - 1], backwards[:, 0]], dim=-1)
         return states, final
+
+    def _packed(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, final = self.rnn(packed)
+        if isinstance(final, tuple):  # LSTM: (h_n, c_n)
+            final = final[0]
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        return out, torch.cat([final[0], final[1]], dim=-1)
 
     def _direction(self, x: torch.Tensor, weights: list[torch.Tensor]) -> torch.Tensor:
         """One direction over (B, L, E) from zero states -> (B, L, h)."""
