@@ -147,18 +147,10 @@ def packed_copy(model):
     """The model with its BiLSTM on packed sequences, as the original code's encoder runs it
     (`pack_padded_sequence`; the pipeline runs each direction over the padded batch instead)."""
     import copy
-    import types
 
-    from attnexp.models.encoders import BiRNN
+    from attnexp.models.encoders import use_packed_sequences
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from train_speed import packed_run
-
-    packed = copy.deepcopy(model)
-    for module in packed.modules():
-        if isinstance(module, BiRNN):
-            module.run = types.MethodType(packed_run, module)
-    return packed
+    return use_packed_sequences(copy.deepcopy(model))
 
 
 def _original_batches(model, examples):

@@ -42,25 +42,15 @@ VARIANTS = {
 }
 
 
-def packed_run(self, x, lengths):
-    """`BiRNN.run` before 2026-11-23: the BiLSTM/BiGRU over packed sequences (the reference's encoder;
-    what `BiRNN` still does on a GPU)."""
-    return self._packed(x, lengths)
-
-
 def prepared(model, overrides: dict):
     """A copy of the model for one variant (its recurrent encoders on packed sequences if asked) and
     the variant's settings overrides."""
-    import types
-
-    from attnexp.models.encoders import BiRNN
+    from attnexp.models.encoders import use_packed_sequences
 
     copied = copy.deepcopy(model)
     overrides = dict(overrides)
     if overrides.pop("packed", False):
-        for module in copied.modules():
-            if isinstance(module, BiRNN):
-                module.run = types.MethodType(packed_run, module)
+        use_packed_sequences(copied)
     return copied, overrides
 
 

@@ -145,9 +145,6 @@ def _serialisable(record: dict) -> dict:
     for key in ("probs", *METHODS):
         if key in record:
             out[key] = _float32s(record[key])
-    for key, kind in (("predicted", int), ("ig_steps", int), ("ig_converged", bool)):
-        if key in record:
-            out[key] = kind(record[key])
     if "ig_delta" in record:
         out["ig_delta"] = _float32s([record["ig_delta"]])[0]
     return out

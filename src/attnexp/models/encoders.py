@@ -15,7 +15,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnexp.models.attention import present_mask
 
-__all__ = ["BiRNN", "Convolutional", "TokenProjection", "Identity", "build_encoder"]
+__all__ = ["BiRNN", "Convolutional", "TokenProjection", "Identity", "build_encoder", "use_packed_sequences"]
 
 
 class BiRNN(nn.Module):
@@ -73,6 +73,15 @@ class BiRNN(nn.Module):
         if isinstance(self.rnn, nn.LSTM):
             return torch.lstm(x, (h0, h0), weights, True, 1, 0.0, self.training, False, True)[0]
         return torch.gru(x, h0, weights, True, 1, 0.0, self.training, False, True)[0]
+
+
+def use_packed_sequences(model: nn.Module) -> nn.Module:
+    """Make every `BiRNN` of `model` run on packed sequences, as before 2026-11-23 (and as J&W's
+    original encoder): the benchmarks' reference step. Returns the model."""
+    for module in model.modules():
+        if isinstance(module, BiRNN):
+            module.run = module._packed
+    return model
 
 
 class Convolutional(nn.Module):
