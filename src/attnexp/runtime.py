@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ __all__ = [
     "set_determinism",
     "resolve_device",
     "probabilities",
+    "frozen",
     "SplitData",
     "read_vocab",
     "read_guides",
@@ -90,6 +92,20 @@ def probabilities(logits: torch.Tensor) -> torch.Tensor:
         p = torch.sigmoid(logits.squeeze(-1))
         return torch.stack([1 - p, p], dim=-1)
     return torch.softmax(logits, dim=-1)
+
+
+@contextmanager
+def frozen(model: nn.Module):
+    """The model's parameters left out of autograd inside the block (a search over its inputs or
+    attention needs no parameter gradients), their flags restored after it."""
+    flags = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        yield model
+    finally:
+        for p, flag in zip(model.parameters(), flags):
+            p.requires_grad_(flag)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from attnexp import io
 from attnexp.experiments import jain_wallace as jw
 from attnexp.claims import claims_frame, read_claims
 from attnexp.experiments import jain_wallace_tables as jwt
+from attnexp.experiments.cached import readout
+from attnexp.explain import explain_examples
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
@@ -187,6 +189,28 @@ def test_adversarial_candidates_are_distributions_over_real_tokens():
     assert (divergence[:, multi] > 1e-3).all()  # the search moved away from α̂
 
 
+@pytest.mark.parametrize("n_classes, scale", [(1, 1.0), (3, 1.0), (3, 2.0)])
+def test_linear_search_gradient_equals_autograd_of_the_objective(n_classes, scale):
+    """The closed-form gradient against autograd of `search_objective` at random candidates: equal up
+    to the ε/(α + ε) terms it leaves out, with some candidates past the hinge and some not."""
+    torch.manual_seed(0)
+    model = flat("lstm", "tanh", n_classes)
+    examples = make_examples()
+    encoded, attention, probs = encoded_batch(model, examples)
+    out = readout(model, encoded)
+    assert out.linear
+    mask = encoded.mask[:, None, :]
+    z = (3 * torch.randn(4, *mask.shape)).requires_grad_(True)  # (K, B, 1, L)
+    terms = {"penalty": 500.0, "margin": 0.01, "output_scale": scale}
+    per_head = masked_softmax(z, mask)
+    jw.search_objective(per_head, attention[:, None], out, probs, **terms).backward()
+    closed = jw.linear_search_gradient(per_head.detach(), attention[:, None], out, probs, **terms)
+    assert closed.shape == z.shape and (closed.transpose(1, 2)[:, :, ~encoded.mask] == 0).all()
+    assert torch.allclose(closed, z.grad, rtol=1e-4, atol=1e-6)
+    change = scale * tvd(probabilities(out.logits(per_head.detach())), probs)
+    assert (change > 0.01).any() and (change <= 0.01).any()  # both sides of the hinge were exercised
+
+
 @pytest.mark.parametrize("eps", [0.01, 0.05, 1.0])
 def test_eps_max_jsd_picks_the_farthest_feasible_candidate(eps):
     model = flat("lstm", "tanh")
@@ -290,6 +314,24 @@ def test_adversarial_experiment_uses_the_epsilon_of_the_family(bench):
     assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "qa"), atol=1e-4)
     flat_table, _ = jw.adversarial_experiment(flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, log=lambda _: None)
     assert (flat_table["eps_max_jsd"] == 0).all() and (flat_table["feasible_candidates"] == 0).all()
+
+
+@pytest.mark.parametrize("decoder", ["original", "pipeline"])
+def test_original_strategy_references_compute_the_pipelines_outputs(bench, decoder):
+    """benchmarks/jain_wallace_speed.py times the pipeline against the original code's strategy; both
+    versions of that reference must do the same experiments, or the ratios compare different work."""
+    model = flat("lstm", "tanh")
+    examples = make_examples()
+    s = settings(steps=20, eps_bc=0.05)
+    packed = bench.packed_copy(model)
+    permutation = jw.permutation_experiment(model, examples, s, SEED)["median_output_difference"]
+    assert np.allclose(bench.original_permutation(packed, examples, s["permutations"], SEED, decoder), permutation, atol=1e-6)
+    adversarial, _ = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
+    assert np.allclose(bench.original_adversarial(packed, examples, s, SEED, "flat", decoder), adversarial["eps_max_jsd"], atol=1e-4)
+    explained = explain_examples(model, examples, {"batch_size": 3, "loo_op": "delete"}, lambda _: None, ("gradient", "loo"))
+    for method, reference in (("gradient", bench.original_gradient(packed, examples, decoder)), ("loo", bench.original_leave_one_out(packed, examples, decoder))):
+        for record, values in zip(explained, reference):
+            assert np.allclose(record[method], values, atol=1e-6), method
 
 
 # --------------------------------------------------------------------------------------------------

@@ -66,14 +66,11 @@ def importance(record: dict, measure: str) -> np.ndarray:
     return np.abs(record[measure]) if measure in SIGNED else np.asarray(record[measure])
 
 
-def _method_scores(model: nn.Module, method: str, batch, examples: list[Example], probs: torch.Tensor, settings: dict) -> dict[str, object]:
-    """One method's per-batch outputs: key -> (B, L) tensor over padded positions, (B,) tensor, or a
-    list of per-instance (n,) arrays (leave-one-out)."""
+def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, settings: dict) -> dict[str, object]:
+    """One method's per-batch outputs: key -> (B, L) tensor over padded positions, or (B,) tensor."""
     predicted = probs.argmax(dim=-1)
     if method == "gradient":
         return {"gradient": gradient_importance(model, batch)}
-    if method == "loo":
-        return {"loo": leave_one_out(model, examples, probs.numpy(), settings["loo_op"])}
     if method == "ig":
         ig = integrated_gradients(
             model, batch, predicted, target=settings["ig_target"], baseline=settings["ig_baseline"], method=settings["ig_method"],
@@ -98,6 +95,7 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
         raise ValueError(f"model {model.spec.name!r} has no {unknown} explanations; its methods are {own}")
     model.eval()
     records: list[dict | None] = [None] * len(examples)
+    full_probs: list[np.ndarray | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])
     for done, indices in enumerate(order):
         batch = collate([examples[i] for i in indices], model.layout)
@@ -109,10 +107,11 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
         for method in methods:
             if method == "attention":
                 scores |= {"predicted": probs.argmax(dim=-1), "probs": probs, "attention": attention}
-            else:
-                scores |= _method_scores(model, method, batch, [examples[i] for i in indices], probs, settings)
+            elif method != "loo":  # leave-one-out batches its variants over every instance, below
+                scores |= _method_scores(model, method, batch, probs, settings)
         mask = encoded.mask.numpy()
         for row, i in enumerate(indices):
+            full_probs[i] = probs[row].numpy()
             real = mask[row]
             record = {"id": examples[i].id, "length": int(real.sum())}
             if "attention" in methods:
@@ -123,9 +122,13 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
                     value = value.numpy()
                 if np.ndim(value) == 0:  # predicted, ig_delta, ig_steps, ig_converged: Python scalars
                     value = np.asarray(value).item()
-                record[key] = value[real] if key in METHODS and key != "loo" else value
+                record[key] = value[real] if key in METHODS else value
             records[i] = record
         log(f"{'+'.join(methods)}: explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
+    if "loo" in methods:  # one call: the n deletions of every instance are batched together
+        for record, scores in zip(records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"])):
+            record["loo"] = scores
+        log(f"leave-one-out: {sum(len(e.tokens) for e in examples)} deletions of {len(examples)} instances")
     if "ig" in methods:
         unconverged = [r["id"] for r in records if not r["ig_converged"]]
         steps = np.array([r["ig_steps"] for r in records])

@@ -34,7 +34,7 @@ def leave_one_out(
         raise ValueError(f"loo_op must be one of {LOO_OPS}, got {op!r}")
     owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])  # (V,)
     if supports_recurrent_deletion(model, op):  # BiLSTM: only the states a deletion changes are re-run
-        erased = np.concatenate(deletion_probabilities(model, examples))  # (V, C)
+        erased = np.concatenate(deletion_probabilities(model, examples, max_tokens))  # (V, C)
     else:
         erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]  # V one-token masks
         erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
