@@ -35,11 +35,14 @@ rule explain:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
     params:
         data_dir="results/data/{dataset}",
         settings=lambda w: {
             key: config["explain"][key]
             for key in ("batch_size", *EXPLAIN_SETTINGS[w.method])
         },
+        device=config["device"],
     script:
         "../scripts/explain.py"

@@ -67,9 +67,12 @@ rule jw_permutation:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
     params:
         data_dir="results/data/{dataset}",
         settings=JW_PERMUTATION,
+        device=config["device"],
     script:
         "../scripts/jw_permutation.py"
 
@@ -87,9 +90,12 @@ rule jw_adversarial:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
     params:
         data_dir="results/data/{dataset}",
         settings=JW_ADVERSARY,
+        device=config["device"],
     script:
         "../scripts/jw_adversarial.py"
 

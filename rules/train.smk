@@ -17,7 +17,7 @@ rule train_model:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
     resources:
-        gpu=1 if config["train"]["device"] == "cuda" else 0,
+        gpu=1 if config["device"] == "cuda" else 0,
     params:
         data_dir="results/data/{dataset}",
         settings=lambda wildcards: training_settings(
@@ -26,7 +26,7 @@ rule train_model:
         select_on=lambda wildcards: training_selection(
             config, wildcards.dataset, wildcards.model
         ),
-        device=config["train"]["device"],
+        device=config["device"],
     script:
         "../scripts/train_model.py"
 

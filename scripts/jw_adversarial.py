@@ -6,7 +6,7 @@ from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError):
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     write_adversarial(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -16,5 +16,6 @@ with fail_cleanly(CheckpointError, ValueError):
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
         log=log,
+        device=snakemake.params.device,
     )
 log(f"adversarial attention written to {snakemake.output.table}")

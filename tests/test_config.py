@@ -72,6 +72,19 @@ def test_defaults_are_copies(config):
     assert config["datasets"]["agnews"]["local_files"] == []
 
 
+def test_device_is_one_top_level_key_and_the_old_train_device_is_refused(config):
+    """Training, explanations and the J&W experiments share `device`; an overlay still naming
+    `train.device` fails by name instead of being ignored."""
+    config.pop("device")
+    assert validate_config(config)["device"] == "auto"
+    config["device"] = "gpu"
+    assert "'device'" in _error(config)
+    config["device"] = "cuda"
+    config["train"]["device"] = "cuda"
+    message = _error(config)
+    assert "config key 'train'" in message and "device" in message
+
+
 def test_unknown_top_level_key(config):
     config["mirrror"] = "/data"
     message = _error(config)

@@ -1,18 +1,28 @@
 """The GPU path against the CPU's. Runs only where CUDA is present (skipped on CPU machines, as CI's):
-the same model trained on each device reaches the same metrics within a tolerance, and a BiRNN gives
-the same states on both (packed cuDNN sequences on the GPU, two fused calls on the CPU).
+the same model trained on each device reaches the same metrics within a tolerance, a BiRNN gives
+the same states on both (packed cuDNN sequences on the GPU, two fused calls on the CPU), and the
+explanations and J&W permutation/adversarial experiments of one model agree across devices, from
+the library calls and from the job writers with `device: cuda`.
 
-Tolerances: GPU kernels round differently (cuDNN, TF32 off by default for matmuls in torch), so a
-trained model's metrics may move by a few test instances; states of one forward pass agree to 1e-4."""
+Tolerances: GPU kernels round differently (cuDNN, TF32 off by default for matmuls in torch, but
+cuDNN's LSTM may use it), so a trained model's metrics may move by a few test instances; states of
+one forward pass agree to 1e-4, and so do explanation scores (atol 1e-4 + rtol 1e-3; on the CPU a
+1e-4 relative change of every weight moves them by < 1e-5). The adversary gets 1e-3: its Adam steps
+and output hinge amplify rounding (the same weight change moves the lstm-tanh adversary's ε-max JSD
+by 4e-5 over 500 steps on the CPU, a QA model's by 1e-3, so only the lstm-tanh is compared)."""
 
 from __future__ import annotations
 
+import copy
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from tiny_tasks import load_config, tiny_settings, write_dataset
+from tiny_models import flat, random_examples
+from tiny_tasks import load_config, quiet, run_fit, tiny_settings, write_dataset
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -43,3 +53,96 @@ def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
         metrics[device] = json.loads((out / "metrics.json").read_text())
         assert json.loads((out / "timing.json").read_text())["device"] == device
     assert abs(metrics["cuda"]["test"]["accuracy"] - metrics["cpu"]["test"]["accuracy"]) <= 0.05
+
+
+# token counts (no SOS/EOS): unequal, one single-token instance
+LENGTHS = [7, 3, 11, 1, 5, 8, 20, 2]
+EXPLAIN_SETTINGS = {
+    "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
+    "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
+}
+METHODS = ("attention", "gradient", "loo", "ig")
+# ε 0.05 above the hinge's margin 0.01: every candidate is feasible on both devices by a wide margin
+JW_SETTINGS = {
+    "max_tokens": 20000, "permutations": 20, "adv_eps_bc": 0.05, "adv_eps_qa": 0.05,
+    "adversary": {"candidates": 5, "steps": 30, "lr": 0.01, "amsgrad": True, "penalty": 500.0, "margin": 0.01},
+}
+
+
+def assert_same_explanations(cpu: list[dict], gpu: list[dict]) -> None:
+    """Records of one model's examples on each device: the same ids, lengths, predictions and IG point
+    counts (the probabilities are >= 0.015 from 0.5, IG converges at its first count with |δ| < 1e-7),
+    every vector within the module's tolerance."""
+    assert len(gpu) == len(cpu)
+    for c, g in zip(cpu, gpu):
+        same = ("id", "length", "label", "predicted", "ig_steps", "ig_converged")
+        assert {k: g[k] for k in same if k in c} == {k: c[k] for k in same if k in c}
+        for key in ("probs", *METHODS):
+            np.testing.assert_allclose(g[key], c[key], rtol=1e-3, atol=1e-4, err_msg=f"{c['id']}: {key}")
+        assert abs(g["ig_delta"] - c["ig_delta"]) <= 1e-4, c["id"]
+
+
+def assert_same_table(cpu: pd.DataFrame, gpu: pd.DataFrame, exact: list[str], close: dict[str, float]) -> None:
+    """J&W per-instance tables: `exact` columns equal, `close` columns within their atol (+ rtol 1e-3)."""
+    assert list(gpu.columns) == list(cpu.columns)
+    assert gpu[exact].equals(cpu[exact])
+    for column, atol in close.items():
+        np.testing.assert_allclose(gpu[column], cpu[column], rtol=1e-3, atol=atol, err_msg=column)
+
+
+def test_explanations_on_the_gpu_equal_the_cpus():
+    from attnexp.explain import explain_examples
+    from attnexp.runtime import set_determinism
+
+    set_determinism(10, 1)  # as the jobs: an op without a deterministic CUDA kernel fails here too
+    model, examples = flat("lstm", "tanh"), random_examples(LENGTHS)
+    cpu = explain_examples(model, examples, EXPLAIN_SETTINGS, log=quiet, methods=METHODS)
+    gpu = explain_examples(copy.deepcopy(model).cuda(), examples, EXPLAIN_SETTINGS, log=quiet, methods=METHODS)
+    assert all(isinstance(r[key], np.ndarray) for r in gpu for key in ("probs", *METHODS))  # CPU arrays back
+    assert_same_explanations(cpu, gpu)
+
+
+def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
+    from attnexp.experiments import jain_wallace as jw
+    from attnexp.runtime import set_determinism
+
+    set_determinism(10, 1)
+    model, examples = flat("lstm", "tanh"), random_examples(LENGTHS)
+    on_gpu = copy.deepcopy(model).cuda()
+    assert_same_table(
+        jw.permutation_experiment(model, examples, JW_SETTINGS, 10), jw.permutation_experiment(on_gpu, examples, JW_SETTINGS, 10),
+        exact=["id", "length", "predicted"], close={"max_attention": 1e-4, "median_output_difference": 1e-4},
+    )
+    cpu, cpu_export = jw.adversarial_experiment(model, examples, JW_SETTINGS, 10, log=quiet)
+    gpu, gpu_export = jw.adversarial_experiment(on_gpu, examples, JW_SETTINGS, 10, log=quiet)
+    assert_same_table(
+        cpu, gpu, exact=["id", "length", "predicted", "feasible_candidates"],
+        close={"max_attention": 1e-4, "eps_max_jsd": 1e-3, "output_difference": 1e-3},
+    )
+    for c, g in zip(cpu_export, gpu_export, strict=True):
+        assert (g["id"], g["length"], len(g["attention"])) == (c["id"], c["length"], c["length"])
+        np.testing.assert_allclose(g["attention"], c["attention"], atol=1e-3, err_msg=c["id"])
+
+
+def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
+    """write_explanations and the J&W writers restore the checkpoint onto the GPU (`device: cuda`)."""
+    from attnexp.experiments import jain_wallace as jw
+    from attnexp.explain import read_explanations, write_explanations
+
+    data_dir = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model")
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        for method in METHODS:
+            write_explanations(checkpoint, data_dir, out / f"{method}.jsonl", EXPLAIN_SETTINGS, 10, 1, method, log=quiet, device=device)
+        jw.write_permutation(checkpoint, data_dir, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
+        jw.write_adversarial(checkpoint, data_dir, out / "adversarial.csv", out / "adversarial.jsonl", JW_SETTINGS, 10, 1, log=quiet, device=device)
+    cpu, gpu = (read_explanations([tmp_path / device / f"{m}.jsonl" for m in METHODS]) for device in ("cpu", "cuda"))
+    assert_same_explanations(cpu, gpu)
+    cpu, gpu = (pd.read_csv(tmp_path / device / "permutation.csv") for device in ("cpu", "cuda"))
+    assert_same_table(cpu, gpu, exact=["id", "length", "predicted"], close={"max_attention": 1e-4, "median_output_difference": 1e-4})
+    cpu, gpu = (pd.read_csv(tmp_path / device / "adversarial.csv") for device in ("cpu", "cuda"))
+    assert_same_table(
+        cpu, gpu, exact=["id", "length", "predicted", "feasible_candidates"],
+        close={"max_attention": 1e-4, "eps_max_jsd": 1e-3, "output_difference": 1e-3},
+    )

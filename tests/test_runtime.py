@@ -22,11 +22,13 @@ from attnexp.runtime import (
     load_checkpoint,
     load_splits,
     load_test_examples,
+    model_device,
     predict,
     probabilities,
     read_classes,
     read_guides,
     read_vocab,
+    resolve_device,
     restore_run,
     save_checkpoint,
     split_labels,
@@ -186,6 +188,24 @@ def test_restore_run_round_trip_gives_the_original_outputs(config, data_dir, tmp
         theirs, theirs_alpha = original(batch)
     assert torch.equal(ours, theirs) and torch.equal(ours_alpha, theirs_alpha)
     assert ours.abs().max() > 0  # a real output, not zeros
+
+
+def test_resolve_device_without_a_gpu_names_the_config_key(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == CPU and resolve_device("cpu") == CPU
+    with pytest.raises(RuntimeError, match="config key 'device' is 'cuda' but torch sees no GPU"):
+        resolve_device("cuda")
+
+
+def test_model_device_is_where_the_parameters_are_and_the_cpu_without_any():
+    assert model_device(torch.nn.Linear(2, 1)) == CPU and model_device(torch.nn.Identity()) == CPU
+
+
+def test_restore_run_on_a_device_gives_the_same_weights(fitted, data_dir):
+    _, path = fitted
+    plain, on_cpu = restore_run(path, data_dir), restore_run(path, data_dir, device=CPU)
+    assert {p.device for p in on_cpu.model.parameters()} == {CPU} and not on_cpu.model.training
+    assert all(torch.equal(v, on_cpu.model.state_dict()[k]) for k, v in plain.model.state_dict().items())
 
 
 def test_restore_run_of_a_fitted_model(fitted, data_dir):

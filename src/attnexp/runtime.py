@@ -33,6 +33,7 @@ __all__ = [
     "CheckpointError",
     "set_determinism",
     "resolve_device",
+    "model_device",
     "probabilities",
     "frozen",
     "SplitData",
@@ -78,8 +79,13 @@ def resolve_device(setting: str) -> torch.device:
     if setting == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if setting == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("config key 'train.device' is 'cuda' but torch sees no GPU")
+        raise RuntimeError("config key 'device' is 'cuda' but torch sees no GPU")
     return torch.device(setting)
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """Where a model's parameters live, so its inputs go there too; the CPU for a model without any."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,10 +322,11 @@ class Run:
         return load_examples(data_dir, split, self.vocab, self.classes)
 
 
-def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None) -> Run:
+def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None, device: torch.device | None = None) -> Run:
     """Rebuild a trained model from its checkpoint's own spec and config (nothing is re-derived from
     its name), refusing it if the data's vocabulary differs, or if its spec names another model
-    than `expected_model` (e.g. the `{model}` wildcard of the rule asking)."""
+    than `expected_model` (e.g. the `{model}` wildcard of the rule asking); on `device` if given
+    (the checkpoint is always read onto the CPU first)."""
     vocab = read_vocab(Path(data_dir) / "vocab.txt")
     expected = {"vocab_sha256": _digest(vocab), "vocab_size": len(vocab)}
     if expected_model is not None:
@@ -342,6 +349,8 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
         raise CheckpointError(f"{path}: its model spec and config disagree:\n  " + "\n  ".join(disagree))
     model = build_model(spec, config)
     _load_weights(model, state, path)
+    if device is not None:
+        model.to(device)
     return Run(model.eval(), spec, metadata, vocab, metadata["classes"])
 
 

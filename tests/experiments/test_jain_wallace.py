@@ -316,6 +316,31 @@ def test_adversarial_experiment_uses_the_epsilon_of_the_family(bench):
     assert (flat_table["eps_max_jsd"] == 0).all() and (flat_table["feasible_candidates"] == 0).all()
 
 
+def test_permutation_and_adversary_files_on_the_cpu_device_are_the_default_files(tmp_path, monkeypatch):
+    """`device: cpu`, and `auto` without a GPU, write the bytes a call without a device writes;
+    `cuda` without a GPU fails by the config key's name before writing anything."""
+    from tiny_tasks import load_config, run_fit, write_dataset
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    data_dir = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model", epochs=1)
+    written = {}
+    for device in (None, "cpu", "auto"):
+        out = tmp_path / str(device)
+        kwargs = {} if device is None else {"device": device}
+        jw.write_permutation(checkpoint, data_dir, out / "permutation.csv", settings(), SEED, 1, **kwargs)
+        jw.write_adversarial(checkpoint, data_dir, out / "adversarial.csv", out / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None, **kwargs)
+        written[device] = [(out / name).read_bytes() for name in ("permutation.csv", "adversarial.csv", "adversarial.jsonl")]
+    assert written["cpu"] == written[None] and written["auto"] == written[None]
+    for write in (
+        lambda: jw.write_permutation(checkpoint, data_dir, tmp_path / "cuda.csv", settings(), SEED, 1, device="cuda"),
+        lambda: jw.write_adversarial(checkpoint, data_dir, tmp_path / "cuda.csv", tmp_path / "cuda.jsonl", settings(), SEED, 1, log=lambda _: None, device="cuda"),
+    ):
+        with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
+            write()
+    assert not (tmp_path / "cuda.csv").exists()
+
+
 @pytest.mark.parametrize("decoder", ["original", "pipeline"])
 def test_original_strategy_references_compute_the_pipelines_outputs(bench, decoder):
     """benchmarks/jain_wallace_speed.py times the pipeline against the original code's strategy; both

@@ -486,6 +486,27 @@ def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
     assert {"attention", "gradient", "loo", "probs", "predicted"} <= set(joined[0]) and "ig" not in joined[0]
 
 
+def test_explanations_on_the_cpu_device_are_the_default_files_and_cuda_without_a_gpu_names_the_key(tmp_path, monkeypatch):
+    """`device: cpu`, and `auto` on a machine without a GPU, write the bytes a call without a device
+    writes (the CPU path is unchanged); `cuda` without a GPU fails before any file is written."""
+    from tiny_tasks import load_config, run_fit, write_dataset
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    data_dir = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model", epochs=1)
+    for method in ("attention", "gradient", "loo", "ig"):
+        written = {}
+        for device in (None, "cpu", "auto"):
+            out = tmp_path / str(device) / f"{method}.jsonl"
+            kwargs = {} if device is None else {"device": device}
+            write_explanations(checkpoint, data_dir, out, EXPLAIN_SETTINGS, seed=10, threads=1, method=method, log=lambda _: None, **kwargs)
+            written[device] = out.read_bytes()
+        assert written["cpu"] == written[None] and written["auto"] == written[None], method
+    with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
+        write_explanations(checkpoint, data_dir, tmp_path / "cuda.jsonl", EXPLAIN_SETTINGS, seed=10, threads=1, method="loo", log=lambda _: None, device="cuda")
+    assert not (tmp_path / "cuda.jsonl").exists()
+
+
 def test_read_explanations_refuses_files_of_different_instances_or_runs(tmp_path):
     (tmp_path / "run").mkdir()
     attention = write_lines(tmp_path / "run" / "attention.jsonl", [explanation_line(id="a"), explanation_line(id="b")])

@@ -10,7 +10,7 @@ its argv has been recorded.
 
 Runs in one working folder, on the generated `synthetic` dataset (a few hundred documents, no download):
 
-1. `train.device: cuda`, target one model: the data job runs through sbatch without a GPU request,
+1. `device: cuda`, target one model: the data job runs through sbatch without a GPU request,
    the training job asks for `--gpus=1` and is refused (about 15 s on 2 cores).
 2. (`slow`) the default device, same target: only the training job is submitted, without a GPU
    request, and trains for real (about 20 s).
@@ -223,13 +223,13 @@ SMALL = {  # a few hundred generated documents, two epochs: the jobs, not the nu
 
 @pytest.fixture(scope="module")
 def cuda_run(tmp_path_factory):
-    """A fresh folder, `train.device: cuda`: the data job runs, the training job's GPU request is refused."""
+    """A fresh folder, `device: cuda`: the data job runs, the training job's GPU request is refused."""
     root = tmp_path_factory.mktemp("slurm")
     fake = FakeSlurm(root)
     workdir = root / "work"
     workdir.mkdir()
     (root / "small.yaml").write_text(yaml.safe_dump(SMALL))
-    (root / "cuda.yaml").write_text(yaml.safe_dump({"train": {"device": "cuda"}}))
+    (root / "cuda.yaml").write_text(yaml.safe_dump({"device": "cuda"}))
     run = fake.snakemake(workdir, "--configfile", str(root / "small.yaml"), str(root / "cuda.yaml"), "--", TARGET)
     return {"fake": fake, "root": root, "workdir": workdir, "run": run, "calls": fake.calls("sbatch")}
 

@@ -96,6 +96,32 @@ def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
     assert "integer" in result.stderr + result.stdout
 
 
+# the jobs that run on `device`: training, one explanation method, J&W permutation and adversary
+DEVICE_JOBS = {
+    "train_model": "results/models/synthetic/lstm-tanh/seed10/metrics.json",
+    "explain": "results/explain/synthetic/lstm-tanh/seed10/loo.jsonl",
+    "jw_permutation": "results/jain_wallace/synthetic/lstm-tanh/seed10/permutation.csv",
+    "jw_adversarial": "results/jain_wallace/synthetic/lstm-tanh/seed10/adversarial.csv",
+}
+
+
+def job_resources(output: str) -> dict[str, dict[str, str]]:
+    """A dry run's printout -> rule -> its job's `resources:` (one job per rule here)."""
+    jobs = {}
+    for block in output.split("\nrule ")[1:]:
+        line = next(line for line in block.splitlines() if line.strip().startswith("resources:"))
+        jobs[block.split(":", 1)[0]] = dict(item.split("=", 1) for item in line.split(":", 1)[1].strip().split(", "))
+    return jobs
+
+
+@pytest.mark.parametrize("device, gpus", [("cuda", "1"), ("auto", "0"), ("cpu", "0")])
+def test_only_device_cuda_makes_the_device_jobs_request_a_gpu(tmp_path, device, gpus):
+    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"device": device}), "--", *DEVICE_JOBS.values())
+    jobs = job_resources(result.stdout + result.stderr)
+    assert {rule: jobs[rule].get("gpu") for rule in DEVICE_JOBS} == dict.fromkeys(DEVICE_JOBS, gpus)
+    assert "gpu" not in jobs["preprocess_dataset"]
+
+
 def test_an_experiment_asked_for_a_model_without_what_it_needs_fails_before_any_job(tmp_path):
     bad = overlay(tmp_path, {"serrano_smith": {"models": ["lstm-uniform"]}})
     result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"), bad, check=False)

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
-from attnexp.runtime import probabilities
+from attnexp.runtime import model_device, probabilities
 
 __all__ = ["CachedBatch", "cached_batches", "real_positions", "decode_heads", "Readout", "DecodedReadout", "readout"]
 
@@ -56,11 +56,13 @@ class CachedBatch(NamedTuple):
 @torch.no_grad()
 def cached_batches(model: nn.Module, examples: list[Example], max_tokens: int) -> Iterator[CachedBatch]:
     """Length-sorted batches of at most `max_tokens` padded positions (the layout's own measure:
-    tokens, or sentences x longest sentence for HAN) -> one CachedBatch each, model in eval mode."""
+    tokens, or sentences x longest sentence for HAN) -> one CachedBatch each, model in eval mode, its
+    tensors on the model's device."""
     model.eval()
+    device = model_device(model)
     lengths = np.array([e.length(model.layout) for e in examples])
     for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
-        encoded = model.encode(collate([examples[i] for i in indices], model.layout))
+        encoded = model.encode(collate([examples[i] for i in indices], model.layout).to(device))
         logits, attention = model.decode(encoded)
         yield CachedBatch(indices, encoded, attention, logits, probabilities(logits))
 

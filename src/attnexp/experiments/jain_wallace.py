@@ -35,7 +35,7 @@ from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, kendall_tau, neg_
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.plan import require
-from attnexp.runtime import Run, frozen, probabilities, restore_run, set_determinism
+from attnexp.runtime import Run, frozen, probabilities, resolve_device, restore_run, set_determinism
 
 __all__ = [
     "PAIRS", "correlations", "class_groups", "summarise_correlations",
@@ -107,9 +107,9 @@ def permuted_attention(heads: torch.Tensor, mask: torch.Tensor, permutations: li
     positions keep their exact zeros."""
     count = permutations[0].shape[0]
     B, H, L = heads.shape
-    index = torch.arange(L).expand(count, B, L).clone()  # (P, B, L)
+    index = torch.arange(L, device=heads.device).expand(count, B, L).clone()  # (P, B, L)
     for b, (positions, perm) in enumerate(zip(real_positions(mask), permutations)):
-        index[:, b, positions] = positions[torch.from_numpy(perm)]
+        index[:, b, positions] = positions[torch.from_numpy(perm).to(heads.device)]
     return heads.expand(count, B, H, L).gather(-1, index[:, :, None, :].expand(count, B, H, L))
 
 
@@ -128,6 +128,7 @@ def permutation_experiment(model: nn.Module, examples: list[Example], settings: 
         perms = [permutation_indices(n, settings["permutations"], seed, int(i)) for n, i in zip(lengths, indices)]
         changes = permutation_output_differences(model, encoded, batch.heads, probs, perms)  # (P, B)
         medians = torch.quantile(changes.double(), 0.5, dim=0)  # the mean of the middle two, as np.median
+        probs, attention, medians = probs.cpu(), attention.cpu(), medians.cpu()  # read per instance below
         for b, i in enumerate(indices):
             rows[i] = {
                 "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
@@ -150,9 +151,9 @@ def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor
     """(K, B, H, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
     constant log(1/L) has no effect under the softmax; it is kept to mirror J&W §5.5."""
     K, H, _ = noise[0].shape
-    z = torch.zeros(K, mask.shape[0], H, mask.shape[1])
+    z = torch.zeros(K, mask.shape[0], H, mask.shape[1], device=mask.device)
     for b, (positions, xi) in enumerate(zip(real_positions(mask), noise)):
-        z[:, b, :, positions] = torch.from_numpy(xi)
+        z[:, b, :, positions] = torch.from_numpy(xi).to(mask.device)  # drawn on the CPU: the same on every device
     return math.log(1.0 / mask.shape[1]) + 3.0 * z
 
 
@@ -258,7 +259,7 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: 
     feasible = change <= eps
     score = torch.where(feasible, divergence, torch.full_like(divergence, -1.0))
     best = score.argmax(dim=0)  # (B,)
-    batch = torch.arange(attention.shape[0])
+    batch = torch.arange(attention.shape[0], device=attention.device)
     found = feasible[best, batch] & (score[best, batch] > 0)  # otherwise α̂ itself (JSD 0, Δŷ 0)
     chosen = torch.where(found[:, None], candidates[best, batch], attention)
     return (
@@ -282,8 +283,11 @@ def adversarial_experiment(model: nn.Module, examples: list[Example], settings: 
         noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i), heads.shape[1]) for n, i in zip(lengths, indices)]
         candidates = adversarial_search(model, encoded, heads, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
         divergence, chosen, change, feasible = eps_max_jsd(model, encoded, heads, probs, candidates, eps)
+        # read per instance below: one copy each to the CPU (a no-op there)
+        probs, attention, mask = probs.cpu(), attention.cpu(), encoded.mask.cpu()
+        divergence, chosen, change, feasible = divergence.cpu(), chosen.cpu(), change.cpu(), feasible.cpu()
         for b, i in enumerate(indices):
-            real = encoded.mask[b]
+            real = mask[b]
             rows[i] = {
                 "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
                 "max_attention": float(attention[b].max()), "eps_max_jsd": float(divergence[b]),
@@ -336,9 +340,10 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 # From files to files: what the rule scripts call
 
 
-def _restore(checkpoint, data_dir, seed: int, threads: int) -> tuple[Run, list[Example]]:
+def _restore(checkpoint, data_dir, seed: int, threads: int, device: str) -> tuple[Run, list[Example]]:
+    """The run on `device` (the config's `device` setting: auto | cpu | cuda) and its test examples."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir)
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     require(run.spec, "jain_wallace")
     return run, run.test_examples(data_dir)
 
@@ -347,13 +352,13 @@ def write_correlations(explanations: list[str | Path], out: str | Path) -> None:
     io.write_csv(out, correlations(read_explanations(explanations)))
 
 
-def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int) -> None:
-    run, examples = _restore(checkpoint, data_dir, seed, threads)
+def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+    run, examples = _restore(checkpoint, data_dir, seed, threads, device)
     io.write_csv(out, permutation_experiment(run.model, examples, settings, seed))
 
 
-def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print) -> None:
-    run, examples = _restore(checkpoint, data_dir, seed, threads)
+def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
+    run, examples = _restore(checkpoint, data_dir, seed, threads, device)
     table, exported = adversarial_experiment(run.model, examples, settings, seed, log)
     io.write_csv(out_table, table)
     io.write_jsonl(out_attention, exported)

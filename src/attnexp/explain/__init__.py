@@ -41,7 +41,7 @@ from attnexp.explain.rollout import rollout
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS, require
-from attnexp.runtime import probabilities, restore_run, set_determinism
+from attnexp.runtime import model_device, probabilities, resolve_device, restore_run, set_determinism
 
 __all__ = [
     "gradient_importance", "leave_one_out", "integrated_gradients", "rollout", "token_attribution",
@@ -86,7 +86,8 @@ def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, se
 
 def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print, methods: tuple[str, ...] | None = None) -> list[dict]:
     """Explanations of every example by each of `methods` (default: every method the model has; see
-    the module docstring), one record per example in the examples' order."""
+    the module docstring), one record per example in the examples' order. Runs on the model's device;
+    the records hold CPU values."""
     require(model.spec, "explain")
     own = tuple(m for m in METHODS if model.spec.self_attention or m not in SELF_ATTENTION_METHODS)
     methods = own if methods is None else tuple(methods)
@@ -94,11 +95,12 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
     if unknown:
         raise ValueError(f"model {model.spec.name!r} has no {unknown} explanations; its methods are {own}")
     model.eval()
+    device = model_device(model)
     records: list[dict | None] = [None] * len(examples)
     full_probs: list[np.ndarray | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])
     for done, indices in enumerate(order):
-        batch = collate([examples[i] for i in indices], model.layout)
+        batch = collate([examples[i] for i in indices], model.layout).to(device)
         with torch.no_grad():
             encoded = model.encode(batch)
             logits, attention = model.decode(encoded)
@@ -109,7 +111,9 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
                 scores |= {"predicted": probs.argmax(dim=-1), "probs": probs, "attention": attention}
             elif method != "loo":  # leave-one-out batches its variants over every instance, below
                 scores |= _method_scores(model, method, batch, probs, settings)
-        mask = encoded.mask.numpy()
+        # one copy per batch to the CPU (a no-op there), not one per instance and key
+        scores = {key: values.cpu() if isinstance(values, torch.Tensor) else values for key, values in scores.items()}
+        mask, probs = encoded.mask.cpu().numpy(), probs.cpu()
         for row, i in enumerate(indices):
             full_probs[i] = probs[row].numpy()
             real = mask[row]
@@ -153,13 +157,17 @@ def _serialisable(record: dict) -> dict:
     return out
 
 
-def write_explanations(checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, method: str, log: Callable[[str], None] = print) -> None:
-    """Explain every test instance of a trained model by one method and write `{method}.jsonl`."""
+def write_explanations(
+    checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, method: str,
+    log: Callable[[str], None] = print, device: str = "cpu",
+) -> None:
+    """Explain every test instance of a trained model by one method and write `{method}.jsonl`, on
+    `device` (the config's `device` setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir)
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     require(run.spec, "explain")
     examples = run.test_examples(data_dir)
-    log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")
+    log(f"{run.spec.name}: {method} of {len(examples)} test instances on {model_device(run.model)} ({settings})")
     records = explain_examples(run.model, examples, settings, log, (method,))
     io.write_jsonl(out, (_serialisable(r) for r in records))
 

@@ -47,7 +47,7 @@ def attention_attribution(
         _, maps = model.run(batch)
     own = maps[layer]  # (B, H, Tq, T)
     first = 1 if riemann == "right" else 0
-    alphas = torch.arange(first, first + steps, dtype=own.dtype) / steps  # (m,)
+    alphas = torch.arange(first, first + steps, dtype=own.dtype, device=own.device) / steps  # (m,)
     scaled = (alphas[:, None, None, None, None] * own[None]).flatten(0, 1).requires_grad_(True)  # (m*B, H, Tq, T)
     logits, _ = model.run(repeat_batch(batch, steps), imposed={layer: scaled})
     probability = class_probability(logits, target.repeat(steps))  # (m*B,)

@@ -76,11 +76,12 @@ def integrated_gradients(
     with torch.no_grad():
         gap = forward(embedded, *args) - forward(reference, *args)  # (B,) F(e) − F(e′)
 
-    attributions = torch.zeros(batch.tokens.shape)
-    deltas = torch.full((len(batch),), float("nan"))
-    points = torch.zeros(len(batch), dtype=torch.long)
-    converged = torch.zeros(len(batch), dtype=torch.bool)
-    todo = torch.arange(len(batch))
+    device = embedded.device
+    attributions = torch.zeros(batch.tokens.shape, device=device)
+    deltas = torch.full((len(batch),), float("nan"), device=device)
+    points = torch.zeros(len(batch), dtype=torch.long, device=device)
+    converged = torch.zeros(len(batch), dtype=torch.bool, device=device)
+    todo = torch.arange(len(batch), device=device)
     m = steps
     while len(todo):
         sub = tuple(a[todo] if isinstance(a, torch.Tensor) else a for a in args)

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from attnexp.models.inputs import PAD, UNK, Example, collate, sorted_batches
-from attnexp.runtime import probabilities
+from attnexp.runtime import model_device, probabilities
 
 __all__ = ["ERASE_OPS", "erased_example", "variant_probabilities"]
 
@@ -82,9 +82,10 @@ def variant_probabilities(
                     f"{model.layout!r}-layout model to encode (erase fewer, or use op 'unk')"
                 )
     lengths = np.array([_variant_length(examples[o], m, op, model.layout) for o, m in zip(owners, erase)])
+    device = model_device(model)
     out = None
     for indices in sorted_batches(lengths, batch_size=len(owners), max_tokens=max_tokens):
-        batch = collate([erased_example(examples[owners[i]], erase[i], op) for i in indices], model.layout)
+        batch = collate([erased_example(examples[owners[i]], erase[i], op) for i in indices], model.layout).to(device)
         encoded = model.encode(batch)
         if op == "pad_masked":  # the PAD stand-ins get no attention (after <SOS> in `sos_eos`)
             if encoded.heads is not None:
@@ -92,10 +93,10 @@ def variant_probabilities(
             offset = 1 if model.layout == "sos_eos" else 0
             mask = encoded.mask.clone()
             for row, i in enumerate(indices):
-                mask[row, torch.from_numpy(np.flatnonzero(erase[i]) + offset)] = False
+                mask[row, torch.from_numpy(np.flatnonzero(erase[i]) + offset).to(device)] = False
             encoded = encoded._replace(mask=mask)
         logits, _ = model.decode(encoded)
-        probs = probabilities(logits).numpy()
+        probs = probabilities(logits).cpu().numpy()
         if out is None:
             out = np.empty((len(owners), probs.shape[1]), dtype=probs.dtype)
         out[indices] = probs

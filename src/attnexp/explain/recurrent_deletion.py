@@ -25,7 +25,7 @@ from torch import nn
 from attnexp.models.attention import real_token_mask
 from attnexp.models.encoders import BiRNN
 from attnexp.models.inputs import Encoded, Example, collate
-from attnexp.runtime import probabilities
+from attnexp.runtime import model_device, probabilities
 
 __all__ = ["supports_recurrent_deletion", "deletion_probabilities"]
 
@@ -88,7 +88,7 @@ def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, ou
     steps = deleted if reverse else lengths[owner] - 1 - deleted  # (V,)
     start = deleted + (1 if reverse else -1)  # the position whose state the run restarts from
     order = torch.argsort(steps, descending=True, stable=True)
-    running = (steps[order][None, :] > torch.arange(int(steps.max()))[:, None]).sum(dim=1).tolist()
+    running = (steps[order][None, :] > torch.arange(int(steps.max()), device=steps.device)[:, None]).sum(dim=1).tolist()
     flat_projected = projected.reshape(B * L, -1)
     rows = order
     first = owner[order] * L + start[order]  # flat index of the restart state
@@ -107,7 +107,7 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
     """Every one-token deletion of every example -> (Σ n, C) class probabilities, instance-major. The
     full input's states are computed once; the deletions are decoded in chunks of at most
     `max_tokens` variant positions, so memory stays flat however long a document is."""
-    batch = collate(examples, model.layout)
+    batch = collate(examples, model.layout).to(model_device(model))
     tokens, lengths = batch.tokens, batch.lengths  # (B, L), (B,) incl. SOS/EOS
     B, L = tokens.shape
     x = model.embedding(tokens)  # (B, L, E)
@@ -121,10 +121,10 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         directions.append((projected, *_full_run(projected, lengths, w_hh, reverse), w_hh, reverse))
 
     n = lengths - 2
-    owners = torch.repeat_interleave(torch.arange(B), n)  # (V,)
-    deletions = torch.cat([torch.arange(1, k + 1) for k in n.tolist()])  # (V,) position t of the deleted token
+    owners = torch.repeat_interleave(torch.arange(B, device=n.device), n)  # (V,)
+    deletions = torch.cat([torch.arange(1, k + 1, device=n.device) for k in n.tolist()])  # (V,) position t of the deleted token
     width = L - 1
-    j = torch.arange(width)[None, :]
+    j = torch.arange(width, device=n.device)[None, :]
     chunk = max(1, max_tokens // width)
     probs = []
     for start in range(0, len(owners), chunk):
@@ -139,7 +139,7 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         m = lengths[owner] - 1  # each variant's positions
         encoded = Encoded(hidden, real_token_mask(m, width), None if query is None else query[owner])
         logits, _ = model.decode(encoded)
-        probs.append(probabilities(logits).numpy())
+        probs.append(probabilities(logits).cpu().numpy())
     return np.concatenate(probs)
 
 
