@@ -1,7 +1,7 @@
 """Speed of the J&W experiments on a trained SST model and its test split: the pipeline against the
 original code's strategy, and against per-instance oracle loops.
 
-The suite (gradient, permutation x 100, adversarial search K = 5 x 500 steps, leave-one-out) runs twice
+The suite (gradient, permutation x 100, adversarial search K = 5 x 500 steps, leave-one-out) runs
 on the same instances:
 
 - the pipeline, as its jobs run it: cached encoder states, all permutations / candidates of many
@@ -10,8 +10,10 @@ on the same instances:
 - the original code's strategy (J&W's repository, `Binary_Classification.py`): test set sorted by
   length, batches of 32, one encoder pass per batch (the BiLSTM on packed sequences, as its
   `Encoder.py`), then every permutation / optimisation step a full decode of the batch, every deleted
-  position one forward pass of the batch; same step counts, no early stopping. This is the strongest
-  honest reference: the original already batches.
+  position one forward pass of the batch; same step counts, no early stopping. Twice: with the
+  original code's decoder computation (attention re-run per permutation, the α ⊙ h product, `kld`
+  with clamps, every row at every deleted position), and on this project's decoder (a stronger
+  reference). The original already batches: a per-instance loop is not its speed.
 
 The per-instance oracle loops (one instance, permutation or deleted token at a time) double as the
 tests' oracle (`tests/experiments/test_jain_wallace.py`, `tests/explain/test_explain.py`).
