@@ -40,9 +40,12 @@ rule attention_attribution_heads:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
+        device=config["device"],
     script:
         "../scripts/aa_heads.py"
 
@@ -59,9 +62,12 @@ rule attention_attribution_graphs:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
+        device=config["device"],
     script:
         "../scripts/aa_graphs.py"
 

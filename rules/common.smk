@@ -28,6 +28,10 @@ from attnexp.plan import (
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
+# Jobs that run a model request a GPU only where the config pins `device: cuda`: with `auto` they
+# use one when their node has it, and must not keep a CPU-only cluster waiting for a GPU slot.
+GPUS = 1 if config["device"] == "cuda" else 0
+
 DATASETS = sorted(config["datasets"])
 ENABLED = [name for name in DATASETS if config["datasets"][name]["enabled"]]
 

@@ -36,7 +36,7 @@ rule explain:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=lambda w: {

@@ -41,8 +41,11 @@ rule faithfulness_eraser:
     conda:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
+    resources:
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
+        device=config["device"],
         # `han_units` only where it matters, so that changing it re-runs the HAN batteries alone
         settings=lambda w: {
             key: value

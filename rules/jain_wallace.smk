@@ -68,7 +68,7 @@ rule jw_permutation:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=JW_PERMUTATION,
@@ -91,7 +91,7 @@ rule jw_adversarial:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=JW_ADVERSARY,

@@ -44,9 +44,12 @@ rule ss_interventions:
         "../envs/attnexp.yaml"
     # one thread: after one forward pass everything is small decode-only work, so jobs run side by side
     threads: 1
+    resources:
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=SS_SETTINGS,
+        device=config["device"],
     script:
         "../scripts/ss_interventions.py"
 

@@ -17,7 +17,7 @@ rule train_model:
         "../envs/attnexp.yaml"
     threads: config["train"]["threads"]
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         settings=lambda wildcards: training_settings(
@@ -42,9 +42,12 @@ rule export_attention:
         "results/benchmarks/export_attention/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
+    resources:
+        gpu=GPUS,
     params:
         data_dir="results/data/{dataset}",
         batch_size=128,
+        device=config["device"],
     script:
         "../scripts/export_attention.py"
 

@@ -7,7 +7,7 @@ from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError):
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     write_head_pruning(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -17,5 +17,6 @@ with fail_cleanly(CheckpointError, ValueError):
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
         log=log,
+        device=snakemake.params.device,
     )
 log(f"head importance and pruning curves written to {snakemake.output.heads}, {snakemake.output.pruning}")

@@ -5,12 +5,13 @@ from attnexp.runtime import CheckpointError, export_attention
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError):
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     export_attention(
         snakemake.input.model,
         snakemake.params.data_dir,
         snakemake.output[0],
         batch_size=snakemake.params.batch_size,
         guide_path=snakemake.input.get("guide"),
+        device=snakemake.params.device,
     )
 log(f"attention exported to {snakemake.output[0]}")

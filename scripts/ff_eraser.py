@@ -7,7 +7,7 @@ from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError):
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     write_faithfulness(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -16,5 +16,6 @@ with fail_cleanly(CheckpointError, ValueError):
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
+        device=snakemake.params.device,
     )
 log(f"ERASER scores written to {snakemake.output[0]}")

@@ -6,7 +6,7 @@ from attnexp.runtime import CheckpointError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError):
+with fail_cleanly(CheckpointError, ValueError, RuntimeError):
     write_interventions(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -16,5 +16,6 @@ with fail_cleanly(CheckpointError, ValueError):
         threads=snakemake.threads,
         expected_model=snakemake.wildcards.model,
         log=log,
+        device=snakemake.params.device,
     )
 log(f"S&S interventions written to {snakemake.output.removal}")

@@ -9,7 +9,12 @@ cuDNN's LSTM may use it), so a trained model's metrics may move by a few test in
 one forward pass agree to 1e-4, and so do explanation scores (atol 1e-4 + rtol 1e-3; on the CPU a
 1e-4 relative change of every weight moves them by < 1e-5). The adversary gets 1e-3: its Adam steps
 and output hinge amplify rounding (the same weight change moves the lstm-tanh adversary's ε-max JSD
-by 4e-5 over 500 steps on the CPU, a QA model's by 1e-3, so only the lstm-tanh is compared)."""
+by 4e-5 over 500 steps on the CPU, a QA model's by 1e-3, so only the lstm-tanh is compared).
+
+S&S erasure, the ERASER battery, attention attribution and the attention export are compared the same
+way: discrete outcomes (top items, flips, items removed, k, head orders, tree edges) equal, scores
+within atol 1e-4 + rtol 1e-3. The tiny models' decisions are not near ties (a flip or an order that
+rounding could change would show up here as a difference, and is what these tests are for)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import pandas as pd
 import pytest
 import torch
 
-from tiny_models import flat, random_examples
+from tiny_models import flat, hierarchical, random_documents, random_examples, transformer
 from tiny_tasks import load_config, quiet, run_fit, tiny_settings, write_dataset
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -146,3 +151,111 @@ def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
         cpu, gpu, exact=["id", "length", "predicted", "feasible_candidates"],
         close={"max_attention": 1e-4, "eps_max_jsd": 1e-3, "output_difference": 1e-3},
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Serrano & Smith, faithfulness, attention attribution, the attention export
+
+SS_SETTINGS = {"max_tokens": 60, "permutations": 5, "attention_ascending": True, "random_item": "paper"}
+SS_EXACT = {
+    "erasure": ["id", "n", "predicted", "top_by", "top", "random", "flip_top", "flip_random"],
+    "removal": ["id", "n", "predicted", "ranking", "permutation", "flipped", "removed"],
+}
+SS_CLOSE = {
+    "erasure": ["top_attention", "random_attention", "delta_attention", "js_top", "js_random", "delta_js", "kl_top", "kl_random"],
+    "removal": ["fraction", "removed_mass"],
+}
+
+
+def assert_same_frame(cpu: pd.DataFrame, gpu: pd.DataFrame, exact: list[str], close: list[str]) -> None:
+    assert list(gpu.columns) == list(cpu.columns) and len(gpu) == len(cpu)
+    pd.testing.assert_frame_equal(gpu[exact], cpu[exact])
+    for column in close:
+        np.testing.assert_allclose(gpu[column].astype(float), cpu[column].astype(float), rtol=1e-3, atol=1e-4, err_msg=column)
+
+
+@pytest.mark.parametrize("name", ["han-rnn", "flan-rnn", "lstm-tanh", "transformer-cls"])
+def test_serrano_smith_on_the_gpu_equals_the_cpus(name):
+    from attnexp.experiments import serrano_smith as ss
+    from attnexp.runtime import set_determinism
+
+    set_determinism(5, 1)
+    model = {
+        "han-rnn": lambda: hierarchical("han", "rnn", n_classes=3),
+        "flan-rnn": lambda: hierarchical("flan", "rnn", n_classes=3),
+        "lstm-tanh": lambda: flat("lstm", "tanh"),
+        "transformer-cls": lambda: transformer(n_classes=3),
+    }[name]()
+    examples = random_documents(LENGTHS, seed=3, n_classes=3)
+    cpu = ss.run_interventions(model, examples, SS_SETTINGS, 5, log=quiet)
+    gpu = ss.run_interventions(copy.deepcopy(model).cuda(), examples, SS_SETTINGS, 5, log=quiet)
+    for table, c, g in zip(("erasure", "removal"), cpu, gpu):
+        assert_same_frame(c, g, SS_EXACT[table], SS_CLOSE[table])
+
+
+def test_faithfulness_on_the_gpu_equals_the_cpus():
+    from attnexp.experiments import faithfulness as ff
+    from attnexp.runtime import set_determinism
+
+    set_determinism(10, 1)
+    examples = random_documents(LENGTHS, seed=4)
+    han = hierarchical("han", "rnn")
+    for unit in ("sentences", "tokens"):  # a HAN over its own units, and over its tokens (token attention)
+        units = [ff.attended_units(e, unit) for e in examples]
+        scores = {device: ff.unit_rankings(m, examples, units, unit=unit) for device, m in (("cpu", han), ("cuda", copy.deepcopy(han).cuda()))}
+        for name in ("attention", "loo"):
+            for c, g in zip(scores["cpu"][name], scores["cuda"][name], strict=True):
+                np.testing.assert_allclose(g, c, rtol=1e-3, atol=1e-4, err_msg=f"{unit}: {name}")
+        draws = ff.random_rankings([len(u) for u in units], 10, 2)
+        cpu = ff.eraser(han, examples, scores["cpu"], draws, units=units, unit=unit)
+        gpu = ff.eraser(copy.deepcopy(han).cuda(), examples, scores["cpu"], draws, units=units, unit=unit)
+        assert_same_frame(cpu, gpu, ["ranking", "id", "bin", "k", "n", "unit"], ["comprehensiveness", "sufficiency"])
+
+
+def test_attention_attribution_on_the_gpu_equals_the_cpus():
+    from attnexp.experiments import attention_attribution as aa
+    from attnexp.runtime import set_determinism
+
+    set_determinism(10, 1)
+    model, examples = transformer(layers=2), random_examples(LENGTHS, seed=2)
+    on_gpu = copy.deepcopy(model).cuda()
+    for fn in (lambda m: aa.head_importance(m, examples, 5, "right", 3), lambda m: aa.attention_importance(m, examples, 3)):
+        np.testing.assert_allclose(fn(on_gpu), fn(model), rtol=1e-3, atol=1e-4)
+    orders = {"attribution": [aa.pruning_order(aa.head_importance(model, examples, 5, "right", 3))], "random": [np.array([3, 0, 2, 1])]}
+    cpu, gpu = (aa.pruning_curves(m, examples, orders, [0.0, 0.5, 1.0], 3) for m in (model, on_gpu))
+    pd.testing.assert_frame_equal(gpu, cpu)  # accuracies of the same decisions
+    for example in examples[:3]:
+        cpu, gpu = (aa.attribution_graph(m, example, 1, 10, "right", 0.4) for m in (model, on_gpu))
+        assert gpu["root"] == cpu["root"] and [(e["layer"], e["i"], e["j"]) for e in gpu["edges"]] == [(e["layer"], e["i"], e["j"]) for e in cpu["edges"]]
+        np.testing.assert_allclose([e["score"] for e in gpu["edges"]], [e["score"] for e in cpu["edges"]], rtol=1e-3, atol=1e-4)
+
+
+def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
+    """S&S interventions, the ERASER battery and the attention export restore the checkpoint onto the
+    GPU (`device: cuda`) and write the CPU's results."""
+    from attnexp.experiments import faithfulness as ff
+    from attnexp.experiments import serrano_smith as ss
+    from attnexp.explain import write_explanations
+    from attnexp.runtime import export_attention
+
+    config = load_config()
+    data_dir = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(config, data_dir, tmp_path / "model")
+    settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10, "rankings": ["attention", "gradient", "loo"]}
+    for device in ("cpu", "cuda"):
+        out = tmp_path / device
+        explanations = [out / f"{method}.jsonl" for method in ("attention", "gradient", "loo")]
+        for path in explanations:
+            write_explanations(checkpoint, data_dir, path, EXPLAIN_SETTINGS, 10, 1, path.stem, log=quiet, device="cpu")
+        ss.write_interventions(checkpoint, data_dir, out / "erasure.csv", out / "removal.csv", config["serrano_smith"], 1, log=quiet, device=device)
+        ff.write_faithfulness(checkpoint, data_dir, explanations, out / "eraser.csv", settings, 10, 1, device=device)
+        export_attention(checkpoint, data_dir, out / "attention.jsonl", batch_size=8, device=device)
+    for table in ("erasure", "removal"):
+        cpu, gpu = (pd.read_csv(tmp_path / device / f"{table}.csv", dtype={"id": str}) for device in ("cpu", "cuda"))
+        assert_same_frame(cpu, gpu, SS_EXACT[table], SS_CLOSE[table])
+    cpu, gpu = (pd.read_csv(tmp_path / device / "eraser.csv", dtype={"id": str}) for device in ("cpu", "cuda"))
+    assert_same_frame(cpu, gpu, ["ranking", "id", "bin", "k", "n"], ["comprehensiveness", "sufficiency"])
+    cpu, gpu = ([json.loads(line) for line in (tmp_path / device / "attention.jsonl").read_text().splitlines()] for device in ("cpu", "cuda"))
+    assert [(r["id"], r["split"], r["length"]) for r in gpu] == [(r["id"], r["split"], r["length"]) for r in cpu]
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g["attention"] + g["probs"], c["attention"] + c["probs"], rtol=1e-3, atol=1e-4, err_msg=c["id"])

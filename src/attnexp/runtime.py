@@ -358,10 +358,11 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
 # Exporting attention (W&P's guided models read it)
 
 
-def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None) -> None:
+def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu") -> None:
     """Per instance of every split: id, split, length, the selected model's attention over the
-    attended items and its class probabilities (W&P save these for the guided models, D-ALIGN)."""
-    run = restore_run(checkpoint, data_dir)
+    attended items and its class probabilities (W&P save these for the guided models, D-ALIGN). The
+    model runs on `device` (the config's setting: auto | cpu | cuda)."""
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     classes = _raw_classes(data_dir, run.classes)
     guides = read_guides(guide_path) if guide_path else None
 
@@ -369,7 +370,7 @@ def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Pa
         for split in ("train", "dev", "test"):
             examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), run.vocab, classes)
             data = SplitData(examples, None if guides is None else guides[split])
-            probs, attention = predict(run.model, data, batch_size, torch.device("cpu"))
+            probs, attention = predict(run.model, data, batch_size, model_device(run.model))
             for e, p, a in zip(examples, probs, attention):
                 yield {"id": e.id, "split": split, "length": len(a), "attention": a.tolist(), "probs": p.tolist()}
 

@@ -28,7 +28,7 @@ from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
 from attnexp.plan import require
-from attnexp.runtime import restore_run, set_determinism
+from attnexp.runtime import model_device, resolve_device, restore_run, set_determinism
 
 __all__ = [
     "ORDERS", "head_importance", "attention_importance", "pruning_order", "pruned_heads", "pruning_curves",
@@ -45,20 +45,22 @@ def _present(batch: Batch, rows: int) -> torch.Tensor:
     return queries[:, :, None] & keys[:, None, :]
 
 
-def _batches(examples: list[Example], batch_size: int):
+def _batches(model: nn.Module, examples: list[Example], batch_size: int):
+    """(indices, batch on the model's device), sorted by length."""
+    device = model_device(model)
     for indices in sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), batch_size):
-        yield indices, collate([examples[i] for i in indices], "sos_eos")
+        yield indices, collate([examples[i] for i in indices], "sos_eos").to(device)
 
 
 def head_importance(model: nn.Module, examples: list[Example], steps: int, riemann: str, batch_size: int) -> np.ndarray:
     """-> I (L, H): per head the mean over `examples` of its largest attribution (gold targets)."""
     total = np.zeros((model.cfg.layers, model.cfg.heads))
-    for _, batch in _batches(examples, batch_size):
+    for _, batch in _batches(model, examples, batch_size):
         for layer in range(model.cfg.layers):
             attribution, _ = attention_attribution(model, batch, batch.labels, layer, steps, riemann)  # (B, H, Tq, T)
             present = _present(batch, attribution.shape[2])[:, None]  # (B, 1, Tq, T)
             largest = attribution.masked_fill(~present, float("-inf")).flatten(2).max(dim=-1).values  # (B, H)
-            total[layer] += largest.sum(dim=0).double().numpy()
+            total[layer] += largest.sum(dim=0).double().cpu().numpy()
     return total / len(examples)
 
 
@@ -66,10 +68,10 @@ def head_importance(model: nn.Module, examples: list[Example], steps: int, riema
 def attention_importance(model: nn.Module, examples: list[Example], batch_size: int) -> np.ndarray:
     """-> (L, H): per head the mean over `examples` of its largest attention weight (the control)."""
     total = np.zeros((model.cfg.layers, model.cfg.heads))
-    for _, batch in _batches(examples, batch_size):
+    for _, batch in _batches(model, examples, batch_size):
         _, maps = model.run(batch)
         for layer, probs in enumerate(maps):  # (B, H, Tq, T)
-            total[layer] += probs.flatten(2).max(dim=-1).values.sum(dim=0).double().numpy()
+            total[layer] += probs.flatten(2).max(dim=-1).values.sum(dim=0).double().cpu().numpy()
     return total / len(examples)
 
 
@@ -98,7 +100,7 @@ def pruning_curves(model: nn.Module, examples: list[Example], orders: dict[str, 
     """orders: name -> one or more head orders (least important first) -> tidy accuracies
     (order, draw, fraction, heads_pruned, accuracy)."""
     L, H = model.cfg.layers, model.cfg.heads
-    batches = list(_batches(examples, batch_size))
+    batches = list(_batches(model, examples, batch_size))
     rows = []
     for name, draws in orders.items():
         for draw, order in enumerate(draws):
@@ -106,6 +108,7 @@ def pruning_curves(model: nn.Module, examples: list[Example], orders: dict[str, 
                 k = pruned_heads(fraction, L * H)
                 mask = torch.ones(L * H)
                 mask[torch.from_numpy(np.asarray(order[:k], dtype=np.int64))] = 0.0
+                mask = mask.to(model_device(model))
                 rows.append({"order": name, "draw": draw, "fraction": fraction, "heads_pruned": k, "accuracy": _accuracy(model, batches, mask.view(L, H))})
     return pd.DataFrame(rows)
 
@@ -113,15 +116,15 @@ def pruning_curves(model: nn.Module, examples: list[Example], orders: dict[str, 
 def attribution_graph(model: nn.Module, example: Example, target: int, steps: int, riemann: str, threshold: float, skip_top: bool = False) -> dict:
     """One example's attribution tree -> {root, edges: [{layer, i, j, score}]}, layers 1-based,
     positions in the `<SOS>=[CLS] w_1 .. w_n <EOS>` sequence, scores normalised (step 2)."""
-    batch = collate([example], "sos_eos")
-    target_tensor = torch.tensor([target])
+    batch = collate([example], "sos_eos").to(model_device(model))
+    target_tensor = torch.tensor([target], device=batch.tokens.device)
     top = model.cfg.layers - (2 if skip_top else 1)
     if top < 0:
         raise ValueError("attattr_tree_skip_top needs a model of at least two layers")
     normalised = []
     for layer in range(top + 1):
         attribution, _ = attention_attribution(model, batch, target_tensor, layer, steps, riemann)
-        summed = attribution[0].sum(dim=0).double()  # S_l (Tq, T)
+        summed = attribution[0].sum(dim=0).double().cpu()  # S_l (Tq, T), on the CPU for the tree search
         rows = summed[1:] if summed.shape[0] > 1 else summed  # the [CLS] row is left out of the max (but at the top, it is all there is)
         scale = rows.max()
         normalised.append(summed / scale if scale > 0 else torch.zeros_like(summed))
@@ -146,11 +149,12 @@ def attribution_graph(model: nn.Module, example: Example, target: int, steps: in
 # From files to files
 
 
-def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: dict, seed: int, threads: int, log=print) -> None:
+def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
     """Head importance on the first `importance_examples` dev instances and the pruning curves on the
-    test split: heads.json (importance, attention control, orders) and pruning.csv."""
+    test split: heads.json (importance, attention control, orders) and pruning.csv. The model runs on
+    `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir)
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     require(run.spec, "attention_attribution")
     model = run.model
     dev = run.examples(data_dir, "dev")[: settings["importance_examples"]]
@@ -174,17 +178,17 @@ def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: d
     io.write_csv(out_pruning, curves)
 
 
-def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: int, threads: int) -> None:
+def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     """graphs.json: the attribution trees of the first `graph_examples` test instances with
-    2..`graph_max_tokens` tokens, each with its tokens and predicted class."""
+    2..`graph_max_tokens` tokens, each with its tokens and predicted class (model on `device`)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir)
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     require(run.spec, "attention_attribution")
     chosen = [e for e in run.test_examples(data_dir) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][: settings["graph_examples"]]
     graphs = []
     for example in chosen:
         with torch.no_grad():
-            logits, _ = run.model(collate([example], "sos_eos"))
+            logits, _ = run.model(collate([example], "sos_eos").to(model_device(run.model)))
         predicted = int(logits.argmax(dim=-1)[0])
         graph = attribution_graph(run.model, example, predicted, settings["steps"], settings["riemann"], settings["graph_threshold"], settings["graph_skip_top"])
         tokens = ["[CLS]", *(run.vocab[t] for t in example.tokens), "<EOS>"]

@@ -41,7 +41,7 @@ from attnexp.explain.perturb import variant_probabilities
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import require
-from attnexp.runtime import restore_run, set_determinism
+from attnexp.runtime import model_device, resolve_device, restore_run, set_determinism
 
 __all__ = [
     "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
@@ -139,7 +139,8 @@ def han_token_attention(model: nn.Module, examples: list[Example], max_tokens: i
     lengths = np.array([e.length(model.layout) for e in examples])
     weights: list[np.ndarray | None] = [None] * len(examples)
     for indices in sorted_batches(lengths, batch_size=len(examples), max_tokens=max_tokens):
-        per_word = model.token_attention(collate([examples[i] for i in indices], model.layout)).numpy()  # (B, S, W)
+        batch = collate([examples[i] for i in indices], model.layout).to(model_device(model))
+        per_word = model.token_attention(batch).cpu().numpy()  # (B, S, W)
         for row, i in enumerate(indices):
             token = np.zeros(len(examples[i].tokens), dtype=per_word.dtype)
             for s, (a, b) in enumerate((a, b) for a, b in examples[i].sentences if b > a):
@@ -161,11 +162,11 @@ def unit_rankings(
     attention: list[np.ndarray | None] = [None] * len(examples)
     full = None
     for batch in cached_batches(model, examples, max_tokens):
-        probs = batch.probs.numpy()
+        probs = batch.probs.cpu().numpy()
         full = np.empty((len(examples), probs.shape[1]), dtype=probs.dtype) if full is None else full
         full[batch.indices] = probs
         for row, i in enumerate(batch.indices):
-            attention[i] = batch.attention[row][batch.encoded.mask[row]].numpy()
+            attention[i] = batch.attention[row][batch.encoded.mask[row]].cpu().numpy()
     if unit != model.spec.attended:  # a HAN over its tokens
         attention = han_token_attention(model, examples, max_tokens)
     for i, weights in enumerate(attention):
@@ -280,12 +281,13 @@ def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
 
 
-def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int) -> None:
+def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
-    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens)."""
+    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens).
+    The model runs on `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir)
+    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
     require(run.spec, "faithfulness")
     if (explanations is not None) != run.spec.attributable_input:
         raise ValueError(

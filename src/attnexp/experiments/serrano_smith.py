@@ -41,7 +41,7 @@ from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cac
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
-from attnexp.runtime import probabilities, restore_run, set_determinism
+from attnexp.runtime import probabilities, resolve_device, restore_run, set_determinism
 
 __all__ = [
     "TOP_BY", "RANKINGS",
@@ -171,11 +171,12 @@ def _linear_removal(out: Readout, attention: torch.Tensor, orders: torch.Tensor,
     rest_mass = alpha.cumsum(-1)  # (R, B, L)
     scaled = weighted.cumsum(2) + rest_mass[..., None] * out.bias  # (R, B, L, C) = m_k logits_k
     decided = torch.where(rest_mass > 0, decisions(scaled), bias_decision)  # (R, B, L)
-    k = L - 1 - torch.arange(L)  # (L,) items removed at entry j
+    positions = torch.arange(L, device=orders.device)  # (L,)
+    k = L - 1 - positions  # (L,) items removed at entry j
     flips = (decided != predicted[:, None]) & (k >= 1) & (k <= lengths[:, None])  # (R, B, L)
     # k = L (everything removed) has no entry: it counts where n = L
     flips_all = ((bias_decision != predicted) & (lengths == L))[None].expand(R, B)
-    first_j = torch.where(flips, torch.arange(L), -1).amax(-1)  # (R, B): largest j = smallest k
+    first_j = torch.where(flips, positions, -1).amax(-1)  # (R, B): largest j = smallest k
     return torch.where(first_j >= 0, L - 1 - first_j, torch.where(flips_all, L, 0))  # (R, B)
 
 
@@ -184,9 +185,9 @@ def _decoded_removal(out: DecodedReadout, heads: torch.Tensor, orders: torch.Ten
     one batch of L × B variants. -> removed (R, B)."""
     R, B, L = orders.shape
     predicted = decisions(out.logits(heads))  # (B,)
-    place = torch.empty_like(orders).scatter_(-1, orders, torch.arange(L).expand(R, B, L))  # each item's place in the order
-    k = torch.arange(1, L + 1)  # (L,) items removed
-    removed = torch.zeros(R, B, dtype=torch.long)
+    place = torch.empty_like(orders).scatter_(-1, orders, torch.arange(L, device=orders.device).expand(R, B, L))  # each item's place in the order
+    k = torch.arange(1, L + 1, device=orders.device)  # (L,) items removed
+    removed = orders.new_zeros(R, B)
     for r in range(R):
         keep = place[r][None] >= k[:, None, None]  # (L, B, L): after removing the first k items
         decided = decisions(out.logits(erase(heads, keep)))  # (L, B)
@@ -223,10 +224,11 @@ def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: lis
     B, L = attention.shape
     # Random items (per TOP_BY variant) and random rankings, drawn per instance over its n items and
     # mapped to positions (items are not positions where SOS comes first)
-    tops = torch.stack([orders[name][:, 0] for name in TOP_BY]).numpy()  # (V, B) positions
+    device = mask.device
+    tops = torch.stack([orders[name][:, 0] for name in TOP_BY]).cpu().numpy()  # (V, B) positions
     randoms = tops.copy()  # single-item instances keep their top item (they are dropped)
     perms = np.tile(np.arange(L), (settings["permutations"], B, 1))  # (P, B, L)
-    present = mask.numpy()
+    present = mask.cpu().numpy()
     for b, i in enumerate(batch.indices):
         items = np.flatnonzero(present[b])
         n = len(items)
@@ -235,16 +237,16 @@ def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: lis
             randoms[:, b] = items[random_items(n, top_items, settings["random_item"], seed, int(i))]
             perms[:, b, :n] = items[random_rankings(n, settings["permutations"], seed, int(i))]
             perms[:, b, n:] = np.flatnonzero(~present[b])  # SOS/EOS/padding: last
-    single = single_weight_erasure(out, heads, orders, mask, torch.from_numpy(randoms))
+    single = single_weight_erasure(out, heads, orders, mask, torch.from_numpy(randoms).to(device))
     ranked = [name for name in RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
     rankings = [("random", j) for j in range(settings["permutations"])] + [(name, 0) for name in ranked]
-    every = torch.cat([torch.from_numpy(perms), torch.stack([orders[name] for name in ranked])])  # (R, B, L)
+    every = torch.cat([torch.from_numpy(perms).to(device), torch.stack([orders[name] for name in ranked])])  # (R, B, L)
     removed, mass = removal_until_flip(out, heads, every, lengths)  # (R, B) each
 
-    # rows, from numpy arrays (element access on tensors costs microseconds each)
-    a, n_items, classes = attention.numpy(), lengths.tolist(), predicted.tolist()
-    removed, mass = removed.numpy(), mass.numpy()
-    single = {name: {key: value.numpy() for key, value in r.items()} for name, r in single.items()}
+    # rows, from numpy arrays on the CPU (element access on tensors costs microseconds each)
+    a, n_items, classes = attention.cpu().numpy(), lengths.tolist(), predicted.tolist()
+    removed, mass = removed.cpu().numpy(), mass.cpu().numpy()
+    single = {name: {key: value.cpu().numpy() for key, value in r.items()} for name, r in single.items()}
     erasure_rows, removal_rows = [], []
     for b, i in enumerate(batch.indices):
         n = n_items[b]
@@ -343,10 +345,13 @@ def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "att
 # From files to files: what the rule script calls
 
 
-def write_interventions(checkpoint, data_dir, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print) -> None:
-    """Restore a trained run, run both experiments on its test split and write the tidy tables."""
+def write_interventions(
+    checkpoint, data_dir, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print, device: str = "cpu"
+) -> None:
+    """Restore a trained run on `device` (the config's setting: auto | cpu | cuda), run both
+    experiments on its test split and write the tidy tables."""
     set_determinism(settings["seed"], threads)
-    run = restore_run(checkpoint, data_dir, expected_model)
+    run = restore_run(checkpoint, data_dir, expected_model, device=resolve_device(device))
     require(run.spec, "serrano_smith")
     examples = run.test_examples(data_dir)
     log(f"{run.spec.name}: S&S erasure on the {run.spec.attended} of {len(examples)} test instances")
