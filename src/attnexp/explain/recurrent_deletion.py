@@ -5,7 +5,10 @@ states before t. Every other state of the n variants is the full input's. So per
 
 - the forward LSTM restarts from the full input's state (h, c) at t − 1 and runs over t + 1 .. m − 1;
 - the backward LSTM restarts from its state at t + 1 and runs over t − 1 .. 0;
-- the input projection W_ih x + b of each token is computed once per instance, not once per variant.
+- the input projection W_ih x + b of each token is computed once per instance, not once per variant;
+- the additive attention's projection W [h_f; h_b] + b = W_f h_f + W_b h_b + b takes the full input's
+  states once per instance and each changed state once (`_additive_attention`), not every variant
+  position's two states.
 
 An instance of m positions then costs n·m recurrent steps of W_hh alone, instead of 2·n·m steps of
 W_ih and W_hh for n full re-runs (~6× fewer multiply-adds at J&W sizes, more for long documents).
@@ -22,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attnexp.models.attention import real_token_mask
+from attnexp.models.attention import AdditiveAttention, masked_softmax, real_token_mask
 from attnexp.models.encoders import BiRNN
 from attnexp.models.inputs import Encoded, Example, collate
 from attnexp.runtime import model_device, probabilities
@@ -37,12 +40,15 @@ def supports_recurrent_deletion(model: nn.Module, op: str) -> bool:
 
 
 def _direction(rnn: nn.LSTM, suffix: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """W_ih (4h, E), W_hh (4h, h), b = b_ih + b_hh (4h,) of one direction ('' or '_reverse')."""
-    return (
-        getattr(rnn, f"weight_ih_l0{suffix}"),
-        getattr(rnn, f"weight_hh_l0{suffix}"),
-        getattr(rnn, f"bias_ih_l0{suffix}") + getattr(rnn, f"bias_hh_l0{suffix}"),
-    )
+    """W_ih (4h, E), W_hh (4h, h), b = b_ih + b_hh (4h,) of one direction ('' or '_reverse'), the g gate's
+    rows doubled (exact in floating point): one sigmoid over all four gates then gives σ(i), σ(f),
+    σ(2g), σ(o), and tanh(g) = 2σ(2g) − 1 (`_tanh`)."""
+    w_ih, w_hh = getattr(rnn, f"weight_ih_l0{suffix}"), getattr(rnn, f"weight_hh_l0{suffix}")
+    bias = getattr(rnn, f"bias_ih_l0{suffix}") + getattr(rnn, f"bias_hh_l0{suffix}")
+    size = rnn.hidden_size
+    scale = torch.ones(4 * size, dtype=w_hh.dtype, device=w_hh.device)
+    scale[2 * size : 3 * size] = 2  # gates i, f, g, o
+    return w_ih * scale[:, None], w_hh * scale[:, None], bias * scale
 
 
 def _tanh(x: torch.Tensor) -> torch.Tensor:
@@ -52,11 +58,12 @@ def _tanh(x: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(x * 2).mul_(2).sub_(1)
 
 
-def _cell(gates_in: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_hh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """One LSTM step from the precomputed input projection (N, 4h) -> (h, c) (N, h)."""
-    i, f, g, o = torch.addmm(gates_in, h, w_hh.T).chunk(4, dim=-1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * _tanh(g)
-    return torch.sigmoid(o) * _tanh(c), c
+def _cell(gates: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_hh: torch.Tensor, h_out: torch.Tensor, c_out: torch.Tensor) -> None:
+    """One LSTM step, in place: gates (N, 4h) holds the input projection (g rows doubled, `_direction`)
+    and is overwritten by the gates; the previous state h, c (N, h) gives the next in h_out, c_out (N, h)."""
+    i, f, g, o = gates.addmm_(h, w_hh.T).sigmoid_().chunk(4, dim=-1)  # σ(i), σ(f), σ(2g), σ(o)
+    torch.mul(f, c, out=c_out).addcmul_(i, g.mul_(2).sub_(1))  # c = σ(f) c + σ(i) tanh(g)
+    torch.mul(o, _tanh(c_out), out=h_out)
 
 
 def _full_run(projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor, reverse: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -64,42 +71,67 @@ def _full_run(projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor
     state stays zero until its last position, where its recurrence starts; forward, the states past
     a row's end are never read."""
     B, L, _ = projected.shape
-    hidden = w_hh.shape[1]
-    h = projected.new_zeros(B, hidden)
-    c = projected.new_zeros(B, hidden)
-    hs, cs = projected.new_empty(B, L, hidden), projected.new_empty(B, L, hidden)
+    size = w_hh.shape[1]
+    hs, cs = projected.new_empty(L, B, size), projected.new_empty(L, B, size)  # time-major: a step writes one block
+    h = c = projected.new_zeros(B, size)
+    gates = projected.new_empty(B, 4 * size)
     for p in range(L - 1, -1, -1) if reverse else range(L):
-        h, c = _cell(projected[:, p], h, c, w_hh)
+        _cell(gates.copy_(projected[:, p]), h, c, w_hh, hs[p], cs[p])
         if reverse:
-            started = (lengths > p).to(h.dtype)[:, None]  # (B, 1)
-            h, c = h * started, c * started
-        hs[:, p], cs[:, p] = h, c
-    return hs, cs
+            started = (lengths > p).to(hs.dtype)[:, None]  # (B, 1)
+            hs[p].mul_(started), cs[p].mul_(started)
+        h, c = hs[p], cs[p]
+    return hs.transpose(0, 1).contiguous(), cs.transpose(0, 1).contiguous()
 
 
-def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, out: torch.Tensor) -> None:
-    """Run the changed part of one direction of every variant and write it into `out` (V, width, h).
+def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the changed part of one direction of every variant, its N states into `states` (N, h);
+    -> each state's variant (N,) and flat input position (N,).
 
-    Forward, variant (b, t) restarts from the state at t − 1 and runs over t + 1 .. m − 1; its output at
-    input position p is variant position p − 1. Backward, it restarts from the state at t + 1 and runs
-    over t − 1 .. 0; variant position = input position. Variants run longest first, so the ones still
-    running at step s are a prefix."""
+    Forward, variant (b, t) restarts from the state at t − 1 and runs over t + 1 .. m − 1; backward, it
+    restarts from its state at t + 1 and runs over t − 1 .. 0. Variants run longest first, so the ones
+    still running at step s are a prefix and the step's states one block of rows of `states`: the loop
+    gathers each step's input projections and scatters nothing."""
     B, L, _ = projected.shape
+    size = w_hh.shape[1]
     steps = deleted if reverse else lengths[owner] - 1 - deleted  # (V,)
     start = deleted + (1 if reverse else -1)  # the position whose state the run restarts from
-    order = torch.argsort(steps, descending=True, stable=True)
-    running = (steps[order][None, :] > torch.arange(int(steps.max()), device=steps.device)[:, None]).sum(dim=1).tolist()
+    order = torch.argsort(steps, descending=True, stable=True)  # (V,)
+    running = (steps[order][None, :] > torch.arange(int(steps.max()), device=steps.device)[:, None]).sum(dim=1)  # (S,)
+    step = torch.repeat_interleave(torch.arange(len(running), device=steps.device), running)  # (N,) each state's step
+    rank = torch.arange(len(step), device=steps.device) - (torch.cumsum(running, 0) - running)[step]  # (N,) its place in `order`
+    first = owner[order] * L + start[order]  # (V,) flat index of the restart state
+    at = first[rank] + (-1 if reverse else 1) * (step + 2)  # (N,) flat input positions: the deleted token is skipped
     flat_projected = projected.reshape(B * L, -1)
-    rows = order
-    first = owner[order] * L + start[order]  # flat index of the restart state
-    h, c = hs.reshape(B * L, -1)[first], cs.reshape(B * L, -1)[first]
-    step = -1 if reverse else 1
-    for s, k in enumerate(running):
-        rows, first, h, c = rows[:k], first[:k], h[:k], c[:k]
-        at = first + step * (s + 2)  # (k,) flat input positions: the deleted token is skipped
-        h, c = _cell(flat_projected[at], h, c, w_hh)
-        position = at % L
-        out[rows, position if reverse else position - 1] = h
+    gates, cells = projected.new_empty(len(order), 4 * size), torch.empty_like(states)
+    h, c = hs.reshape(B * L, size)[first], cs.reshape(B * L, size)[first]  # (V, h)
+    begin = 0
+    for k in running.tolist():
+        end = begin + k
+        _cell(torch.index_select(flat_projected, 0, at[begin:end], out=gates[:k]), h[:k], c[:k], w_hh, states[begin:end], cells[begin:end])
+        h, c, begin = states[begin:end], cells[begin:end], end
+    return order[rank], at
+
+
+def _additive_attention(attention: AdditiveAttention, full: list[torch.Tensor], changed: list[tuple], mask: torch.Tensor, query: torch.Tensor | None) -> torch.Tensor:
+    """`attention`'s weights (V, width) over the variants, its projection taken apart by direction:
+    W [h_f; h_b] + b = W_f h_f + W_b h_b + b. At a variant position one of the two states is the full
+    input's, the other a changed one (forward after the deletion, backward before it) at the same input
+    position, so the full input's states are projected once per instance and each changed state once:
+    half the multiply-adds of projecting every position's [h_f; h_b]. full: the full input's states
+    (B, L, h) of each direction; changed: each direction's (states (N, h), flat input positions (N,),
+    flat variant positions (N,)); query (B, Q) for QA."""
+    B, L, size = full[0].shape
+    halves = attention.proj.weight.split(size, dim=1)  # W_f, W_b (a, h)
+    offset = attention.proj.bias  # (a,)
+    if attention.query_proj is not None:
+        offset = offset + attention.query_proj(query)[:, None, :]  # (B, 1, a)
+    projected = [(hs @ w.T + offset).reshape(B * L, -1) for hs, w in zip(full, halves)]  # (B L, a), b (+ U q) included
+    scores = projected[0].new_zeros(mask.numel())  # (V width,), padding stays 0 and is masked
+    for half, (states, at, slot) in enumerate(changed):
+        pre = torch.addmm(projected[1 - half][at], states, halves[half].T)  # (N, a)
+        scores[slot] = _tanh(pre) @ attention.v.weight[0]
+    return masked_softmax(scores.view(mask.shape), mask)
 
 
 @torch.no_grad()
@@ -113,12 +145,14 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
     x = model.embedding(tokens)  # (B, L, E)
     rnn = model.encoder.rnn
     size = rnn.hidden_size
-    query = model.encode(batch).query if hasattr(model, "summarise_question") else None
+    query = model.summarise_question(batch) if hasattr(model, "summarise_question") else None  # (B, Q) for QA
     directions = []
     for suffix, reverse in (("", False), ("_reverse", True)):
         w_ih, w_hh, bias = _direction(rnn, suffix)
         projected = x @ w_ih.T + bias  # (B, L, 4h): once per token, not per variant
         directions.append((projected, *_full_run(projected, lengths, w_hh, reverse), w_hh, reverse))
+    full = [hs for _, hs, _, _, _ in directions]  # (B, L, h) each
+    full_table = torch.cat([hs.reshape(B * L, size) for hs in full])  # (2 B L, h)
 
     n = lengths - 2
     owners = torch.repeat_interleave(torch.arange(B, device=n.device), n)  # (V,)
@@ -131,14 +165,28 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         owner, deleted = owners[start : start + chunk], deletions[start : start + chunk]
         # variant position j < t is the owner's position j, j >= t its position j + 1
         kept = owner[:, None] * L + torch.where(j < deleted[:, None], j, j + 1)  # (V, width) flat positions
-        hidden = x.new_empty(len(owner), width, 2 * size)  # (V, width, 2h), [forward, backward] as the encoder
-        for half, (projected, hs, cs, w_hh, reverse) in enumerate(directions):
-            out = hidden[..., half * size : (half + 1) * size]
-            out[:] = hs.reshape(B * L, size)[kept]  # every state first, then the changed ones over them
-            _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse, out)
+        # Every state a variant reads, in one table (R, h): the full input's forward and backward states,
+        # then the changed ones of each direction, which `_restart` writes there. hidden = table[index].
+        counts = [int((lengths[owner] - 1 - deleted).sum()), int(deleted.sum())]  # changed states: forward, backward
+        table = x.new_empty(2 * B * L + sum(counts), size)  # (R, h)
+        table[: 2 * B * L] = full_table
+        index = torch.stack([kept, kept + B * L], dim=-1).view(-1, 2)  # (V width, 2) rows of [forward, backward]
+        changed, begin = [], 2 * B * L
+        for half, ((projected, hs, cs, w_hh, reverse), count) in enumerate(zip(directions, counts)):
+            states = table[begin : begin + count]
+            rows, at = _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse, states)
+            slot = rows * width + at % L - (0 if reverse else 1)  # flat variant position: forward, input position − 1
+            index[slot, half] = torch.arange(begin, begin + count, device=slot.device)
+            changed.append((states, at, slot))
+            begin += count
+        hidden = table[index].view(len(owner), width, 2 * size)  # (V, width, 2h), [forward, backward] as the encoder
         m = lengths[owner] - 1  # each variant's positions
         encoded = Encoded(hidden, real_token_mask(m, width), None if query is None else query[owner])
-        logits, _ = model.decode(encoded)
+        if isinstance(model.attention, AdditiveAttention):
+            weights = _additive_attention(model.attention, full, changed, encoded.mask, query)
+            logits, _ = model.decode(encoded, weights)
+        else:
+            logits, _ = model.decode(encoded)
         probs.append(probabilities(logits).cpu().numpy())
     return np.concatenate(probs)
 
@@ -148,7 +196,8 @@ def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens
     Examples are batched by length and their deletions decoded in chunks, so that the variants' padded
     positions stay under `max_tokens` (a longer document: a batch of its own, decoded in chunks).
     Chunks of 20,000 positions keep each (V, width, 2h) buffer small enough for the allocator to
-    reuse instead of mapping fresh pages: 2.3 s on SST's test split, against 3.6 s at 100,000."""
+    reuse instead of mapping fresh pages: 1.23 s on SST's test split, against 1.38 s at 10,000 and
+    1.37 s at 40,000 (2 threads; the per-step W_hh products, at the machine's GEMM rate, are ~40%)."""
     if not supports_recurrent_deletion(model, "delete"):
         raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
     out: list[np.ndarray | None] = [None] * len(examples)
