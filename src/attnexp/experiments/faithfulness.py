@@ -162,11 +162,12 @@ def unit_rankings(
     attention: list[np.ndarray | None] = [None] * len(examples)
     full = None
     for batch in cached_batches(model, examples, max_tokens):
-        probs = batch.probs.cpu().numpy()
+        # one copy per batch to the CPU (a no-op there)
+        probs, alpha, mask = (t.cpu().numpy() for t in (batch.probs, batch.attention, batch.encoded.mask))
         full = np.empty((len(examples), probs.shape[1]), dtype=probs.dtype) if full is None else full
         full[batch.indices] = probs
         for row, i in enumerate(batch.indices):
-            attention[i] = batch.attention[row][batch.encoded.mask[row]].cpu().numpy()
+            attention[i] = alpha[row][mask[row]]
     if unit != model.spec.attended:  # a HAN over its tokens
         attention = han_token_attention(model, examples, max_tokens)
     for i, weights in enumerate(attention):
