@@ -40,7 +40,7 @@ from attnexp.runtime import Run, frozen, probabilities, resolve_device, restore_
 __all__ = [
     "PAIRS", "correlations", "class_groups", "summarise_correlations",
     "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_experiment",
-    "adversary_noise", "adversarial_search", "search_objective", "linear_search_gradient", "eps_max_jsd", "adversarial_experiment",
+    "adversary_noise", "adversarial_search", "search_objective", "linear_search_gradient", "LinearSearchGradient", "eps_max_jsd", "adversarial_experiment",
     "GROUND_TRUTH_METHODS", "ground_truth_table", "summarise_ground_truth",
     "write_correlations", "write_permutation", "write_adversarial",
 ]
@@ -182,15 +182,21 @@ def adversarial_search(
     any batch. A linear readout (one distribution, `Readout`) takes the objective's gradient in closed
     form (`linear_search_gradient`); other readouts differentiate `search_objective` by autograd."""
     out = readout(model, encoded)  # a linear output layer is projected through the cached states once
-    z = _initial_logits(encoded.mask, noise).requires_grad_(True)
     head_mask = encoded.mask[:, None, :]  # (B, 1, L)
-    optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad, fused=True)  # one kernel per step
     terms = {"penalty": penalty, "margin": margin, "output_scale": output_scale}
+    z = _initial_logits(encoded.mask, noise)
+    if out.linear:
+        # masked logits at −∞ once: their gradient is exactly 0, so Adam never moves them and a plain
+        # softmax gives the exact zeros of `masked_softmax` there
+        z = z.masked_fill(~head_mask, float("-inf"))
+        gradient = LinearSearchGradient(heads, out, probs, z.shape[0], **terms)  # per-batch constants, buffers
+    z.requires_grad_(True)
+    optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad, fused=True)  # one kernel per step
     with frozen(model):
         for _ in range(steps):
             if out.linear:
                 with torch.no_grad():
-                    z.grad = linear_search_gradient(masked_softmax(z, head_mask), heads, out, probs, **terms)
+                    z.grad = gradient(torch.softmax(z, dim=-1))
             else:
                 optimizer.zero_grad()
                 search_objective(masked_softmax(z, head_mask), heads, out, probs, **terms).backward()
@@ -211,8 +217,14 @@ def search_objective(per_head: torch.Tensor, heads: torch.Tensor, out, probs: to
 
 def linear_search_gradient(per_head: torch.Tensor, heads: torch.Tensor, out: Readout, probs: torch.Tensor, *, penalty: float, margin: float, output_scale: float) -> torch.Tensor:
     """∂J/∂z of `search_objective` for one distribution per instance (per_head (K, B, 1, L) = softmax
-    of the logits z) and a linear readout, in closed form: ~15 element-wise passes instead of the
-    ~75 kernels of autograd's forward and backward (2× the search). With e(p) = Σ p log(p + ε):
+    of the logits z) and a linear readout, in closed form (`LinearSearchGradient`)."""
+    return LinearSearchGradient(heads, out, probs, per_head.shape[0], penalty=penalty, margin=margin, output_scale=output_scale)(per_head)
+
+
+class LinearSearchGradient:
+    """∂J/∂z of `search_objective` for one distribution per instance and a linear readout, in closed
+    form: ~20 element-wise passes instead of the ~75 kernels of autograd's forward and backward (2× the
+    search). With e(p) = Σ p log(p + ε):
 
       ∂JSD(α, β)/∂α = ½ (log(α + ε) − log(m + ε)),  m = (α + β)/2   (up to α/(α + ε) − m/(m + ε))
       ∂/∂α_k Σ_{k,k′} JSD(α_k, α_k′) = (K − 1) log(α_k + ε) − Σ_{k′≠k} log(m_kk′ + ε)   (likewise)
@@ -221,31 +233,49 @@ def linear_search_gradient(per_head: torch.Tensor, heads: torch.Tensor, out: Rea
     1/α, which the softmax multiplies by α; the searches agree with autograd's as closely as autograd
     agrees with itself under a 1e-6 perturbation of the start (benchmarks/README.md). The output term
     differentiates the hinge through σ or the softmax, and the logits Σ_t α_t v_t + b through the
-    projected values v (B, L, C)."""
-    alpha = per_head[:, :, 0]  # (K, B, L)
-    K = alpha.shape[0]
-    first, second = torch.triu_indices(K, K, 1, device=alpha.device)  # (P,) the unordered pairs k < k′
-    log_own = torch.log(alpha + JSD_EPS)
-    log_to_model = torch.log(torch.add(heads[:, 0] / 2 + JSD_EPS, alpha, alpha=0.5))  # log(m + ε), m = (α + α̂)/2
-    log_pairs = torch.log(torch.add(alpha[first] + 2 * JSD_EPS, alpha[second]).mul_(0.5))  # (P, B, L)
-    log_mixtures = torch.zeros_like(alpha).index_add_(0, first, log_pairs).index_add_(0, second, log_pairs)
-    # −∂JSD(α, α̂)/∂α − (1/K²) ∂diversity/∂α
-    grad = torch.add(log_own * (-0.5 - (K - 1) / K**2), log_to_model, alpha=0.5).add_(log_mixtures, alpha=1 / K**2)
-    logits = torch.einsum("kbl,blc->kbc", alpha, out.values) + out.bias  # (K, B, C)
-    if logits.shape[-1] == 1:  # σ: TVD = |p − p̂|
-        p = torch.sigmoid(logits[..., 0])
-        signed = p - probs[:, 1]
-        change = output_scale * signed.abs()
-        d_logits = (output_scale * torch.sign(signed) * p * (1 - p))[..., None]  # (K, B, 1)
-    else:  # softmax: TVD = ½ Σ_c |p_c − p̂_c|
-        p = torch.softmax(logits, dim=-1)
-        change = output_scale * (p - probs).abs().sum(-1) / 2
-        d_p = output_scale / 2 * torch.sign(p - probs)
-        d_logits = p * (d_p - (p * d_p).sum(-1, keepdim=True))
-    d_logits = torch.where((change > margin)[..., None], penalty * d_logits, 0.0)  # the hinge
-    grad += torch.einsum("kbc,blc->kbl", d_logits, out.values)
-    weighted = alpha * grad  # softmax backward: α ⊙ (g − Σ_t α_t g_t), exact zeros off the mask
-    return torch.addcmul(weighted, alpha, weighted.sum(-1, keepdim=True), value=-1)[:, :, None]
+    projected values v (B, L, C).
+
+    Built once per batch for K candidates: what does not change between steps (α̂/2 + ε, the pairs)
+    is computed here, and the (K, B, L) / (P, B, L) intermediates are written into buffers reused by
+    every step (each fresh tensor costs a NaN fill under deterministic algorithms). The gradient
+    returned is one of those buffers: overwritten by the next call."""
+
+    def __init__(self, heads: torch.Tensor, out: Readout, probs: torch.Tensor, candidates: int, *, penalty: float, margin: float, output_scale: float):
+        B, _, L = heads.shape
+        self.K, self.out, self.penalty, self.margin, self.output_scale = candidates, out, penalty, margin, output_scale
+        self.half_model = heads[:, 0] / 2 + JSD_EPS  # (B, L) α̂/2 + ε
+        self.target = probs[:, 1] if out.values.shape[-1] == 1 else probs  # (B,) p̂ of σ, else (B, C)
+        self.first, self.second = torch.triu_indices(candidates, candidates, 1, device=heads.device)  # (P,) pairs k < k′
+        self.grad = heads.new_empty(candidates, B, L)  # log(α + ε), then the gradient
+        self.log_to_model = heads.new_empty(candidates, B, L)  # log(m + ε), m = (α + α̂)/2
+        self.log_pairs = heads.new_empty(len(self.first), B, L)  # log(m_kk′ + ε) per pair
+        self.log_mixtures = heads.new_empty(candidates, B, L)  # Σ_{k′≠k} log(m_kk′ + ε)
+
+    def __call__(self, per_head: torch.Tensor) -> torch.Tensor:
+        """per_head (K, B, 1, L) -> ∂J/∂z (K, B, 1, L), exact zeros off the mask."""
+        alpha, K, first, second, values = per_head[:, :, 0], self.K, self.first, self.second, self.out.values  # α (K, B, L)
+        log_own = torch.add(alpha, JSD_EPS, out=self.grad).log_()
+        torch.add(self.half_model, alpha, alpha=0.5, out=self.log_to_model).log_()
+        torch.index_select(alpha, 0, first, out=self.log_pairs).add_(2 * JSD_EPS).add_(alpha.index_select(0, second)).mul_(0.5).log_()
+        self.log_mixtures.zero_().index_add_(0, first, self.log_pairs).index_add_(0, second, self.log_pairs)
+        # −∂JSD(α, α̂)/∂α − (1/K²) ∂diversity/∂α
+        grad = log_own.mul_(-0.5 - (K - 1) / K**2).add_(self.log_to_model, alpha=0.5).add_(self.log_mixtures, alpha=1 / K**2)
+        logits = torch.einsum("kbl,blc->kbc", alpha, values) + self.out.bias  # (K, B, C)
+        if logits.shape[-1] == 1:  # σ: TVD = |p − p̂|
+            p = torch.sigmoid(logits[..., 0])  # (K, B)
+            signed = p - self.target
+            slope = p.mul_(1 - p).mul_(signed.sign()).mul_(self.penalty * self.output_scale)  # penalty · s · sign · σ′
+            d_logits = torch.where(self.output_scale * signed.abs() > self.margin, slope, 0.0)  # (K, B), the hinge
+            grad.add_(d_logits[..., None] * values[..., 0])  # (K, B, L): one class, an outer product
+        else:  # softmax: TVD = ½ Σ_c |p_c − p̂_c|
+            p = torch.softmax(logits, dim=-1)
+            change = self.output_scale * (p - self.target).abs().sum(-1) / 2
+            d_p = self.output_scale / 2 * torch.sign(p - self.target)
+            d_logits = p * (d_p - (p * d_p).sum(-1, keepdim=True))
+            d_logits = torch.where((change > self.margin)[..., None], self.penalty * d_logits, 0.0)  # the hinge
+            grad.add_(torch.einsum("kbc,blc->kbl", d_logits, values))
+        weighted = grad.mul_(alpha)  # softmax backward: α ⊙ (g − Σ_t α_t g_t), exact zeros off the mask
+        return weighted.addcmul_(alpha, weighted.sum(-1, keepdim=True), value=-1)[:, :, None]
 
 
 @torch.no_grad()
