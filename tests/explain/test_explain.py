@@ -406,6 +406,19 @@ def test_explain_examples_returns_one_record_per_example_in_order(factory):
         assert r["ig_steps"] == int(ig.steps[0]) and r["ig_delta"] == pytest.approx(float(ig.delta[0]), abs=1e-4)
 
 
+@pytest.mark.parametrize("factory", [lambda: flat("lstm", "tanh"), lambda: qa("lstm", "tanh"), lambda: transformer(layers=2)], ids=["flat", "qa", "transformer"])
+def test_the_gradient_alone_gives_the_records_of_the_gradient_beside_other_methods(factory):
+    """A gradient-only call (J&W's gradient job) takes its mask from the gradient's own forward pass,
+    without the no-grad pass the other methods read: the same lengths and scores."""
+    model = factory()
+    examples = make_examples(question=isinstance(model, QAClassifier))
+    alone = explain_examples(model, examples, EXPLAIN_SETTINGS, log=lambda _: None, methods=("gradient",))
+    beside = explain_examples(model, examples, EXPLAIN_SETTINGS, log=lambda _: None, methods=("attention", "gradient"))
+    assert all(set(r) == {"id", "length", "gradient"} for r in alone)
+    for a, b in zip(alone, beside, strict=True):
+        assert (a["id"], a["length"]) == (b["id"], b["length"]) and np.array_equal(a["gradient"], b["gradient"])
+
+
 def test_explain_examples_of_the_transformer_add_rollout_and_attention_attribution():
     model = transformer(layers=2)
     examples = make_examples()

@@ -17,12 +17,18 @@ from torch import nn
 from attnexp.explain.outputs import class_probability, predicted_class
 from attnexp.models.inputs import Batch
 
-__all__ = ["gradient_importance"]
+__all__ = ["gradient_importance", "gradient_and_mask"]
 
 
 def gradient_importance(model: nn.Module, batch: Batch) -> torch.Tensor:
     """-> signed g (B, L); zero at SOS/EOS/PAD is not guaranteed, read it through the model's mask.
     The model must be in eval mode (J&W never switch to train mode for attribution)."""
+    return gradient_and_mask(model, batch)[0]
+
+
+def gradient_and_mask(model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """-> (signed g (B, L), the model's mask (B, L) over the attended tokens), from one forward pass:
+    a job that explains by gradient alone needs no other."""
     embedded = model.embedding(batch.tokens).detach().requires_grad_(True)  # (B, L, E)
     encoded = model.encode(batch, embedded)
     if encoded.heads is not None:  # the Transformer: each head's readout weights are the constants
@@ -34,4 +40,4 @@ def gradient_importance(model: nn.Module, batch: Batch) -> torch.Tensor:
     # Instances do not interact (recurrences within each row's length, masked convolutions), so one backward pass of the sum
     # gives every instance its own gradient.
     (grad,) = torch.autograd.grad(target.sum(), embedded)
-    return (grad * embedded).sum(dim=-1).detach()  # (B, L)
+    return (grad * embedded).sum(dim=-1).detach(), encoded.mask  # (B, L) each
