@@ -2,11 +2,11 @@
 scores for every test instance (attnexp.explain)."""
 
 from attnexp.explain import write_explanations
-from attnexp.runtime import CheckpointError
+from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(CheckpointError, ValueError, RuntimeError):
+with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_explanations(
         snakemake.input.model,
         snakemake.params.data_dir,

@@ -4,7 +4,7 @@ import json
 
 from attnexp.experiments.wiegreffe_pinter import ModelConsistentAdversary
 from attnexp.plan import model_spec
-from attnexp.runtime import CheckpointError, split_labels
+from attnexp.runtime import CheckpointError, DeviceError, split_labels
 from attnexp.train import class_weights, fit
 from attnexp.workflow import fail_cleanly, log_to
 
@@ -18,7 +18,7 @@ provenance = {
     "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
 }
 spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
-with fail_cleanly(CheckpointError, ValueError, RuntimeError):
+with fail_cleanly(CheckpointError, DeviceError, ValueError):
     adversary = None
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
         _, labels = split_labels(snakemake.params.data_dir, "train")

@@ -15,6 +15,7 @@ from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import (
     CheckpointError,
+    DeviceError,
     Run,
     SplitData,
     checkpoint_metadata,
@@ -193,7 +194,7 @@ def test_restore_run_round_trip_gives_the_original_outputs(config, data_dir, tmp
 def test_resolve_device_without_a_gpu_names_the_config_key(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == CPU and resolve_device("cpu") == CPU
-    with pytest.raises(RuntimeError, match="config key 'device' is 'cuda' but torch sees no GPU"):
+    with pytest.raises(DeviceError, match="config key 'device' is 'cuda' but torch sees no GPU"):
         resolve_device("cuda")
 
 

@@ -31,6 +31,7 @@ from attnexp.models.transformer import TransformerConfig
 
 __all__ = [
     "CheckpointError",
+    "DeviceError",
     "set_determinism",
     "resolve_device",
     "model_device",
@@ -59,6 +60,11 @@ class CheckpointError(ValueError):
     """A checkpoint is unreadable, or was trained for a different vocabulary, config or model."""
 
 
+class DeviceError(RuntimeError):
+    """The config asks for a device this machine does not have. Its own class, so that the rule
+    scripts report it in one line without swallowing torch's RuntimeErrors (and their tracebacks)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Determinism and device
 
@@ -79,7 +85,7 @@ def resolve_device(setting: str) -> torch.device:
     if setting == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if setting == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("config key 'device' is 'cuda' but torch sees no GPU")
+        raise DeviceError("config key 'device' is 'cuda' but torch sees no GPU")
     return torch.device(setting)
 
 

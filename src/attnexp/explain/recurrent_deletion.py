@@ -113,23 +113,29 @@ def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, st
     return order[rank], at
 
 
-def _additive_attention(attention: AdditiveAttention, full: list[torch.Tensor], changed: list[tuple], mask: torch.Tensor, query: torch.Tensor | None) -> torch.Tensor:
-    """`attention`'s weights (V, width) over the variants, its projection taken apart by direction:
-    W [h_f; h_b] + b = W_f h_f + W_b h_b + b. At a variant position one of the two states is the full
-    input's, the other a changed one (forward after the deletion, backward before it) at the same input
-    position, so the full input's states are projected once per instance and each changed state once:
-    half the multiply-adds of projecting every position's [h_f; h_b]. full: the full input's states
-    (B, L, h) of each direction; changed: each direction's (states (N, h), flat input positions (N,),
-    flat variant positions (N,)); query (B, Q) for QA."""
+def _full_projections(attention: AdditiveAttention, full: list[torch.Tensor], query: torch.Tensor | None) -> list[torch.Tensor]:
+    """`attention`'s projection taken apart by direction, W [h_f; h_b] + b = W_f h_f + W_b h_b + b:
+    the full input's states (B, L, h) of each direction -> W_f h_f + b and W_b h_b + b (+ U q for QA,
+    query (B, Q)), (B L, a) each, once per batch of instances."""
     B, L, size = full[0].shape
-    halves = attention.proj.weight.split(size, dim=1)  # W_f, W_b (a, h)
     offset = attention.proj.bias  # (a,)
     if attention.query_proj is not None:
         offset = offset + attention.query_proj(query)[:, None, :]  # (B, 1, a)
-    projected = [(hs @ w.T + offset).reshape(B * L, -1) for hs, w in zip(full, halves)]  # (B L, a), b (+ U q) included
+    return [(hs @ w.T + offset).reshape(B * L, -1) for hs, w in zip(full, attention.proj.weight.split(size, dim=1))]
+
+
+def _additive_attention(attention: AdditiveAttention, projected: list[torch.Tensor], changed: list[tuple], mask: torch.Tensor) -> torch.Tensor:
+    """`attention`'s weights (V, width) over the variants. At a variant position one of the two states
+    is the full input's, the other a changed one (forward after the deletion, backward before it) at
+    the same input position, so the full input's half comes from `projected` (`_full_projections`)
+    and only the changed state is projected: half the multiply-adds of projecting every position's
+    [h_f; h_b]. changed: each direction's (states (N, h), flat input positions (N,), flat variant
+    positions (N,))."""
+    size = changed[0][0].shape[1]
+    halves = attention.proj.weight.split(size, dim=1)  # W_f, W_b (a, h)
     scores = projected[0].new_zeros(mask.numel())  # (V width,), padding stays 0 and is masked
     for half, (states, at, slot) in enumerate(changed):
-        pre = torch.addmm(projected[1 - half][at], states, halves[half].T)  # (N, a)
+        pre = torch.addmm(projected[1 - half][at], states, halves[half].T)  # (N, a), b (+ U q) included
         scores[slot] = _tanh(pre) @ attention.v.weight[0]
     return masked_softmax(scores.view(mask.shape), mask)
 
@@ -153,6 +159,8 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         directions.append((projected, *_full_run(projected, lengths, w_hh, reverse), w_hh, reverse))
     full = [hs for _, hs, _, _, _ in directions]  # (B, L, h) each
     full_table = torch.cat([hs.reshape(B * L, size) for hs in full])  # (2 B L, h)
+    additive = isinstance(model.attention, AdditiveAttention)
+    projected_full = _full_projections(model.attention, full, query) if additive else None
 
     n = lengths - 2
     owners = torch.repeat_interleave(torch.arange(B, device=n.device), n)  # (V,)
@@ -182,8 +190,8 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         hidden = table[index].view(len(owner), width, 2 * size)  # (V, width, 2h), [forward, backward] as the encoder
         m = lengths[owner] - 1  # each variant's positions
         encoded = Encoded(hidden, real_token_mask(m, width), None if query is None else query[owner])
-        if isinstance(model.attention, AdditiveAttention):
-            weights = _additive_attention(model.attention, full, changed, encoded.mask, query)
+        if additive:
+            weights = _additive_attention(model.attention, projected_full, changed, encoded.mask)
             logits, _ = model.decode(encoded, weights)
         else:
             logits, _ = model.decode(encoded)
