@@ -328,11 +328,14 @@ class Run:
         return load_examples(data_dir, split, self.vocab, self.classes)
 
 
-def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None, device: torch.device | None = None) -> Run:
+def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None, device: str | torch.device | None = None) -> Run:
     """Rebuild a trained model from its checkpoint's own spec and config (nothing is re-derived from
     its name), refusing it if the data's vocabulary differs, or if its spec names another model
-    than `expected_model` (e.g. the `{model}` wildcard of the rule asking); on `device` if given
-    (the checkpoint is always read onto the CPU first)."""
+    than `expected_model` (e.g. the `{model}` wildcard of the rule asking); on `device` if given,
+    a torch device or the config's setting (auto | cpu | cuda, `resolve_device`), checked before the
+    checkpoint is read (which is always onto the CPU first)."""
+    if isinstance(device, str):
+        device = resolve_device(device)
     vocab = read_vocab(Path(data_dir) / "vocab.txt")
     expected = {"vocab_sha256": _digest(vocab), "vocab_size": len(vocab)}
     if expected_model is not None:
@@ -368,7 +371,7 @@ def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Pa
     """Per instance of every split: id, split, length, the selected model's attention over the
     attended items and its class probabilities (W&P save these for the guided models, D-ALIGN). The
     model runs on `device` (the config's setting: auto | cpu | cuda)."""
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     classes = _raw_classes(data_dir, run.classes)
     guides = read_guides(guide_path) if guide_path else None
 

@@ -28,7 +28,7 @@ from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
 from attnexp.plan import require
-from attnexp.runtime import model_device, resolve_device, restore_run, set_determinism
+from attnexp.runtime import model_device, restore_run, set_determinism
 
 __all__ = [
     "ORDERS", "head_importance", "attention_importance", "pruning_order", "pruned_heads", "pruning_curves",
@@ -154,7 +154,7 @@ def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: d
     test split: heads.json (importance, attention control, orders) and pruning.csv. The model runs on
     `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "attention_attribution")
     model = run.model
     dev = run.examples(data_dir, "dev")[: settings["importance_examples"]]
@@ -182,7 +182,7 @@ def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: in
     """graphs.json: the attribution trees of the first `graph_examples` test instances with
     2..`graph_max_tokens` tokens, each with its tokens and predicted class (model on `device`)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "attention_attribution")
     chosen = [e for e in run.test_examples(data_dir) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][: settings["graph_examples"]]
     graphs = []

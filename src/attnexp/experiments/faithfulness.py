@@ -41,7 +41,7 @@ from attnexp.explain.perturb import variant_probabilities
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import require
-from attnexp.runtime import model_device, resolve_device, restore_run, set_determinism
+from attnexp.runtime import model_device, restore_run, set_determinism
 
 __all__ = [
     "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
@@ -288,7 +288,7 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
     Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens).
     The model runs on `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "faithfulness")
     if (explanations is not None) != run.spec.attributable_input:
         raise ValueError(

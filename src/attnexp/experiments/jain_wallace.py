@@ -35,7 +35,7 @@ from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, kendall_tau, neg_
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.plan import require
-from attnexp.runtime import Run, frozen, probabilities, resolve_device, restore_run, set_determinism
+from attnexp.runtime import Run, frozen, probabilities, restore_run, set_determinism
 
 __all__ = [
     "PAIRS", "correlations", "class_groups", "summarise_correlations",
@@ -373,7 +373,7 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 def _restore(checkpoint, data_dir, seed: int, threads: int, device: str) -> tuple[Run, list[Example]]:
     """The run on `device` (the config's `device` setting: auto | cpu | cuda) and its test examples."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "jain_wallace")
     return run, run.test_examples(data_dir)
 

@@ -41,7 +41,7 @@ from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cac
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
-from attnexp.runtime import probabilities, resolve_device, restore_run, set_determinism
+from attnexp.runtime import probabilities, restore_run, set_determinism
 
 __all__ = [
     "TOP_BY", "RANKINGS",
@@ -351,7 +351,7 @@ def write_interventions(
     """Restore a trained run on `device` (the config's setting: auto | cpu | cuda), run both
     experiments on its test split and write the tidy tables."""
     set_determinism(settings["seed"], threads)
-    run = restore_run(checkpoint, data_dir, expected_model, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, expected_model, device=device)
     require(run.spec, "serrano_smith")
     examples = run.test_examples(data_dir)
     log(f"{run.spec.name}: S&S erasure on the {run.spec.attended} of {len(examples)} test instances")

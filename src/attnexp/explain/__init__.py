@@ -41,7 +41,7 @@ from attnexp.explain.rollout import rollout
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS, require
-from attnexp.runtime import model_device, probabilities, resolve_device, restore_run, set_determinism
+from attnexp.runtime import model_device, probabilities, restore_run, set_determinism
 
 __all__ = [
     "gradient_importance", "leave_one_out", "integrated_gradients", "rollout", "token_attribution",
@@ -173,7 +173,7 @@ def write_explanations(
     """Explain every test instance of a trained model by one method and write `{method}.jsonl`, on
     `device` (the config's `device` setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=resolve_device(device))
+    run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "explain")
     examples = run.test_examples(data_dir)
     log(f"{run.spec.name}: {method} of {len(examples)} test instances on {model_device(run.model)} ({settings})")
