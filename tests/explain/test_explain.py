@@ -559,6 +559,36 @@ def test_recurrent_deletion_equals_re_running_every_shortened_input(factory):
         assert np.allclose(np.concatenate(fast), rerun, atol=1e-6)
 
 
+@pytest.mark.parametrize("n_classes", [1, 3])
+def test_recurrent_deletion_of_an_instance_without_tokens_is_empty(n_classes):
+    """No deletions, (0, C) probabilities, also when a batch holds nothing else."""
+    import dataclasses
+
+    from attnexp.explain.recurrent_deletion import deletion_probabilities
+
+    model = flat("lstm", "tanh", n_classes=n_classes).eval()
+    examples = make_examples([4, 2])
+    empty = dataclasses.replace(examples[0], id="empty", tokens=examples[0].tokens[:0], sentences=[])
+    classes = 2 if n_classes == 1 else n_classes
+    alone = deletion_probabilities(model, [empty])
+    assert len(alone) == 1 and alone[0].shape == (0, classes)
+    mixed = deletion_probabilities(model, [examples[0], empty, examples[1]])
+    assert [p.shape for p in mixed] == [(4, classes), (0, classes), (2, classes)]
+    assert np.array_equal(np.concatenate(mixed), np.concatenate(deletion_probabilities(model, examples)))
+
+
+@pytest.mark.parametrize("encoder", ["lstm", "cnn"])
+def test_leave_one_out_of_instances_without_tokens_is_empty(encoder):
+    import dataclasses
+
+    model = flat(encoder, "tanh").eval()
+    (example,) = make_examples([3])
+    empty = dataclasses.replace(example, id="empty", tokens=example.tokens[:0], sentences=[])
+    probs = np.array([[0.5, 0.5], [0.25, 0.75]], dtype=np.float32)
+    assert [s.shape for s in leave_one_out(model, [empty], probs[:1])] == [(0,)]
+    assert [s.shape for s in leave_one_out(model, [empty, example], probs)] == [(0,), (3,)]
+
+
 def test_recurrent_deletion_refuses_other_encoders():
     from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion
 

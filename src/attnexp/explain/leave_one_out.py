@@ -33,6 +33,8 @@ def leave_one_out(
     if op not in LOO_OPS:
         raise ValueError(f"loo_op must be one of {LOO_OPS}, got {op!r}")
     owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])  # (V,)
+    if len(owners) == 0:  # no instance has a token to leave out
+        return [np.zeros(0, dtype=np.float32) for _ in examples]
     if supports_recurrent_deletion(model, op):  # BiLSTM: only the states a deletion changes are re-run
         erased = np.concatenate(deletion_probabilities(model, examples, max_tokens))  # (V, C)
     else:

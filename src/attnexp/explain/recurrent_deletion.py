@@ -208,8 +208,11 @@ def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens
     1.37 s at 40,000 (2 threads; the per-step W_hh products, at the machine's GEMM rate, are ~40%)."""
     if not supports_recurrent_deletion(model, "delete"):
         raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
-    out: list[np.ndarray | None] = [None] * len(examples)
-    for indices in _variant_batches(np.array([len(e.tokens) for e in examples]), max_tokens):
+    classes = probabilities(model.decoder.bias.detach()[None]).shape[1]  # C (2 for a sigmoid output)
+    # an instance without tokens has no deletions: (0, C), and no place in a batch
+    out: list[np.ndarray | None] = [np.zeros((0, classes), dtype=np.float32) if len(e.tokens) == 0 else None for e in examples]
+    present = np.array([i for i, e in enumerate(examples) if len(e.tokens)], dtype=np.int64)
+    for indices in (present[part] for part in _variant_batches(np.array([len(examples[i].tokens) for i in present]), max_tokens)):
         probs = _batch_probabilities(model, [examples[i] for i in indices], max_tokens)
         starts = np.cumsum([0] + [len(examples[i].tokens) for i in indices])
         for k, i in enumerate(indices):
