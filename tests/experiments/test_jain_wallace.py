@@ -359,6 +359,27 @@ def test_original_strategy_references_compute_the_pipelines_outputs(bench, decod
             assert np.allclose(record[method], values, atol=1e-6), method
 
 
+def test_the_arithmetic_floor_counts_the_states_leave_one_out_restarts(bench, monkeypatch):
+    """The benchmark's floor prices Σ n (n + 1) restarted LSTM states for leave-one-out: what
+    `recurrent_deletion` runs on top of the full input's recurrence (both directions, padded)."""
+    from attnexp.explain import recurrent_deletion
+
+    model = flat("lstm", "tanh").eval()
+    examples = make_examples()
+    rows = []
+    cell = recurrent_deletion._cell
+    monkeypatch.setattr(recurrent_deletion, "_cell", lambda gates, h, *rest: rows.append(h.shape[0]) or cell(gates, h, *rest))
+    recurrent_deletion.deletion_probabilities(model, examples, max_tokens=100_000)  # one batch
+    n = np.array([len(e.tokens) for e in examples])
+    full_run = 2 * len(examples) * (n.max() + 2)
+    assert sum(rows) - full_run == (n * (n + 1)).sum()
+    H, E, A = model.encoder.rnn.hidden_size, model.encoder.rnn.input_size, model.attention.proj.out_features
+    flops = bench.matrix_product_flops(model, examples)
+    positions = (n + 2).sum()
+    assert flops["leave-one-out"] == 2 * positions * 2 * (4 * H * E + 4 * H * H) + 2 * (n * (n + 1)).sum() * (4 * H * H + A * H)
+    assert flops["gradient"] == 2 * flops["permutation"] == 2 * flops["adversarial"] == 2 * 2 * positions * 2 * (4 * H * E + 4 * H * H)
+
+
 # --------------------------------------------------------------------------------------------------
 # correlations (§5.3)
 
