@@ -3,11 +3,12 @@ heads.json (head importance by attention attribution and by max attention) and p
 accuracy per head order and pruned fraction), Hao et al. 2021."""
 
 from attnexp.experiments.attention_attribution import write_head_pruning
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import CheckpointError, DeviceError, resolve_device
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
+    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_head_pruning(
         snakemake.input.model,
         snakemake.params.data_dir,

@@ -2,11 +2,12 @@
 per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
 
 from attnexp.experiments.jain_wallace import write_adversarial
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import CheckpointError, DeviceError, resolve_device
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
+    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_adversarial(
         snakemake.input.model,
         snakemake.params.data_dir,

@@ -2,11 +2,12 @@
 output change under random permutations of the attention per test instance (J&W §5.4)."""
 
 from attnexp.experiments.jain_wallace import write_permutation
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import CheckpointError, DeviceError, resolve_device
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
+    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_permutation(
         snakemake.input.model,
         snakemake.params.data_dir,

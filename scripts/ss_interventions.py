@@ -2,11 +2,12 @@
 removal.csv, S&S's two erasure experiments on one model's test split (per instance)."""
 
 from attnexp.experiments.serrano_smith import write_interventions
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import CheckpointError, DeviceError, resolve_device
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
+    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_interventions(
         snakemake.input.model,
         snakemake.params.data_dir,

@@ -166,6 +166,11 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
     for stage in ("explain", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "claims", "figures"):
         digests = tree_digest(first / "results" / stage)
         assert digests and digests == tree_digest(second / "results" / stage), stage
+    # `device: auto` on a machine without CUDA: every model-running job's log says what it chose
+    logs = first / "results" / "logs"
+    chose = [p.relative_to(logs).as_posix() for p in logs.rglob("*.log") if "device: cpu (setting 'auto')" in p.read_text()]
+    for job in ("explain/", "export_attention/", "jain_wallace/permutation/", "jain_wallace/adversarial/", "serrano_smith/interventions/", "faithfulness/eraser/"):
+        assert any(c.startswith(job) for c in chose), job
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
     for model in ("lstm-tanh", "average-tanh", "lstm-dot"):
         for name in ("tau_histograms", "permutation", "adversarial_histogram", "adversarial_violin"):
