@@ -194,6 +194,8 @@ def test_variant_probabilities_refuse_bad_requests():
         variant_probabilities(flat(), examples, np.array([0]), [np.array([True, False, False])], "zero")
     with pytest.raises(ValueError, match="2 variant owners for 1 erase masks"):
         variant_probabilities(flat(), examples, np.array([0, 1]), [np.array([True, False, False])], "delete")
+    with pytest.raises(ValueError, match="no variants to run"):
+        variant_probabilities(flat(), examples, np.array([], dtype=np.int64), [], "delete")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ def variant_probabilities(
     owners = np.asarray(owners)
     if len(owners) != len(erase):
         raise ValueError(f"{len(owners)} variant owners for {len(erase)} erase masks")
+    if len(owners) == 0:  # the number of classes C would be unknown: callers skip instances with nothing to erase
+        raise ValueError("no variants to run: every instance was left out (no tokens, or too few units)")
     if op == "delete" and model.layout != "sos_eos":  # <SOS>/<EOS> keep a J&W input non-empty; nothing else does
         for o, m in zip(owners, erase):
             if np.all(m):
