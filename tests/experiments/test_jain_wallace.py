@@ -368,7 +368,7 @@ def test_the_arithmetic_floor_counts_the_states_leave_one_out_restarts(bench, mo
     examples = make_examples()
     rows = []
     cell = recurrent_deletion._cell
-    monkeypatch.setattr(recurrent_deletion, "_cell", lambda gates, h, *rest: rows.append(h.shape[0]) or cell(gates, h, *rest))
+    monkeypatch.setattr(recurrent_deletion, "_cell", lambda projection, h, c, *rest: rows.append(c.shape[0]) or cell(projection, h, c, *rest))
     recurrent_deletion.deletion_probabilities(model, examples, max_tokens=100_000)  # one batch
     n = np.array([len(e.tokens) for e in examples])
     full_run = 2 * len(examples) * (n.max() + 2)

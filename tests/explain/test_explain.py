@@ -589,6 +589,10 @@ def test_leave_one_out_of_instances_without_tokens_is_empty(encoder):
     assert [s.shape for s in leave_one_out(model, [empty, example], probs)] == [(0,), (3,)]
 
 
+def test_explaining_no_instances_gives_no_records():
+    assert explain_examples(flat("lstm", "tanh"), [], EXPLAIN_SETTINGS, log=lambda _: None) == []
+
+
 def test_recurrent_deletion_refuses_other_encoders():
     from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion
 

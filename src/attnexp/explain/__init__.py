@@ -138,11 +138,11 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
                 record[key] = value[real] if key in METHODS else value
             records[i] = record
         log(f"{'+'.join(methods)}: explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
-    if "loo" in methods:  # one call: the n deletions of every instance are batched together
+    if "loo" in methods and examples:  # one call: the n deletions of every instance are batched together
         for record, scores in zip(records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"])):
             record["loo"] = scores
         log(f"leave-one-out: {sum(len(e.tokens) for e in examples)} deletions of {len(examples)} instances")
-    if "ig" in methods:
+    if "ig" in methods and records:
         unconverged = [r["id"] for r in records if not r["ig_converged"]]
         steps = np.array([r["ig_steps"] for r in records])
         log(f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "

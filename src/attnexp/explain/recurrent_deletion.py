@@ -10,8 +10,9 @@ states before t. Every other state of the n variants is the full input's. So per
   states once per instance and each changed state once (`_additive_attention`), not every variant
   position's two states.
 
-An instance of m positions then costs n·m recurrent steps of W_hh alone, instead of 2·n·m steps of
-W_ih and W_hh for n full re-runs (~6× fewer multiply-adds at J&W sizes, more for long documents).
+An instance of n tokens (m = n + 2 positions) then costs n (m − 1) restarted steps of W_hh and the
+changed states' attention projection, instead of 2·n·m steps of W_ih and W_hh for n full re-runs
+(~5× fewer multiply-adds at J&W sizes, more for long documents).
 The cell arithmetic is nn.LSTM's (gates i, f, g, o); outputs agree with re-running the model on each
 shortened input to float32 rounding (tests/explain/test_explain.py).
 
