@@ -45,7 +45,7 @@ from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
 from attnexp.models.attention import masked_softmax  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
-from attnexp.runtime import probabilities  # noqa: E402
+from attnexp.runtime import frozen, probabilities  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loops: one instance (and one permutation / deleted token) at a time
@@ -82,39 +82,36 @@ def reference_adversarial(model, examples, settings: dict, seed: int, family: st
     adversary = settings["adversary"]
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
     scale = 2.0 if family == "qa" else 1.0
-    for p in model.parameters():
-        p.requires_grad_(False)
-    results = []
-    for index, example in enumerate(examples):
-        encoded, heads, probs = _alone(model, example)
-        attention = heads.mean(dim=1)  # (1, L) α̂
-        mask = encoded.mask[0]  # (L,)
-        (n, length), H = (int(mask.sum()), mask.shape[0]), heads.shape[1]
-        z = torch.zeros(adversary["candidates"], H, length)
-        z[:, :, mask] = torch.from_numpy(jw.adversary_noise(n, adversary["candidates"], seed, index, H))
-        z = (np.log(1.0 / length) + 3.0 * z).requires_grad_(True)
-        optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
-        for _ in range(adversary["steps"]):
-            per_head = masked_softmax(z, mask)  # (K, H, L)
-            alpha = per_head.mean(dim=1)  # (K, L)
-            logits = decode_heads(model, encoded, per_head[:, None])  # (K, 1, C)
-            change = scale * tvd(probabilities(logits)[:, 0], probs[0])  # (K,)
-            loss = -jsd(alpha, attention[0]).sum() + adversary["penalty"] * torch.relu(change - adversary["margin"]).sum()
-            loss = loss - jsd(alpha[:, None], alpha[None, :]).sum() / len(alpha) ** 2  # K x K pairs
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-        with torch.no_grad():
-            per_head = masked_softmax(z, mask)
-            alpha = per_head.mean(dim=1)
-            change = tvd(probabilities(decode_heads(model, encoded, per_head[:, None]))[:, 0], probs[0])
-            best = 0.0  # α̂ itself is always a candidate
-            for k in range(len(alpha)):
-                if change[k] <= eps:
-                    best = max(best, float(jsd(alpha[k], attention[0])))
-        results.append(best)
-    for p in model.parameters():
-        p.requires_grad_(True)
+    with frozen(model):  # the search differentiates the attention logits alone
+        results = []
+        for index, example in enumerate(examples):
+            encoded, heads, probs = _alone(model, example)
+            attention = heads.mean(dim=1)  # (1, L) α̂
+            mask = encoded.mask[0]  # (L,)
+            (n, length), H = (int(mask.sum()), mask.shape[0]), heads.shape[1]
+            z = torch.zeros(adversary["candidates"], H, length)
+            z[:, :, mask] = torch.from_numpy(jw.adversary_noise(n, adversary["candidates"], seed, index, H))
+            z = (np.log(1.0 / length) + 3.0 * z).requires_grad_(True)
+            optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
+            for _ in range(adversary["steps"]):
+                per_head = masked_softmax(z, mask)  # (K, H, L)
+                alpha = per_head.mean(dim=1)  # (K, L)
+                logits = decode_heads(model, encoded, per_head[:, None])  # (K, 1, C)
+                change = scale * tvd(probabilities(logits)[:, 0], probs[0])  # (K,)
+                loss = -jsd(alpha, attention[0]).sum() + adversary["penalty"] * torch.relu(change - adversary["margin"]).sum()
+                loss = loss - jsd(alpha[:, None], alpha[None, :]).sum() / len(alpha) ** 2  # K x K pairs
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            with torch.no_grad():
+                per_head = masked_softmax(z, mask)
+                alpha = per_head.mean(dim=1)
+                change = tvd(probabilities(decode_heads(model, encoded, per_head[:, None]))[:, 0], probs[0])
+                best = 0.0  # α̂ itself is always a candidate
+                for k in range(len(alpha)):
+                    if change[k] <= eps:
+                        best = max(best, float(jsd(alpha[k], attention[0])))
+            results.append(best)
     return results
 
 
@@ -240,40 +237,37 @@ def original_adversarial(model, examples, settings: dict, seed: int, family: str
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
     scale = 2.0 if family == "qa" else 1.0
     divergence = _original_jsd if decoder == "original" else jsd
-    for p in model.parameters():
-        p.requires_grad_(False)
-    results = [None] * len(examples)
-    for indices, _, encoded, heads, probs in _original_batches(model, examples):
-        attention = heads.mean(dim=1)  # (B, L)
-        mask = encoded.mask[:, None, :]  # (B, 1, L)
-        K = adversary["candidates"]
-        z = torch.zeros(K, *heads.shape)
-        for b, i in enumerate(indices):
-            real = encoded.mask[b]
-            z[:, b][:, :, real] = torch.from_numpy(jw.adversary_noise(int(real.sum()), K, seed, int(i), heads.shape[1]))
-        z = (np.log(1.0 / heads.shape[-1]) + 3.0 * z).requires_grad_(True)
-        optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
-        for _ in range(adversary["steps"]):
-            per_head = masked_softmax(z, mask)  # (K, B, H, L)
-            alpha = per_head.mean(dim=-2)
-            if decoder == "original":  # the (K, B, L, H) product, as get_output's (B, K, L, H)
-                logits = _product_logits(model, encoded.hidden, alpha)
-            else:
-                logits = decode_heads(model, encoded, per_head)
-            change = scale * tvd(probabilities(logits), probs)  # (K, B)
-            loss = (-divergence(alpha, attention) + adversary["penalty"] * torch.relu(change - adversary["margin"])).sum()
-            loss = loss - divergence(alpha[:, None], alpha[None, :]).sum() / K**2
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-        with torch.no_grad():
-            per_head = masked_softmax(z, mask)
-            change = tvd(probabilities(decode_heads(model, encoded, per_head)), probs)
-            best = torch.where(change <= eps, jsd(per_head.mean(dim=-2), attention), torch.zeros(())).max(dim=0).values.clamp(min=0)
-        for b, i in enumerate(indices):
-            results[i] = float(best[b])
-    for p in model.parameters():
-        p.requires_grad_(True)
+    with frozen(model):  # the search differentiates the attention logits alone
+        results = [None] * len(examples)
+        for indices, _, encoded, heads, probs in _original_batches(model, examples):
+            attention = heads.mean(dim=1)  # (B, L)
+            mask = encoded.mask[:, None, :]  # (B, 1, L)
+            K = adversary["candidates"]
+            z = torch.zeros(K, *heads.shape)
+            for b, i in enumerate(indices):
+                real = encoded.mask[b]
+                z[:, b][:, :, real] = torch.from_numpy(jw.adversary_noise(int(real.sum()), K, seed, int(i), heads.shape[1]))
+            z = (np.log(1.0 / heads.shape[-1]) + 3.0 * z).requires_grad_(True)
+            optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
+            for _ in range(adversary["steps"]):
+                per_head = masked_softmax(z, mask)  # (K, B, H, L)
+                alpha = per_head.mean(dim=-2)
+                if decoder == "original":  # the (K, B, L, H) product, as get_output's (B, K, L, H)
+                    logits = _product_logits(model, encoded.hidden, alpha)
+                else:
+                    logits = decode_heads(model, encoded, per_head)
+                change = scale * tvd(probabilities(logits), probs)  # (K, B)
+                loss = (-divergence(alpha, attention) + adversary["penalty"] * torch.relu(change - adversary["margin"])).sum()
+                loss = loss - divergence(alpha[:, None], alpha[None, :]).sum() / K**2
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            with torch.no_grad():
+                per_head = masked_softmax(z, mask)
+                change = tvd(probabilities(decode_heads(model, encoded, per_head)), probs)
+                best = torch.where(change <= eps, jsd(per_head.mean(dim=-2), attention), torch.zeros(())).max(dim=0).values.clamp(min=0)
+            for b, i in enumerate(indices):
+                results[i] = float(best[b])
     return results
 
 
