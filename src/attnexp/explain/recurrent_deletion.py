@@ -206,7 +206,7 @@ def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens
     positions stay under `max_tokens` (a longer document: a batch of its own, decoded in chunks).
     Chunks of 20,000 positions keep each (V, width, 2h) buffer small enough for the allocator to
     reuse instead of mapping fresh pages: 1.23 s on SST's test split, against 1.38 s at 10,000 and
-    1.37 s at 40,000 (2 threads; the per-step W_hh products, at the machine's GEMM rate, are ~40%)."""
+    1.37 s at 40,000 (2 threads; the per-step W_hh products, through MKL at its rate, are ~40%)."""
     if not supports_recurrent_deletion(model, "delete"):
         raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
     classes = probabilities(model.decoder.bias.detach()[None]).shape[1]  # C (2 for a sigmoid output)
