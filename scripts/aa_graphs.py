@@ -2,12 +2,11 @@
 graphs.json, the attribution trees of a few test instances (Hao et al. 2021)."""
 
 from attnexp.experiments.attention_attribution import write_attribution_graphs
-from attnexp.runtime import CheckpointError, DeviceError, resolve_device
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
-    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_attribution_graphs(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -15,6 +14,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
-        device=snakemake.params.device,
+        device=logged_device(snakemake.params.device, log),
     )
 log(f"attribution graphs written to {snakemake.output[0]}")

@@ -3,12 +3,11 @@ heads.json (head importance by attention attribution and by max attention) and p
 accuracy per head order and pruned fraction), Hao et al. 2021."""
 
 from attnexp.experiments.attention_attribution import write_head_pruning
-from attnexp.runtime import CheckpointError, DeviceError, resolve_device
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
-    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_head_pruning(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -18,6 +17,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
         log=log,
-        device=snakemake.params.device,
+        device=logged_device(snakemake.params.device, log),
     )
 log(f"head importance and pruning curves written to {snakemake.output.heads}, {snakemake.output.pruning}")

@@ -2,12 +2,11 @@
 scores for every test instance (attnexp.explain)."""
 
 from attnexp.explain import write_explanations
-from attnexp.runtime import CheckpointError, DeviceError, resolve_device
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
-    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_explanations(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -17,6 +16,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         threads=snakemake.threads,
         method=snakemake.wildcards.method,
         log=log,
-        device=snakemake.params.device,
+        device=logged_device(snakemake.params.device, log),
     )
 log(f"explanations written to {snakemake.output[0]}")

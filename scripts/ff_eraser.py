@@ -3,12 +3,11 @@ comprehensiveness and sufficiency per test instance, ranking and bin (beyond.md 
 have no explanations and are ranked by their own attention and leave-one-unit-out."""
 
 from attnexp.experiments.faithfulness import write_faithfulness
-from attnexp.runtime import CheckpointError, DeviceError, resolve_device
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
-    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_faithfulness(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -17,6 +16,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
-        device=snakemake.params.device,
+        device=logged_device(snakemake.params.device, log),
     )
 log(f"ERASER scores written to {snakemake.output[0]}")

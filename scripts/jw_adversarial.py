@@ -2,12 +2,11 @@
 per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
 
 from attnexp.experiments.jain_wallace import write_adversarial
-from attnexp.runtime import CheckpointError, DeviceError, resolve_device
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
-    log(f"device: {resolve_device(snakemake.params.device)} (setting {snakemake.params.device!r})")  # what `auto` chose
     write_adversarial(
         snakemake.input.model,
         snakemake.params.data_dir,
@@ -17,6 +16,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         seed=int(snakemake.wildcards.seed),
         threads=snakemake.threads,
         log=log,
-        device=snakemake.params.device,
+        device=logged_device(snakemake.params.device, log),
     )
 log(f"adversarial attention written to {snakemake.output.table}")

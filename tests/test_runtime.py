@@ -198,6 +198,17 @@ def test_resolve_device_without_a_gpu_names_the_config_key(monkeypatch):
         resolve_device("cuda")
 
 
+def test_a_job_logs_the_device_its_setting_resolves_to(monkeypatch):
+    from attnexp.workflow import logged_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    lines = []
+    assert logged_device("auto", lines.append) == "auto"  # the setting itself goes on to the job
+    assert lines == ["device: cpu (setting 'auto')"]
+    with pytest.raises(DeviceError, match="torch sees no GPU"):
+        logged_device("cuda", lines.append)
+
+
 def test_model_device_is_where_the_parameters_are_and_the_cpu_without_any():
     assert model_device(torch.nn.Linear(2, 1)) == CPU and model_device(torch.nn.Identity()) == CPU
 

@@ -27,3 +27,13 @@ def fail_cleanly(*errors: type[BaseException]):
         print(f"error: {err}", file=sys.stderr, flush=True)
         print(f"error: {err}", file=sys.__stderr__, flush=True)
         sys.exit(1)
+
+
+def logged_device(setting: str, log: Callable[[str], None]) -> str:
+    """The config's `device` setting (auto | cpu | cuda), passed through after writing the device it
+    resolves to into the job's log (what `auto` chose); a device the machine lacks raises
+    `runtime.DeviceError` here, before any work."""
+    from attnexp.runtime import resolve_device  # torch: only the scripts that run a model need it
+
+    log(f"device: {resolve_device(setting)} (setting {setting!r})")
+    return setting
