@@ -151,10 +151,11 @@ def _initial_logits(mask: torch.Tensor, noise: list[np.ndarray]) -> torch.Tensor
     """(K, B, H, L) logits z = log(1/L) + 3ξ at the real positions (masked ones never matter). The
     constant log(1/L) has no effect under the softmax; it is kept to mirror J&W §5.5."""
     K, H, _ = noise[0].shape
-    z = torch.zeros(K, mask.shape[0], H, mask.shape[1], device=mask.device)
-    for b, (positions, xi) in enumerate(zip(real_positions(mask), noise)):
-        z[:, b, :, positions] = torch.from_numpy(xi).to(mask.device)  # drawn on the CPU: the same on every device
-    return math.log(1.0 / mask.shape[1]) + 3.0 * z
+    # filled on the CPU, where the draws are (the same on every device), and moved in one copy
+    z = torch.zeros(K, mask.shape[0], H, mask.shape[1])
+    for b, (positions, xi) in enumerate(zip(real_positions(mask.cpu()), noise)):
+        z[:, b, :, positions] = torch.from_numpy(xi)
+    return (math.log(1.0 / mask.shape[1]) + 3.0 * z).to(mask.device)
 
 
 def adversarial_search(

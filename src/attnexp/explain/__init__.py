@@ -176,7 +176,7 @@ def write_explanations(
     run = restore_run(checkpoint, data_dir, device=device)
     require(run.spec, "explain")
     examples = run.test_examples(data_dir)
-    log(f"{run.spec.name}: {method} of {len(examples)} test instances on {model_device(run.model)} ({settings})")
+    log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, (method,))
     io.write_jsonl(out, (_serialisable(r) for r in records))
 

@@ -47,12 +47,15 @@ class BiRNN(nn.Module):
         positions = torch.arange(L, device=x.device)[None, :]  # (1, L)
         present = positions < lengths[:, None]  # (B, L)
         # position p of a row <-> its position length - 1 - p; padding stays where it is
-        mirror = torch.where(present, lengths[:, None] - 1 - positions, positions)[:, :, None]  # (B, L, 1)
+        mirror = torch.where(present, lengths[:, None] - 1 - positions, positions)  # (B, L)
+        # as rows of the flattened (B L, ·) batch: a row gather copies whole vectors, ~3x the speed of
+        # `gather` with the index expanded over the feature axis
+        mirror = (mirror + L * torch.arange(B, device=x.device)[:, None]).view(-1)  # (B L,)
         weights = self.rnn._flat_weights  # [W_ih, W_hh, b_ih, b_hh] forwards, then the same backwards
         half = len(weights) // 2
         forwards = self._direction(x, weights[:half])  # (B, L, h)
-        backwards = self._direction(x.gather(1, mirror.expand_as(x)), weights[half:])
-        backwards = backwards.gather(1, mirror.expand_as(backwards))
+        backwards = self._direction(_rows(x, mirror), weights[half:])
+        backwards = _rows(backwards, mirror)
         states = torch.cat([forwards, backwards], dim=-1) * present[:, :, None]
         final = torch.cat([forwards[torch.arange(B, device=x.device), lengths - 1], backwards[:, 0]], dim=-1)
         return states, final
@@ -73,6 +76,12 @@ class BiRNN(nn.Module):
         if isinstance(self.rnn, nn.LSTM):
             return torch.lstm(x, (h0, h0), weights, True, 1, 0.0, self.training, False, True)[0]
         return torch.gru(x, h0, weights, True, 1, 0.0, self.training, False, True)[0]
+
+
+def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """(B, L, D) -> (B, L, D) with position p of row b taken from the flat position rows[b L + p]."""
+    B, L, D = x.shape
+    return x.reshape(B * L, D).index_select(0, rows).view(B, L, D)
 
 
 def use_packed_sequences(model: nn.Module) -> nn.Module:
