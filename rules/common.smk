@@ -116,7 +116,8 @@ def embedding_inputs(wildcards):
         "vocab": f"results/data/{wildcards.dataset}/vocab.txt",
         "corpus": [f"results/data/{wildcards.dataset}/{s}.jsonl" for s in splits],
     }
-    if plan["kind"] == "pretrained":
+    # a pretrained file; the GloVe package's files are checked by the job itself
+    if "path" in plan:
         inputs["vectors"] = plan["path"]
     return inputs
 

@@ -1,4 +1,5 @@
-# Stage 2: word vectors per dataset (D-EMB): the paper's pretrained file, or word2vec trained here.
+# Stage 2: word vectors per dataset (D-EMB): the paper's pretrained file, a stand-in (GloVe 6B 50-d, or
+# word2vec trained here), or the word2vec the paper trains on the dataset.
 
 
 rule download_vectors:

@@ -1,18 +1,19 @@
 """Rule build_embeddings: results/embeddings/{dataset}/vectors.npy + vectors.json (provenance)."""
 
-from attnexp.data.embeddings import build_embeddings
-from attnexp.workflow import log_to
+from attnexp.data.embeddings import EmbeddingSourceError, build_embeddings
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 plan = dict(snakemake.params.plan)
-if plan["kind"] == "pretrained":
+if "path" in plan:  # a pretrained file: where the workflow put it
     plan["path"] = snakemake.input.vectors
-build_embeddings(
-    snakemake.input.vocab,
-    snakemake.input.corpus,
-    snakemake.output.vectors,
-    snakemake.output.meta,
-    plan,
-    seed=snakemake.config["seed"],
-    log=log,
-)
+with fail_cleanly(EmbeddingSourceError):
+    build_embeddings(
+        snakemake.input.vocab,
+        snakemake.input.corpus,
+        snakemake.output.vectors,
+        snakemake.output.meta,
+        plan,
+        seed=snakemake.config["seed"],
+        log=log,
+    )

