@@ -14,24 +14,36 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnexp.models.attention import present_mask
+from attnexp.models.recurrence import bidirectional_recurrence
 
-__all__ = ["BiRNN", "Convolutional", "TokenProjection", "Identity", "build_encoder", "use_packed_sequences"]
+__all__ = ["BiRNN", "Dropout", "Convolutional", "TokenProjection", "Identity", "build_encoder", "use_packed_sequences", "use_recurrence"]
 
 
 class BiRNN(nn.Module):
     """Bidirectional LSTM (J&W `lstm`) or GRU (S&S `rnn`), `hidden` units per direction.
 
-    Each direction runs over the padded batch in one fused (oneDNN) call: forwards as the rows stand,
-    backwards over each row reversed within its own length, so padding only ever follows a row's
-    tokens and never enters the recurrence of a position that is read. Same states as packed
-    sequences (to float32 rounding) at ~2.7x the training speed on CPU (benchmarks/train_speed.md).
-    On a GPU it runs packed sequences (cuDNN), as before."""
+    On the CPU each direction runs over the padded batch: forwards as the rows stand, backwards over
+    each row reversed within its own length, so padding only ever follows a row's tokens and never
+    enters the recurrence of a position that is read. Same states as packed sequences to float32
+    rounding. `implementation` (`use_recurrence`) says how:
+
+    - `per_direction` (the LSTM's default): one fused torch call per direction, which for an LSTM is
+      oneDNN's kernel, forward and backward;
+    - `fused` (the GRU's default): both directions in one loop with a hand-written backward pass
+      (`attnexp.models.recurrence`); torch has no fused CPU GRU and runs it one autograd cell at a
+      time (1.4x the training speed of `per_direction` on 20News posts, benchmarks/train_speed.md);
+    - `packed`: packed sequences, as J&W's original encoder; also the path on a GPU (cuDNN).
+    """
+
+    IMPLEMENTATIONS = ("fused", "per_direction", "packed")
 
     def __init__(self, input_dim: int, hidden: int, cell: str = "lstm"):
         super().__init__()
         rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
+        self.cell = cell
         self.rnn = rnn(input_dim, hidden, batch_first=True, bidirectional=True)
         self.out_dim = 2 * hidden
+        self.implementation = "fused" if cell == "gru" else "per_direction"
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         states, _ = self.run(x, lengths)
@@ -40,7 +52,7 @@ class BiRNN(nn.Module):
     def run(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """-> states (B, L, 2h), zero at padding, and the concatenated final states (B, 2h) (J&W QA
         question summary)."""
-        if x.is_cuda:  # cuDNN runs packed sequences well and wants its weights in one flat buffer
+        if x.is_cuda or self.implementation == "packed":  # cuDNN runs packed sequences well
             return self._packed(x, lengths)
         B, L, _ = x.shape
         lengths = lengths.to(x.device)
@@ -51,14 +63,24 @@ class BiRNN(nn.Module):
         # as rows of the flattened (B L, ·) batch: a row gather copies whole vectors, ~3x the speed of
         # `gather` with the index expanded over the feature axis
         mirror = (mirror + L * torch.arange(B, device=x.device)[:, None]).view(-1)  # (B L,)
-        weights = self.rnn._flat_weights  # [W_ih, W_hh, b_ih, b_hh] forwards, then the same backwards
-        half = len(weights) // 2
-        forwards = self._direction(x, weights[:half])  # (B, L, h)
-        backwards = self._direction(_rows(x, mirror), weights[half:])
+        if self.implementation == "fused":
+            forwards, backwards = self._fused(x, mirror)
+        else:
+            weights = self.rnn._flat_weights  # [W_ih, W_hh, b_ih, b_hh] forwards, then the same backwards
+            half = len(weights) // 2
+            forwards = self._direction(x, weights[:half])  # (B, L, h)
+            backwards = self._direction(_rows(x, mirror), weights[half:])
         backwards = _rows(backwards, mirror)
         states = torch.cat([forwards, backwards], dim=-1) * present[:, :, None]
         final = torch.cat([forwards[torch.arange(B, device=x.device), lengths - 1], backwards[:, 0]], dim=-1)
         return states, final
+
+    def _fused(self, x: torch.Tensor, mirror: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both directions in one loop -> forward states (B, L, h) and backward states (B, L, h) over
+        the reversed rows."""
+        w_ih, w_hh, b_ih, b_hh = (torch.stack(self.rnn._flat_weights[k::4]) for k in range(4))  # (2, ·): forwards, backwards
+        states = bidirectional_recurrence(torch.stack([x, _rows(x, mirror)]), w_ih, w_hh, b_ih, b_hh, self.cell)  # (2, B, L, h)
+        return states[0], states[1]
 
     def _packed(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -84,13 +106,35 @@ def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return x.reshape(B * L, D).index_select(0, rows).view(B, L, D)
 
 
-def use_packed_sequences(model: nn.Module) -> nn.Module:
-    """Make every `BiRNN` of `model` run on packed sequences, as before 2026-11-23 (and as J&W's
-    original encoder): the benchmarks' reference step. Returns the model."""
+def use_recurrence(model: nn.Module, implementation: str) -> nn.Module:
+    """Run every `BiRNN` of `model` the given way (`BiRNN.IMPLEMENTATIONS`): the benchmarks'
+    reference steps. Returns the model."""
+    if implementation not in BiRNN.IMPLEMENTATIONS:
+        raise ValueError(f"unknown recurrence {implementation!r}: expected one of {BiRNN.IMPLEMENTATIONS}")
     for module in model.modules():
         if isinstance(module, BiRNN):
-            module.run = module._packed
+            module.implementation = implementation
     return model
+
+
+def use_packed_sequences(model: nn.Module) -> nn.Module:
+    """Make every `BiRNN` of `model` run on packed sequences (J&W's original encoder). Returns the model."""
+    return use_recurrence(model, "packed")
+
+
+class Dropout(nn.Dropout):
+    """nn.Dropout's rule (zero each element with probability p, scale the rest by 1 / (1 - p)) from
+    uniform draws compared with p: torch's CPU dropout draws a Bernoulli per element at ~4x the cost
+    of a uniform one, a tenth of a Serrano & Smith training step on its own. Same distribution, another
+    random stream."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep * (1 / (1 - self.p))
 
 
 class Convolutional(nn.Module):
@@ -98,7 +142,7 @@ class Convolutional(nn.Module):
 
     def __init__(self, input_dim: int, filters: int, kernel_sizes: tuple[int, ...], input_dropout: float = 0.0):
         super().__init__()
-        self.dropout = nn.Dropout(input_dropout)
+        self.dropout = Dropout(input_dropout)
         self.convs = nn.ModuleList(nn.Conv1d(input_dim, filters, k, padding=k // 2) for k in kernel_sizes)
         self.out_dim = filters * len(kernel_sizes)
 
