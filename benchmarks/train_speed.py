@@ -1,14 +1,15 @@
-"""Training speed of one model (default SST `lstm-tanh`, the J&W protocol of config.yaml) with
-today's training step against the step before 2026-11-23, trained in one process on the same data,
-epochs, seed and checkpoint selection (`attnexp.train.train_epochs`, the epochs of the variants
-alternating, so a busy machine slows them alike):
+"""Training speed of one model (default SST `lstm-tanh`, the protocol of config.yaml) with today's
+training step against earlier ones, trained in one process on the same data, epochs, seed and
+checkpoint selection (`attnexp.train.train_epochs`, the epochs of the variants alternating, so a busy
+machine slows them alike):
 
-- reference: the step as `attnexp.train` ran it before (`optimizer_implementation: for_loop`,
-  torch's per-parameter Adam loop, its CPU default; `embedding_update: dense`; the BiLSTM on packed
-  sequences);
-- fused_packed: the fused optimiser alone (the BiLSTM still packed);
-- default: config.yaml and the encoder as they stand (`fused`, `dense`, the BiLSTM over the padded
-  batch in two fused calls, `attnexp.models.encoders.BiRNN`);
+- reference: the step before the fused GRU recurrence (`BiRNN` `per_direction`: one torch call per
+  direction, a GRU one autograd cell at a time), torch's Bernoulli dropout, and HAN word-level chunks
+  of a fixed 256 sentences padded to their longest;
+- packed_for_loop: the step before the padded-batch recurrence and the fused optimiser
+  (`optimizer_implementation: for_loop`, torch's per-parameter Adam loop; recurrent encoders on packed
+  sequences), with the reference's dropout and chunks;
+- default: config.yaml and the models as they stand;
 - lazy: the default with `embedding_update: lazy` (only the batch's embedding rows are updated, a
   deviation from the papers' Adam; a config option, not the default).
 
@@ -18,14 +19,17 @@ a per-step split (forward, backward, optimiser step; simple timers over `--profi
 the variants alternating batch by batch). Inputs: `results/data/<dataset>` and
 `results/embeddings/<dataset>/vectors.npy` (`--results` names another results folder).
 
-    python benchmarks/train_speed.py [--epochs 8] [--threads 2] [--results results] [--out benchmarks/train_speed.md]
+    python benchmarks/train_speed.py [--dataset sst] [--model lstm-tanh] [--epochs 8] [--threads 2] [--results results] [--out benchmarks/train_speed.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import os
+import platform
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -33,24 +37,40 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
-# variant -> settings overrides; `packed`: the BiLSTM on packed sequences, as before 2026-11-23
+# variant -> settings overrides and model switches: `recurrence` (`BiRNN.implementation`, None: each
+# cell's default), `dropout` (`bernoulli`: torch's nn.Dropout in place of the S&S models' `Dropout`),
+# `han_chunks` (`fixed`: word-level chunks of `sentence_chunk` sentences, whatever their padding)
 VARIANTS = {
-    "reference": {"optimizer_implementation": "for_loop", "embedding_update": "dense", "packed": True},
-    "fused_packed": {"packed": True},
+    "reference": {"recurrence": "per_direction", "dropout": "bernoulli", "han_chunks": "fixed"},
+    "packed_for_loop": {"optimizer_implementation": "for_loop", "recurrence": "packed", "dropout": "bernoulli", "han_chunks": "fixed"},
     "default": {},
     "lazy": {"embedding_update": "lazy"},
 }
+SWITCHES = ("recurrence", "dropout", "han_chunks")
 
 
 def prepared(model, overrides: dict):
-    """A copy of the model for one variant (its recurrent encoders on packed sequences if asked) and
-    the variant's settings overrides."""
-    from attnexp.models.encoders import use_packed_sequences
+    """A copy of the model for one variant, switched as the variant says, and the variant's settings
+    overrides."""
+    from torch import nn
+
+    from attnexp.models.encoders import Dropout, use_recurrence
+    from attnexp.models.hierarchical import HierarchicalClassifier
 
     copied = copy.deepcopy(model)
     overrides = dict(overrides)
-    if overrides.pop("packed", False):
-        use_packed_sequences(copied)
+    switches = {k: overrides.pop(k, None) for k in SWITCHES}
+    if switches["recurrence"] is not None:
+        use_recurrence(copied, switches["recurrence"])
+    if switches["dropout"] == "bernoulli":
+        for parent in list(copied.modules()):
+            for name, child in parent.named_children():
+                if isinstance(child, Dropout):
+                    setattr(parent, name, nn.Dropout(child.p))
+    if switches["han_chunks"] == "fixed":
+        for module in copied.modules():
+            if isinstance(module, HierarchicalClassifier):
+                module.step_cost_words = float("inf")  # never cut before `sentence_chunk` sentences
     return copied, overrides
 
 
@@ -163,18 +183,21 @@ def main() -> None:
         epoch = result.timing["train_seconds"] / result.timing["epochs_run"]
         differs = max((result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict)
         rows.append(
-            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {'packed' if s.get('packed') else 'padded, 2 fused calls'} | {step:.2f} | {ref_step / step:.2f}× | "
+            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('recurrence') or 'default'} | {s.get('dropout') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {step:.2f} | {ref_step / step:.2f}× | "
             f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
             f"{result.test['accuracy']:.4f} | {result.test['accuracy'] - ref.test['accuracy']:+.4f} | {differs:.1e} |"
         )
+    command = "python benchmarks/train_speed.py " + " ".join(sys.argv[1:])
     table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core {platform.machine()} CPU machine: `{command}`",
+        "",
         f"{args.dataset} `{args.model}`, {settings['protocol']} protocol ({settings['epochs']} epochs, batch {settings['batch_size']}, "
-        f"Adam amsgrad lr {settings['lr']}, weight decay {settings['weight_decay']}, select on {select_on} {settings['select_metric']}), "
+        f"Adam{' amsgrad' if settings['amsgrad'] else ''} lr {settings['lr']}, weight decay {settings['weight_decay']}, select on {select_on} {settings['select_metric']}), "
         f"seed {args.seed}, vectors {vectors}, {args.threads} CPU threads; the variants' epochs alternate in one process "
         f"(peak RSS {peak_rss:,.0f} MB, all variants together).",
         "",
-        "| variant | optimizer_implementation | embedding_update | BiLSTM | s/epoch training steps | speed-up | s/epoch with dev+test evaluation | speed-up | selected epoch | dev acc | test acc | test acc − reference | max abs weight difference to reference |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| variant | optimizer_implementation | embedding_update | recurrence | dropout | HAN chunks | s/epoch training steps | speed-up | s/epoch with dev+test evaluation | speed-up | selected epoch | dev acc | test acc | test acc − reference | max abs weight difference to reference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]
     if split:

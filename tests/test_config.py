@@ -459,6 +459,13 @@ def test_training_selection(valid):
     valid["train"]["select_on"] = "test"
     assert training_selection(valid, "sst", "lstm-tanh") == "test" and training_selection(valid, "synthetic", "han-rnn") == "test"
     assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"  # whatever train.select_on says
+    valid["datasets"]["synthetic"]["select_on"] = "dev"  # a dataset's own selection wins
+    assert training_selection(valid, "synthetic", "han-rnn") == "dev" and training_selection(valid, "sst", "lstm-tanh") == "test"
+    assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"
+    validate_config(valid)
+    valid["datasets"]["synthetic"]["select_on"] = "best"
+    with pytest.raises(ConfigError, match="select_on"):
+        validate_config(valid)
 
 
 # --- load_config: the workflow's config outside the workflow ---

@@ -206,19 +206,30 @@ def test_train_epochs_yields_each_epoch_and_returns_train_models_result(config):
     assert timing["train_seconds"] == pytest.approx(timing["step_seconds"] + timing["eval_seconds"], abs=2e-3)
 
 
-def test_the_benchmarks_reference_is_the_for_loop_step():
+def test_the_benchmarks_variants_switch_the_models_engines():
     spec = importlib.util.spec_from_file_location("train_speed", ROOT / "benchmarks" / "train_speed.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.VARIANTS["reference"] == {"optimizer_implementation": "for_loop", "embedding_update": "dense", "packed": True}
+    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout": "bernoulli", "han_chunks": "fixed"}
     assert module.VARIANTS["default"] == {}  # config.yaml as it stands
-    # the reference's encoder is the packed BiLSTM of before: the same states as today's, by another path
-    from tiny_models import flat, random_examples
+    from tiny_models import flat, hierarchical, random_examples
+    from torch import nn
+
+    from attnexp.models.encoders import Dropout
     from attnexp.models.inputs import collate
 
+    # the packed reference: the same BiLSTM states as today's, by another path
     model = flat("lstm", "tanh")
-    packed, overrides = module.prepared(model, module.VARIANTS["reference"])
-    assert "packed" not in overrides and packed.encoder.run == packed.encoder._packed and model.encoder.run != model.encoder._packed
+    packed, overrides = module.prepared(model, module.VARIANTS["packed_for_loop"])
+    assert overrides == {"optimizer_implementation": "for_loop"}
+    assert packed.encoder.implementation == "packed" and model.encoder.implementation == "per_direction"
     batch = collate(random_examples([7, 3, 11, 1]), "sos_eos")
     with torch.no_grad():
         assert torch.allclose(packed.encode(batch).hidden, model.encode(batch).hidden, atol=1e-6)
+    # the reference HAN: per-direction GRU, torch's dropout, fixed chunks; the model itself untouched
+    han = hierarchical("han", "rnn")
+    reference, overrides = module.prepared(han, module.VARIANTS["reference"])
+    assert overrides == {}
+    assert reference.word_encoder.implementation == "per_direction" and han.word_encoder.implementation == "fused"
+    assert type(reference.embedding_dropout) is nn.Dropout and type(han.embedding_dropout) is Dropout
+    assert reference.step_cost_words == float("inf") and han.step_cost_words == 8

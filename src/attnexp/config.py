@@ -159,6 +159,8 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
 
 
 def training_selection(config: dict, dataset: str, model: str) -> str:
-    """The split whose metric picks the kept epoch: `train.select_on` (D-SEL), except for W&P's
-    adversaries, which keep the epoch of the lowest training loss (D-ADVSEL)."""
-    return "train" if model_spec(config, dataset, model).is_adversary else config["train"]["select_on"]
+    """The split whose metric picks the kept epoch: the dataset's `select_on`, else `train.select_on`
+    (D-SEL), except for W&P's adversaries, which keep the epoch of the lowest training loss (D-ADVSEL)."""
+    if model_spec(config, dataset, model).is_adversary:
+        return "train"
+    return config["datasets"][dataset].get("select_on", config["train"]["select_on"])
