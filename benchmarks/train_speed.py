@@ -38,15 +38,15 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 # variant -> settings overrides and model switches: `recurrence` (`BiRNN.implementation`, None: each
-# cell's default), `dropout` (`bernoulli`: torch's nn.Dropout in place of the S&S models' `Dropout`),
+# cell's default), `dropout_draws` (`bernoulli`: torch's nn.Dropout in place of the S&S models' `Dropout`),
 # `han_chunks` (`fixed`: word-level chunks of `sentence_chunk` sentences, whatever their padding)
 VARIANTS = {
-    "reference": {"recurrence": "per_direction", "dropout": "bernoulli", "han_chunks": "fixed"},
-    "packed_for_loop": {"optimizer_implementation": "for_loop", "recurrence": "packed", "dropout": "bernoulli", "han_chunks": "fixed"},
+    "reference": {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"},
+    "packed_for_loop": {"optimizer_implementation": "for_loop", "recurrence": "packed", "dropout_draws": "bernoulli", "han_chunks": "fixed"},
     "default": {},
     "lazy": {"embedding_update": "lazy"},
 }
-SWITCHES = ("recurrence", "dropout", "han_chunks")
+SWITCHES = ("recurrence", "dropout_draws", "han_chunks")
 
 
 def prepared(model, overrides: dict):
@@ -62,7 +62,7 @@ def prepared(model, overrides: dict):
     switches = {k: overrides.pop(k, None) for k in SWITCHES}
     if switches["recurrence"] is not None:
         use_recurrence(copied, switches["recurrence"])
-    if switches["dropout"] == "bernoulli":
+    if switches["dropout_draws"] == "bernoulli":
         for parent in list(copied.modules()):
             for name, child in parent.named_children():
                 if isinstance(child, Dropout):
@@ -183,7 +183,7 @@ def main() -> None:
         epoch = result.timing["train_seconds"] / result.timing["epochs_run"]
         differs = max((result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict)
         rows.append(
-            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('recurrence') or 'default'} | {s.get('dropout') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {step:.2f} | {ref_step / step:.2f}× | "
+            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('recurrence') or 'default'} | {s.get('dropout_draws') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {step:.2f} | {ref_step / step:.2f}× | "
             f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
             f"{result.test['accuracy']:.4f} | {result.test['accuracy'] - ref.test['accuracy']:+.4f} | {differs:.1e} |"
         )

@@ -210,7 +210,7 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     spec = importlib.util.spec_from_file_location("train_speed", ROOT / "benchmarks" / "train_speed.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout": "bernoulli", "han_chunks": "fixed"}
+    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"}
     assert module.VARIANTS["default"] == {}  # config.yaml as it stands
     from tiny_models import flat, hierarchical, random_examples
     from torch import nn

@@ -37,16 +37,16 @@ class _LSTM(torch.autograd.Function):
         gates = gates_in.clone()  # becomes the activations σ(i), σ(f), tanh(g), σ(o)
         cells, tanh_cells, states = (gates_in.new_empty(L, D, h, B) for _ in range(3))
         state = cell = gates_in.new_zeros(D, h, B)
-        for t in range(L):
-            a = gates[t].baddbmm_(w_hh, state)
-            a[:, : 2 * h].sigmoid_()
-            a[:, 2 * h : 3 * h].tanh_()
-            a[:, 3 * h :].sigmoid_()
-            i, f, g, o = a.split(h, dim=1)
-            torch.mul(f, cell, out=cells[t]).addcmul_(i, g)
-            torch.tanh(cells[t], out=tanh_cells[t])
-            torch.mul(o, tanh_cells[t], out=states[t])
-            state, cell = states[t], cells[t]
+        # every position's views made once: indexing in the loop costs more than the operators
+        steps = zip(gates.unbind(0), gates[:, :, : 2 * h].unbind(0), gates[:, :, 2 * h : 3 * h].unbind(0), gates[:, :, 3 * h :].unbind(0), cells.unbind(0), tanh_cells.unbind(0), states.unbind(0))
+        for a, i_f, g, o, c, tc, s in steps:
+            a.baddbmm_(w_hh, state)
+            i_f.sigmoid_(), g.tanh_(), o.sigmoid_()
+            i, f = i_f.split(h, dim=1)
+            torch.mul(f, cell, out=c).addcmul_(i, g)
+            torch.tanh(c, out=tc)
+            torch.mul(o, tc, out=s)
+            state, cell = s, c
         ctx.save_for_backward(w_hh, gates, cells, tanh_cells, states)
         return states
 
@@ -62,13 +62,14 @@ class _LSTM(torch.autograd.Function):
         slope, scratch = gates.new_empty(D, G, B), gates.new_empty(D, h, B)
         grad_states = grad_states.contiguous()
         # no allocation inside the loops: under deterministic algorithms torch fills every new tensor
-        for t in range(L - 1, -1, -1):
-            a, d = gates[t], grad_gates[t]
-            i, f, g, o = a.split(h, dim=1)
-            di, df, dg, do = d.split(h, dim=1)
-            before_cell, before = (cells[t - 1], states[t - 1]) if t else (zeros, zeros)
-            dh = grad_state.add_(grad_states[t])
-            tc = tanh_cells[t]
+        gate_views = [x[:, :, k * h : (k + 1) * h].unbind(0) for x in (gates, grad_gates) for k in range(4)]
+        steps = zip(
+            gates.unbind(0), grad_gates.unbind(0), *gate_views,
+            [zeros, *cells[:-1].unbind(0)], [zeros, *states[:-1].unbind(0)], tanh_cells.unbind(0), grad_states.unbind(0),
+        )  # fmt: skip
+        slope_g = slope[:, 2 * h : 3 * h]
+        for a, d, i, f, g, o, di, df, dg, do, before_cell, before, tc, grad_out in reversed(list(steps)):
+            dh = grad_state.add_(grad_out)
             # the cell's gradient: carried + dh o (1 - tanh(c)^2)
             torch.mul(tc, tc, out=scratch).neg_().add_(1).mul_(o).mul_(dh)
             dc = grad_cell.add_(scratch)
@@ -76,7 +77,7 @@ class _LSTM(torch.autograd.Function):
             # activation slopes: s (1 - s) for the sigmoids, 1 - g^2 for tanh
             torch.mul(a, a, out=slope)
             torch.sub(a, slope, out=slope)
-            slope[:, 2 * h : 3 * h].sub_(g).add_(1)
+            slope_g.sub_(g).add_(1)
             d.mul_(slope)
             dc.mul_(f)  # carried to the previous position
             grad_w_hh.baddbmm_(d, before.transpose(1, 2))
@@ -96,15 +97,20 @@ class _GRU(torch.autograd.Function):
         reset_update = gates_in.new_empty(L, D, 2 * h, B)  # σ(r), σ(z)
         new, states = gates_in.new_empty(L, D, h, B), gates_in.new_empty(L, D, h, B)
         state = gates_in.new_zeros(D, h, B)
-        for t in range(L):
-            product = torch.bmm(w_hh, state, out=recurrent[t])
-            torch.add(gates_in[t, :, : 2 * h], product[:, : 2 * h], out=reset_update[t]).sigmoid_()
-            r, z = reset_update[t].split(h, dim=1)
-            hidden_n = product[:, 2 * h :].add_(b_hn)
-            torch.mul(r, hidden_n, out=new[t]).add_(gates_in[t, :, 2 * h :]).tanh_()
-            n = new[t]
-            torch.sub(state, n, out=states[t]).mul_(z).add_(n)  # (1 - z) n + z h
-            state = states[t]
+        # every position's views made once: indexing in the loop costs more than the operators
+        steps = zip(
+            recurrent.unbind(0), recurrent[:, :, : 2 * h].unbind(0), recurrent[:, :, 2 * h :].unbind(0),
+            gates_in[:, :, : 2 * h].unbind(0), gates_in[:, :, 2 * h :].unbind(0),
+            reset_update.unbind(0), reset_update[:, :, :h].unbind(0), reset_update[:, :, h:].unbind(0),
+            new.unbind(0), states.unbind(0),
+        )  # fmt: skip
+        for product, product_rz, hidden_n, in_rz, in_n, rz, r, z, n, s in steps:
+            torch.bmm(w_hh, state, out=product)
+            torch.add(in_rz, product_rz, out=rz).sigmoid_()
+            hidden_n.add_(b_hn)
+            torch.mul(r, hidden_n, out=n).add_(in_n).tanh_()
+            torch.sub(state, n, out=s).mul_(z).add_(n)  # (1 - z) n + z h
+            state = s
         ctx.save_for_backward(w_hh, recurrent, reset_update, new, states)
         return states
 
@@ -121,30 +127,33 @@ class _GRU(torch.autograd.Function):
         zeros = states.new_zeros(D, h, B)
         scratch = states.new_empty(D, h, B)
         grad_states = grad_states.contiguous()
-        for t in range(L - 1, -1, -1):
-            r, z = reset_update[t].split(h, dim=1)
-            n = new[t]
-            before = states[t - 1] if t else zeros
-            dh = grad_state.add_(grad_states[t])
-            dr, dz, dn = grad_in[t].split(h, dim=1)
+        steps = zip(
+            reset_update[:, :, :h].unbind(0), reset_update[:, :, h:].unbind(0), new.unbind(0), recurrent[:, :, 2 * h :].unbind(0),
+            [zeros, *states[:-1].unbind(0)], grad_states.unbind(0), grad_in.unbind(0),
+            grad_in[:, :, :h].unbind(0), grad_in[:, :, h : 2 * h].unbind(0), grad_in[:, :, 2 * h :].unbind(0),
+        )  # fmt: skip
+        hidden_rz, hidden_n = grad_hidden[:, : 2 * h], grad_hidden[:, 2 * h :]
+        for r, z, n, recurrent_n, before, grad_out, grad_t, dr, dz, dn in reversed(list(steps)):
+            dh = grad_state.add_(grad_out)
             # n's pre-activation: dh (1 - z) (1 - n^2)
             torch.mul(n, n, out=dn).neg_().add_(1).mul_(dh)
             dn.sub_(torch.mul(dn, z, out=scratch))
             torch.sub(before, n, out=dz).mul_(dh).mul_(z).sub_(torch.mul(dz, z, out=scratch))  # dh (h - n) z (1 - z)
-            torch.mul(dn, recurrent[t, :, 2 * h :], out=dr).mul_(r).sub_(torch.mul(dr, r, out=scratch))  # σ'(r)
-            grad_hidden[:, : 2 * h] = grad_in[t, :, : 2 * h]
-            torch.mul(dn, r, out=grad_hidden[:, 2 * h :])
-            grad_hidden_n.add_(grad_hidden[:, 2 * h :])
+            torch.mul(dn, recurrent_n, out=dr).mul_(r).sub_(torch.mul(dr, r, out=scratch))  # σ'(r)
+            hidden_rz.copy_(grad_t[:, : 2 * h])
+            torch.mul(dn, r, out=hidden_n)
+            grad_hidden_n.add_(hidden_n)
             grad_w_hh.baddbmm_(grad_hidden, before.transpose(1, 2))
             dh.mul_(z).baddbmm_(w_hh.transpose(1, 2), grad_hidden)  # dh z + W_hh^T d, carried in grad_state's buffer
         return grad_in, grad_w_hh, grad_hidden_n.sum(dim=2, keepdim=True)
 
 
-def bidirectional_recurrence(inputs: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: torch.Tensor, b_hh: torch.Tensor, cell: str) -> torch.Tensor:
-    """Both directions of a single-layer LSTM/GRU from zero states, each over its own row order:
-    inputs (D, B, L, E), w_ih (D, G, E), w_hh (D, G, h), b_ih and b_hh (D, G), the directions'
-    torch parameters stacked -> states (D, B, L, h)."""
-    D, B, L, E = inputs.shape
+def bidirectional_recurrence(inputs: torch.Tensor, rows: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: torch.Tensor, b_hh: torch.Tensor, cell: str) -> torch.Tensor:
+    """Both directions of a single-layer LSTM/GRU from zero states, each reading its own order of rows:
+    inputs (N, E) the batch's positions as rows; rows (D, L, B) the input row that direction d reads at
+    step t in batch row b; w_ih (D, G, E), w_hh (D, G, h), b_ih and b_hh (D, G) the directions' torch
+    parameters stacked -> states (D, L, B, h), the state of direction d after step t of batch row b."""
+    D, L, B = rows.shape
     h = w_hh.shape[-1]
     if cell == "lstm":
         bias = b_ih + b_hh
@@ -152,10 +161,12 @@ def bidirectional_recurrence(inputs: torch.Tensor, w_ih: torch.Tensor, w_hh: tor
         bias = b_ih + torch.cat([b_hh[:, : 2 * h], torch.zeros_like(b_hh[:, 2 * h :])], dim=1)
     else:
         raise ValueError(f"unknown recurrent cell {cell!r}: expected lstm or gru")
-    gates_in = torch.baddbmm(bias[:, :, None], w_ih, inputs.reshape(D, B * L, E).transpose(1, 2))  # (D, G, B L)
-    gates_in = gates_in.view(D, -1, B, L).permute(3, 0, 1, 2).contiguous()  # (L, D, G, B)
+    x = inputs.index_select(0, rows.reshape(-1)).view(D, L * B, -1)  # time-major: step t's rows together
+    gates_in = torch.baddbmm(bias[:, :, None], w_ih, x.transpose(1, 2))  # (D, G, L B)
+    # to (L, D, G, B): whole rows of B values move, not single values
+    gates_in = gates_in.view(D, -1, L, B).permute(2, 0, 1, 3).contiguous()
     if cell == "lstm":
         states = _LSTM.apply(gates_in, w_hh)
     else:
         states = _GRU.apply(gates_in, w_hh, b_hh[:, 2 * h :, None])
-    return states.permute(1, 3, 0, 2)  # (D, B, L, h)
+    return states.permute(1, 0, 3, 2)  # (D, L, B, h)
