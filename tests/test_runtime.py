@@ -482,3 +482,97 @@ def test_split_labels_are_ids_and_class_indices_in_file_order(tmp_path):
     io.write_jsonl(data_dir / "test.jsonl", [records[0] | {"label": "other"}, *records[1:]])
     with pytest.raises(KeyError):
         split_labels(data_dir, "test")
+
+
+# --------------------------------------------------------------------------------------------------
+# start-up: what a job pays before its work (benchmarks/job_startup.py)
+
+
+def _in_a_fresh_interpreter(code: str) -> str:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_set_determinism_is_torchs_deterministic_mode_without_importing_the_compiler():
+    out = _in_a_fresh_interpreter(
+        "import sys, torch\n"
+        "from attnexp.runtime import set_determinism\n"
+        "set_determinism(3, 1)\n"
+        "print(torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._inductor' in sys.modules, 'torch._dynamo' in sys.modules)\n"
+        "import torch._inductor.config as c\n"
+        "print(c.deterministic)\n"  # what torch.use_deterministic_algorithms(True) sets, read when the compiler loads
+    )
+    assert out.split() == ["True", "False", "False", "False", "True"]
+    already = _in_a_fresh_interpreter(
+        "import torch._inductor.config as c\nfrom attnexp.runtime import set_determinism\nset_determinism(3, 1)\nprint(c.deterministic)"
+    )
+    assert already == "True"
+
+
+def test_the_model_jobs_modules_leave_out_what_they_do_not_use():
+    """explain and the J&W jobs import neither the compiler, captum (IG only), scipy.stats (τ only)
+    nor plotting; jw_correlations not even torch; the adversary's optimizer loads nothing more."""
+    heavy = ("torch._dynamo", "torch._inductor", "captum", "scipy.stats", "pandas", "matplotlib", "seaborn")
+    out = _in_a_fresh_interpreter(
+        "import sys, torch\n"
+        "import attnexp.explain, attnexp.experiments.jain_wallace as jw, attnexp.workflow\n"
+        "from attnexp.runtime import set_determinism\n"
+        "set_determinism(3, 1)\n"
+        "jw.FusedAdam(torch.zeros(2, requires_grad=True), lr=0.01, amsgrad=True).step()\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    assert out == "[]"
+    out = _in_a_fresh_interpreter(
+        "import sys\nimport attnexp.experiments.jain_wallace_correlations, attnexp.workflow\n"
+        "print([m for m in ('torch', 'scipy.stats', 'pandas') if m in sys.modules])"
+    )
+    assert out == "[]"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id":"a","tokens":["x","y"],"label":1,"sentences":[[0,2]]}',
+        '{"id":"a","tokens":["x"],"label":"pos"}',
+        '{"label":0,"id":"a","tokens":[]}',
+        '{"id":"a","tokens":["{","\\"label\\":7"],"label":2}',  # a brace and a quoted key inside tokens
+        '{"id":"a","meta":{"label":9},"label":3}',  # a nested key of the same name first
+        '{"id": "a", "tokens": ["x"], "label": 4}',  # whitespace after the colon
+        '{"id":"a\\"label\\":5","label":[1, 2]}',
+        '{"id":"a","tokens":["x"],"label":null}',
+    ],
+)
+def test_read_classes_reads_each_label_as_a_full_parse_would(tmp_path, line):
+    from attnexp.runtime import _read_labels
+
+    (tmp_path / "train.jsonl").write_text(line + "\n" + line + "\n", encoding="utf-8")
+    assert _read_labels(tmp_path / "train.jsonl") == [r["label"] for r in io.read_jsonl(tmp_path / "train.jsonl")]
+
+
+def test_read_classes_of_a_real_training_split_and_its_errors(data_dir, tmp_path):
+    from attnexp.models.inputs import label_classes
+
+    assert read_classes(data_dir) == label_classes(io.read_jsonl(data_dir / "train.jsonl"))
+    (tmp_path / "train.jsonl").write_text('{"id":"a","label":1}\nnot json\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"train.jsonl:2: not a JSON object per line"):
+        read_classes(tmp_path)
+
+
+def test_set_determinism_keeps_freed_memory_and_skips_nan_fills():
+    out = _in_a_fresh_interpreter(
+        "import ctypes, torch\n"
+        "from attnexp.runtime import set_determinism\n"
+        "set_determinism(3, 1)\n"
+        "import torch.utils.deterministic as d\n"
+        "print(d.fill_uninitialized_memory, torch.are_deterministic_algorithms_enabled())\n"
+        "runs = []\n"
+        "for _ in range(2):\n"
+        "    torch.manual_seed(3)\n"
+        "    runs.append(torch.randn(1000, 100) @ torch.randn(100, 10))\n"
+        "print(torch.equal(*runs))\n"
+    )
+    assert out.split() == ["False", "True", "True"]

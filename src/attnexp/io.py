@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
+import math
+import numbers
 import os
 import tempfile
 from pathlib import Path
@@ -66,3 +69,39 @@ def write_csv(path: str | os.PathLike, table) -> None:
     """A pandas table as CSV, floats with 6 significant digits (stable across reruns, readable)."""
     with atomic_path(path) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
+
+
+def write_records_csv(path: str | os.PathLike, records: list[dict]) -> None:
+    """Records of one shape as CSV, byte for byte what `write_csv(path, pandas.DataFrame(records))`
+    writes (header from the keys, integers as integers, floats as %.6g with NaN empty, strings and
+    booleans through the same csv quoting), without importing pandas, ~0.2-0.3 s of a model job's
+    start-up. Records it cannot type column by column as pandas would (none at all, differing keys,
+    a column of mixed or other types) go through pandas itself."""
+    columns = list(records[0]) if records else []
+    kinds = [_column_kind([r[c] for r in records]) for c in columns] if all(list(r) == columns for r in records) else [None]
+    if not records or None in kinds:
+        import pandas as pd
+
+        write_csv(path, pd.DataFrame(records))
+        return
+    formats = {bool: str, int: str, str: str, float: lambda x: "" if math.isnan(x) else "%.6g" % x}
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")  # pandas' own settings: QUOTE_MINIMAL, '"' doubled
+        writer.writerow(columns)
+        formatters = [formats[kind] for kind in kinds]
+        writer.writerows([fmt(r[c]) for fmt, c in zip(formatters, columns)] for r in records)
+
+
+def _column_kind(values: list) -> type | None:
+    """bool, int, float or str where every value of a column is one (its pandas dtype: bool, int64,
+    float64, or strings), else None. numpy integers count as int and numpy float64 (a float) as
+    float; numpy booleans and other numpy floats (float32) count as nothing."""
+    for kind, test in (
+        (bool, lambda v: type(v) is bool),
+        (int, lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)),
+        (float, lambda v: isinstance(v, float)),
+        (str, lambda v: isinstance(v, str)),
+    ):
+        if all(test(v) for v in values):
+            return kind
+    return None

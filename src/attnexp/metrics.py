@@ -10,11 +10,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy
-import torch
-from scipy.stats import kendalltau, rankdata
+import scipy  # the version alone: scipy.stats (~0.5 s to import) is loaded by the two functions using it
+
+if TYPE_CHECKING:
+    # Annotations only: the distributions use tensor methods (and pairwise_jsd_total imports torch
+    # itself), so a job that only ranks scores (jw_correlations) never loads torch (~1.5 s).
+    import torch
 
 __all__ = [
     "roc_auc",
@@ -44,6 +48,8 @@ def roc_auc(y_true: np.ndarray, score: np.ndarray) -> float:
     n_pos, n_neg = int(y_true.sum()), int((~y_true).sum())
     if n_pos == 0 or n_neg == 0:
         return float("nan")
+    from scipy.stats import rankdata
+
     ranks = rankdata(score)  # average ranks for ties
     return float((ranks[y_true].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
@@ -80,15 +86,15 @@ def jsd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """Jensen-Shannon divergence over the last axis: ½ KL(p‖m) + ½ KL(q‖m), m = (p + q)/2, natural
     log, in [0, ln 2]. Broadcasts leading axes. Zero weights contribute 0 (up to JSD_EPS)."""
     m = (p + q) / 2
-    kl_pm = (p * (torch.log(p + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
-    kl_qm = (q * (torch.log(q + JSD_EPS) - torch.log(m + JSD_EPS))).sum(-1)
+    kl_pm = (p * ((p + JSD_EPS).log() - (m + JSD_EPS).log())).sum(-1)
+    kl_qm = (q * ((q + JSD_EPS).log() - (m + JSD_EPS).log())).sum(-1)
     return (kl_pm + kl_qm) / 2
 
 
 def neg_entropy(p: torch.Tensor) -> torch.Tensor:
     """Σ p log(p + ε) over the last axis, with `jsd`'s ε: JSD(p, q) = ½ neg_entropy(p) + ½ neg_entropy(q)
     − neg_entropy((p + q)/2), the form that lets many divergences of one p share its logarithms."""
-    return (p * torch.log(p + JSD_EPS)).sum(-1)
+    return (p * (p + JSD_EPS).log()).sum(-1)
 
 
 def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torch.Tensor:
@@ -96,6 +102,8 @@ def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torc
     diagonal included (where it is 0), as (K − 1) Σ_k e_k − 2 Σ_{k<k′} e((p_k + p_k′)/2) with
     e = `neg_entropy` (`own`: e_k when already computed): a third of the logarithms and products of
     evaluating the K² pairs (J&W's adversary diversity term)."""
+    import torch  # see the module's imports
+
     K = p.shape[0]
     own = neg_entropy(p) if own is None else own  # (K, ...)
     if K == 1:
@@ -107,7 +115,7 @@ def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torc
 def kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     """KL(p‖q) over the last axis, natural log, with JSD_EPS inside the logarithms (finite where q
     has zeros). Broadcasts leading axes."""
-    return (p * (torch.log(p + JSD_EPS) - torch.log(q + JSD_EPS))).sum(-1)
+    return (p * ((p + JSD_EPS).log() - (q + JSD_EPS).log())).sum(-1)
 
 
 def tvd(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -124,6 +132,8 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         raise ValueError(f"kendall_tau needs two vectors of one length, got shapes {a.shape} and {b.shape}")
     if len(a) < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return math.nan, math.nan
+    from scipy.stats import kendalltau
+
     result = kendalltau(a, b)
     return float(result.statistic), float(result.pvalue)
 

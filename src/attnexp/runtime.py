@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +76,53 @@ def set_determinism(seed: int, threads: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
+    _deterministic_algorithms()
+    # Under deterministic algorithms torch fills every new tensor with NaN before use, so that a read of
+    # uninitialised memory shows; the pipeline's reruns are compared byte for byte instead (tests), and
+    # the fills were a quarter of an IMDB BiLSTM training step (oneDNN's per-step workspaces)
+    torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.benchmark = False
     torch.set_num_threads(threads)
+    _keep_freed_memory()
+
+
+# glibc's mallopt parameters
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+
+
+def _keep_freed_memory() -> None:
+    """Let the process reuse the memory it frees instead of handing it back to the kernel: a training
+    step allocates and frees the same tens of MB of activations, and glibc's defaults return them
+    (mmap'd blocks, trimmed heap tops), so every step paid page faults to touch them again (with the
+    NaN fills off, an IMDB BiLSTM step 308 -> 247 ms on one thread, benchmarks/README.md). Blocks up to
+    32 MB (glibc's ceiling) come from the heap, and up to 1 GB of free heap is kept. A C library
+    without mallopt (not glibc) is left as it is: this changes speed, never results."""
+    import ctypes
+
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is None:
+        return
+    mallopt(_M_MMAP_THRESHOLD, 32 * 2**20)
+    mallopt(_M_TRIM_THRESHOLD, 2**30)
+    mallopt(_M_TOP_PAD, 64 * 2**20)
+
+
+def _deterministic_algorithms() -> None:
+    """`torch.use_deterministic_algorithms(True)` without its import of Inductor's config, which
+    loads torch._inductor and torch._dynamo (about 1 s, more than `import torch` itself, in every job)
+    only to set that config's `deterministic` flag. Nothing here compiles a model, so the flag goes
+    where Inductor's config reads it when first imported (TORCHINDUCTOR_DETERMINISTIC), or onto the
+    config if something has imported it already: the same state as torch's own call."""
+    set_flag = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if set_flag is None:  # another torch: its public call, whatever it imports
+        torch.use_deterministic_algorithms(True)
+        return
+    inductor_config = sys.modules.get("torch._inductor.config")
+    if inductor_config is not None:
+        inductor_config.deterministic = True
+    else:
+        os.environ["TORCHINDUCTOR_DETERMINISTIC"] = "1"
+    set_flag(True, warn_only=False)
 
 
 def resolve_device(setting: str) -> torch.device:
@@ -141,7 +186,35 @@ def read_vocab(path: str | Path) -> list[str]:
 
 def read_classes(data_dir: str | Path) -> list:
     """The class labels of a preprocessed dataset, in class-index order (from its training split)."""
-    return label_classes(io.read_jsonl(Path(data_dir) / "train.jsonl"))
+    return label_classes([{"label": label} for label in _read_labels(Path(data_dir) / "train.jsonl")])
+
+
+_LABEL_KEY = '"label":'
+
+
+def _read_labels(path: Path) -> list:
+    """The `label` of every record of a JSONL split, in file order, without parsing the rest of each
+    record (a training split's tokens are most of its bytes: on IMDB 0.08 s instead of 0.6 s). Where
+    no object opens before the first `"label":` and a comma or the record's own brace precedes it,
+    that key is the record's own (its quote is no string's escaped quote; the files are written from
+    dicts, so keys are unique) and its value is decoded there; any other line is parsed whole, with
+    `io.read_jsonl`'s error for one that is not JSON."""
+    decoder = json.JSONDecoder()
+    labels = []
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            at = line.find(_LABEL_KEY)
+            if at > 0 and line[0] == "{" and line[at - 1] in ",{" and line.find("{", 1, at) < 0:
+                try:
+                    labels.append(decoder.raw_decode(line, at + len(_LABEL_KEY))[0])
+                    continue
+                except json.JSONDecodeError:
+                    pass  # e.g. whitespace after the colon: parsed whole below
+            try:
+                labels.append(json.loads(line)["label"])
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
+    return labels
 
 
 def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:

@@ -1,6 +1,7 @@
 """Jain & Wallace (2019), "Attention is not Explanation": the experiments of §5 on a trained model.
 
-- `correlations`: Kendall τ-b between attention, |gradient|, leave-one-out and |IG| per instance (§5.3).
+- `correlations`: Kendall τ-b between attention, |gradient|, leave-one-out and |IG| per instance (§5.3;
+  torch-free in `attnexp.experiments.jain_wallace_correlations`, re-exported here).
 - `permutation_output_differences`: α̂ permuted over the real tokens, only `decode` re-run (§5.4).
 - `adversarial_search` / `eps_max_jsd`: K attention distributions far from α̂ (JSD) that keep the
   output (§5.5), found by Adam on free logits with the hidden states fixed.
@@ -20,76 +21,33 @@ reference loops of `benchmarks/jain_wallace_speed.py` reproduce them exactly.
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 import torch
 from torch import nn
 
 from attnexp import io
 from attnexp.experiments.cached import Readout, cached_batches, readout, real_positions
-from attnexp.explain import METHODS, importance, read_explanations
-from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, kendall_tau, neg_entropy, pairwise_jsd_total, tvd
+from attnexp.experiments.jain_wallace_correlations import PAIRS, class_groups, correlations, summarise_correlations, write_correlations
+from attnexp.explanations import METHODS, importance
+from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pairwise_jsd_total, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.plan import require
 from attnexp.runtime import Run, frozen, probabilities, restore_run, set_determinism
 
+if TYPE_CHECKING:  # the tables are built where asked for: the model jobs write their rows without pandas
+    import pandas as pd
+
 __all__ = [
     "PAIRS", "correlations", "class_groups", "summarise_correlations",
-    "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_experiment",
-    "adversary_noise", "adversarial_search", "search_objective", "linear_search_gradient", "LinearSearchGradient", "eps_max_jsd", "adversarial_experiment",
+    "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_rows", "permutation_experiment",
+    "adversary_noise", "adversarial_search", "search_objective", "linear_search_gradient", "LinearSearchGradient", "eps_max_jsd",
+    "adversarial_rows", "adversarial_experiment", "FusedAdam",
     "GROUND_TRUTH_METHODS", "ground_truth_table", "summarise_ground_truth",
     "write_correlations", "write_permutation", "write_adversarial",
 ]
-
-# ---------------------------------------------------------------------------------------------
-# Correlations (§5.3)
-
-# (first, second) measures whose per-instance Kendall τ is computed, where both were explained
-# (`jain_wallace.measures`). Importance scores are magnitudes: |gradient| (J&W §5.1) and |IG|
-# (beyond.md §1); attention and LOO are non-negative.
-PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
-
-
-def correlations(records: list[dict]) -> pd.DataFrame:
-    """One row per instance and pair of explained measures: τ-b over all real tokens and its two-sided
-    p-value (D-TAU)."""
-    pairs = [(a, b) for a, b in PAIRS if records and a in records[0] and b in records[0]]
-    if records and not pairs:
-        raise ValueError(f"no pair of measures to correlate: the explanations hold {sorted(k for k in records[0] if k in METHODS)}")
-    rows = []
-    for r in records:
-        for first, second in pairs:
-            tau, p_value = kendall_tau(importance(r, first), importance(r, second))
-            rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "pair": f"{first}~{second}", "tau": tau, "p_value": p_value})
-    return pd.DataFrame(rows, columns=["id", "length", "predicted", "pair", "tau", "p_value"])
-
-
-def class_groups(predicted: pd.Series, family: str) -> pd.Series:
-    """The row group of each instance (§5.3): BC by predicted class; QA/NLI by predicted label when
-    the predictions take fewer than 4 values (SNLI), otherwise one "Overall" group (CNN, bAbI)."""
-    if family == "qa" and predicted.nunique() >= 4:
-        return pd.Series("Overall", index=predicted.index)
-    return predicted.astype(str)
-
-
-def summarise_correlations(table: pd.DataFrame, family: str, significance: float = 0.05) -> pd.DataFrame:
-    """Per pair and group: instances, undefined τ (constant vectors, excluded), mean and population
-    std of τ, and Sig. Frac. = the fraction of instances with p <= `significance`."""
-    table = table.assign(group=class_groups(table["predicted"], family))
-    rows = []
-    for (pair, group), part in table.groupby(["pair", "group"], sort=True):
-        defined = part.dropna(subset=["tau"])
-        rows.append({
-            "pair": pair, "group": group, "n": len(defined), "n_undefined": len(part) - len(defined),
-            "mean": defined["tau"].mean(), "std": defined["tau"].std(ddof=0),
-            "sig_frac": (defined["p_value"] <= significance).mean(),
-        })
-    return pd.DataFrame(rows)
-
 
 # ---------------------------------------------------------------------------------------------
 # Permutation (§5.4)
@@ -120,7 +78,7 @@ def permutation_output_differences(model: nn.Module, encoded: Encoded, heads: to
     return tvd(probabilities(logits), probs)
 
 
-def permutation_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> pd.DataFrame:
+def permutation_rows(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> list[dict]:
     """Per instance: Δŷ^med = median over permutations of the output change, max α̂, predicted class."""
     rows = [None] * len(examples)
     for batch in cached_batches(model, examples, settings["max_tokens"]):
@@ -134,7 +92,14 @@ def permutation_experiment(model: nn.Module, examples: list[Example], settings: 
                 "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
                 "max_attention": float(attention[b].max()), "median_output_difference": float(medians[b]),
             }
-    return pd.DataFrame(rows)
+    return rows
+
+
+def permutation_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int) -> pd.DataFrame:
+    """`permutation_rows` as a table, one row per instance."""
+    import pandas as pd
+
+    return pd.DataFrame(permutation_rows(model, examples, settings, seed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,17 +157,45 @@ def adversarial_search(
         z = z.masked_fill(~head_mask, float("-inf"))
         gradient = LinearSearchGradient(heads, out, probs, z.shape[0], **terms)  # per-batch constants, buffers
     z.requires_grad_(True)
-    optimizer = torch.optim.Adam([z], lr=lr, amsgrad=amsgrad, fused=True)  # one kernel per step
+    optimizer = FusedAdam(z, lr=lr, amsgrad=amsgrad)  # one kernel per step
     with frozen(model):
         for _ in range(steps):
             if out.linear:
                 with torch.no_grad():
                     z.grad = gradient(torch.softmax(z, dim=-1))
             else:
-                optimizer.zero_grad()
+                z.grad = None
                 search_objective(masked_softmax(z, head_mask), heads, out, probs, **terms).backward()
             optimizer.step()
     return masked_softmax(z.detach(), head_mask)
+
+
+class FusedAdam:
+    """`torch.optim.Adam([z], lr=lr, amsgrad=amsgrad, fused=True)` for the one tensor the adversary
+    searches: the same state (zero moments, a float32 step count on z's device) and the same fused
+    kernel per step, so the same bits. Not the optimizer itself, because constructing any
+    torch.optim optimizer imports torch._dynamo (about 1 s of the adversarial job's start-up, for a
+    compiler nothing here uses) and its step() adds per-call bookkeeping this loop does not need."""
+
+    BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults, as are eps and no weight decay
+    EPS = 1e-8
+
+    def __init__(self, z: torch.Tensor, lr: float, amsgrad: bool):
+        self.z, self.lr, self.amsgrad = z, lr, amsgrad
+        self.count = torch.zeros((), dtype=torch.float32, device=z.device)
+        self.moments = [torch.zeros_like(z, memory_format=torch.preserve_format) for _ in range(3 if amsgrad else 2)]
+
+    @torch.no_grad()
+    def step(self) -> None:
+        if self.z.grad is None:  # as torch.optim: a parameter without a gradient is not updated
+            return
+        torch._foreach_add_([self.count], 1)
+        exp_avg, exp_avg_sq, *max_exp_avg_sq = self.moments
+        torch._fused_adam_(
+            [self.z], [self.z.grad], [exp_avg], [exp_avg_sq], max_exp_avg_sq, [self.count],
+            amsgrad=self.amsgrad, lr=self.lr, beta1=self.BETAS[0], beta2=self.BETAS[1], weight_decay=0.0,
+            eps=self.EPS, maximize=False, grad_scale=None, found_inf=None,
+        )
 
 
 def search_objective(per_head: torch.Tensor, heads: torch.Tensor, out, probs: torch.Tensor, *, penalty: float, margin: float, output_scale: float) -> torch.Tensor:
@@ -301,7 +294,7 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: 
     )
 
 
-def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
+def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[list[dict], list[dict]]:
     """Per instance: ε-max JSD, max α̂, predicted class; and the chosen candidate (D-JWEXPORT)."""
     family = model.spec.family
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
@@ -330,6 +323,14 @@ def adversarial_experiment(model: nn.Module, examples: list[Example], settings: 
             }
         done += len(indices)
         log(f"adversary: {done}/{len(examples)} instances")
+    return rows, exported
+
+
+def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
+    """`adversarial_rows` with the rows as a table."""
+    import pandas as pd
+
+    rows, exported = adversarial_rows(model, examples, settings, seed, log)
     return pd.DataFrame(rows), exported
 
 
@@ -342,6 +343,8 @@ GROUND_TRUTH_METHODS = METHODS  # every method explained for the model (the Tran
 def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
     """One row per test instance and method: the §3 metrics against the planted class cues G
     (`rationale` of each test record). Instances without cues are skipped."""
+    import pandas as pd
+
     truth = {d["id"]: d["rationale"] for d in data}
     rows = []
     for r in records:
@@ -358,6 +361,8 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
 def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over instances per method, overall and by predicted class. `n_undefined_mass`
     counts instances whose scores are all zero (mass undefined, left out of the mass means)."""
+    import pandas as pd
+
     metrics = ["mass", "mass_ratio", "precision", "first_hit", "auprc"]
     parts = [table.assign(group="Overall"), table.assign(group=table["predicted"].astype(str))]
     grouped = pd.concat(parts).groupby(["method", "group"], sort=True)
@@ -379,18 +384,14 @@ def _restore(checkpoint, data_dir, seed: int, threads: int, device: str) -> tupl
     return run, run.test_examples(data_dir)
 
 
-def write_correlations(explanations: list[str | Path], out: str | Path) -> None:
-    io.write_csv(out, correlations(read_explanations(explanations)))
-
-
 def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     run, examples = _restore(checkpoint, data_dir, seed, threads, device)
-    io.write_csv(out, permutation_experiment(run.model, examples, settings, seed))
+    io.write_records_csv(out, permutation_rows(run.model, examples, settings, seed))
 
 
 def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
     run, examples = _restore(checkpoint, data_dir, seed, threads, device)
-    table, exported = adversarial_experiment(run.model, examples, settings, seed, log)
-    io.write_csv(out_table, table)
+    rows, exported = adversarial_rows(run.model, examples, settings, seed, log)
+    io.write_records_csv(out_table, rows)
     io.write_jsonl(out_attention, exported)
 

@@ -38,9 +38,10 @@ from attnexp.explain.gradient import gradient_and_mask, gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
+from attnexp.explanations import METHODS, SELF_ATTENTION_VECTORS, VECTORS, explanation_sets, importance, read_explanations
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS, require
+from attnexp.plan import SELF_ATTENTION_METHODS, require
 from attnexp.runtime import model_device, probabilities, restore_run, set_determinism
 
 __all__ = [
@@ -48,22 +49,6 @@ __all__ = [
     "explain_examples", "write_explanations", "read_explanations", "explanation_sets",
     "METHODS", "VECTORS", "SELF_ATTENTION_VECTORS", "importance",
 ]
-
-METHODS = EXPLANATION_METHODS
-VECTORS = ("attention", "gradient", "loo", "ig")
-SELF_ATTENTION_VECTORS = SELF_ATTENTION_METHODS  # models with self-attention in every layer (the Transformer)
-SIGNED = ("gradient", "ig", "attattr")
-
-
-def importance(record: dict, measure: str) -> np.ndarray:
-    """A record's token importance by one measure, as magnitudes: |gradient| (J&W §5.1), |IG|
-    (beyond.md §1) and |attention attribution|; attention, LOO and rollout are non-negative already.
-    What every rank correlation uses."""
-    if measure not in METHODS:
-        raise ValueError(f"unknown importance measure {measure!r}; expected one of {METHODS}")
-    if measure not in record:
-        raise ValueError(f"instance {record['id']!r} has no {measure!r} scores (its explanation file was not read, or the model has no self-attention)")
-    return np.abs(record[measure]) if measure in SIGNED else np.asarray(record[measure])
 
 
 def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, settings: dict) -> dict[str, object]:
@@ -179,51 +164,3 @@ def write_explanations(
     log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, (method,))
     io.write_jsonl(out, (_serialisable(r) for r in records))
-
-
-def _read_file(path: Path) -> list[dict]:
-    """One explanation file -> records with every method's vector as an array of checked length."""
-    records = []
-    for record in io.read_jsonl(path):
-        present = [m for m in METHODS if m in record]
-        if not present:
-            raise ValueError(f"{path}: instance {record.get('id')!r} has none of the explanation keys {METHODS}")
-        for method in present:
-            vector = np.asarray(record[method], dtype=np.float64)
-            if len(vector) != record["length"]:
-                raise ValueError(f"{path}: instance {record['id']!r} has {len(vector)} {method} values for length {record['length']}")
-            record[method] = vector
-        if "probs" in record:
-            record["probs"] = np.asarray(record["probs"], dtype=np.float64)
-        records.append(record)
-    return records
-
-
-def read_explanations(paths) -> list[dict]:
-    """One run's explanation files (`{method}.jsonl`, one path or several) -> one record per test
-    instance with every file's keys; the files must list the same instances with the same lengths in
-    the same order."""
-    paths = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    if not paths:
-        raise ValueError("no explanation files given")
-    if len({p.parent for p in paths}) > 1:
-        raise ValueError(f"explanation files of different runs given together: {sorted({str(p.parent) for p in paths})}")
-    joined: list[dict] | None = None
-    for path in paths:
-        records = _read_file(path)
-        if joined is None:
-            joined = records
-            continue
-        if [(r["id"], r["length"]) for r in records] != [(r["id"], r["length"]) for r in joined]:
-            raise ValueError(f"{path}: its instances (ids, lengths, order) differ from {paths[0]}'s: the files are not of one run's test set")
-        for into, record in zip(joined, records):
-            into.update(record)
-    return joined
-
-
-def explanation_sets(paths) -> dict[Path, list[Path]]:
-    """A flat list of explanation files of several runs -> run directory -> its files, in first-seen order."""
-    sets: dict[Path, list[Path]] = {}
-    for path in map(Path, paths):
-        sets.setdefault(path.parent, []).append(path)
-    return sets

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-from captum.attr import IntegratedGradients
 from torch import nn
 
 from attnexp.explain.outputs import class_logit, class_probability
@@ -75,6 +74,8 @@ def integrated_gradients(
     forward = lambda e, *a: _target(model, e, *a)  # noqa: E731 (captum wants a plain callable)
     with torch.no_grad():
         gap = forward(embedded, *args) - forward(reference, *args)  # (B,) F(e) − F(e′)
+
+    from captum.attr import IntegratedGradients  # ~0.5 s to import: only the IG job loads it
 
     device = embedded.device
     attributions = torch.zeros(batch.tokens.shape, device=device)
