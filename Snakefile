@@ -26,6 +26,7 @@ include: "rules/faithfulness.smk"
 include: "rules/attention_attribution.smk"
 include: "rules/debate_matrix.smk"
 include: "rules/claims.smk"
+include: "rules/publish.smk"
 
 
 rule all:

@@ -247,13 +247,16 @@ def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | 
     return card
 
 
-def readme_status(card: pd.DataFrame, source: str) -> str:
-    """The README's status block: per paper the counts, then the misses and non-comparisons by cause."""
+def readme_status(card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None) -> str:
+    """The README's status block: per paper the counts, then the misses and non-comparisons by cause;
+    with `link`, a line pointing to the published results section (`attnexp.publish`) first."""
     lines = [
-        f"Generated from {source} by `python -m attnexp.scorecard --readme`; edit the scorecard's rules "
+        f"Generated from {source} by `{command}`; edit the scorecard's rules "
         "(`attnexp.scorecard`), not this block.", "",
-        to_markdown(summary(card).rename(columns={"not_compared": "not compared"})),
     ]
+    if link:
+        lines += [f"The published results, with each paper's tables, figures and every claim: [{link.rsplit('/', 1)[0] if '/' in link else link}]({link}).", ""]
+    lines.append(to_markdown(summary(card).rename(columns={"not_compared": "not compared"})))
     detail = breakdown(card)
     for label, kind in (("Misses by cause", MISSED), ("Not compared, by cause", NOT_COMPARED)):
         part = detail[detail["outcome"] == kind]
@@ -264,15 +267,15 @@ def readme_status(card: pd.DataFrame, source: str) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def update_readme(readme: str | Path, card: pd.DataFrame, source: str) -> bool:
-    """Replace the text between the scorecard markers of `readme`; True when it changed."""
+def update_readme(readme: str | Path, card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None) -> bool:
+    """Replace the text between the scorecard markers of `readme` with `readme_status`; True when it changed."""
     readme = Path(readme)
     text = readme.read_text(encoding="utf-8")
     if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
         raise ValueError(f"{readme}: expected one {START} line followed by one {END} line")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    updated = f"{head}{START}\n{readme_status(card, source)}{END}{tail}"
+    updated = f"{head}{START}\n{readme_status(card, source, command, link)}{END}{tail}"
     if updated != text:
         io.write_text(readme, updated)
     return updated != text

@@ -138,11 +138,8 @@ def test_an_experiment_asked_for_a_model_without_what_it_needs_fails_before_any_
 
 
 @pytest.mark.slow
-def test_quick_preset_runs_offline_and_reruns_byte_identically(tmp_path):
-    first, second = tmp_path / "a", tmp_path / "b"
-    for workdir in (first, second):
-        workdir.mkdir()
-        snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml"))
+def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
+    first, second = quick_runs  # two runs in fresh folders (tests/conftest.py); tests/test_publish.py publishes them
     s = stats(first, "synthetic")
     assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [4000, 500, 300]
     assert not (first / "resources").exists()  # nothing downloaded

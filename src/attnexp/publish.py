@@ -1,0 +1,876 @@
+"""The published results section: one command turns a run folder into Markdown pages for GitHub.
+
+    python -m attnexp.publish RUN --out docs/replication [--readme README.md] [--name NAME] [--force]
+
+Pages written into OUT (`PAGES`): `README.md`, the index (a note at the top when the run is
+incomplete or comes from another config or commit, the scorecard per paper with links, every miss
+with its cause, unexplained first, the provenance block), one page per paper (its claims, its
+headline tables beside the published values, its key figures with their captions, every claim),
+`figures/*.png` (each at most `MAX_PNG_BYTES`) and `config.yaml` (the run's effective config).
+
+What it reads from RUN; everything is optional, but a folder without a single table, claims file
+or figure is refused with one line:
+
+- `results/tables/<name>.md`: the tables of `PAGES`, embedded as they are (headings demoted);
+- `results/tables/scorecard.csv`, else `results/tables/claims.csv`, else `results/claims/*.csv`
+  (then scored here with `attnexp.scorecard`);
+- `results/figures/**.png`: the key figures of `PAGES`, re-encoded without metadata and shrunk
+  until they fit; their captions come from `report/*.rst`;
+- `results/run/run.json`, `results/run/config.yaml` (rule `record_run`): the effective config, its
+  config files, the commit, the run's targets (what counts as missing);
+- `results/benchmarks/**/*.tsv` (compute time) and `.snakemake/log/*.snakemake.log` (wall time).
+
+The output depends only on RUN, the checkout (captions, commit, config files) and the arguments:
+the same command on the same run folder writes the same bytes. An existing page is replaced by one
+with fewer tables, figures or claims only with `--force` (each page ends with its counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from io import BytesIO
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from attnexp import io
+from attnexp.claims import concatenate, read_claims
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, scorecard, summary, update_readme
+from attnexp.tables import to_markdown
+
+__all__ = [
+    "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
+    "read_run", "build", "publish", "small_png", "main",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTIONS = REPO / "report"
+RECORD, RUN_CONFIG = "results/run/run.json", "results/run/config.yaml"
+MAX_PNG_BYTES = 200_000
+MAX_PNG_WIDTH = 1600
+INDEX = "README.md"
+COUNTS = re.compile(r"<!-- attnexp\.publish: tables=(\d+) figures=(\d+) claims=(\d+) -->")
+
+
+class PublishError(ValueError):
+    """Bad input or a refused overwrite: one line, exit status `code`."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+# ----------------------------------------------------------------------------- what is published
+
+
+@dataclass(frozen=True)
+class Table:
+    """`results/tables/<name>.md`, with the caption `report/<caption>.rst`."""
+
+    name: str
+    caption: str
+    fold: bool = True  # a long table (`_folded`) is folded away; a headline table never
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Key figures of one kind: `files` are paths under results/figures with `{dataset}`, `{model}`,
+    `{seed}` wildcards; the files sharing wildcard values make one group. Groups go in dataset order,
+    then `models` order (others after, by name), then seed; `per_dataset` keeps the first of each
+    dataset; at most `limit` groups are shown."""
+
+    files: tuple[str, ...]
+    caption: str
+    heading: str
+    models: tuple[str, ...] = ()
+    per_dataset: bool = False
+    limit: int = 4
+
+
+@dataclass(frozen=True)
+class Page:
+    slug: str
+    title: str
+    about: str
+    papers: tuple[str, ...]
+    tables: tuple[Table, ...]
+    figures: tuple[Figures, ...] = ()
+
+
+_JW_RUN, _WP_RUN, _AA_RUN = "jain_wallace/{dataset}/{model}/seed{seed}", "wiegreffe_pinter/{dataset}/{model}/seed{seed}", "attention_attribution/{dataset}/{model}/seed{seed}"
+_RUN_HEADING = "{model} on {dataset}, seed {seed}"
+
+PAGES = (
+    Page(
+        "jain-wallace-2019", "Jain & Wallace 2019: Attention is not Explanation",
+        "Kendall τ between attention and gradient or leave-one-out importance (Table 2), the output's response to "
+        "permuted attention and the most different attention that keeps the output (adversarial attention), and, beyond "
+        "the paper, explanations scored against the planted cues of generated data.",
+        ("Jain & Wallace 2019",),
+        (Table("jain_wallace_table2", "jain_wallace_table2", fold=False), Table("ground_truth", "ground_truth")),
+        (
+            Figures(("jain_wallace/encoder_comparison.png",), "jain_wallace_encoders", "Encoder comparison"),
+            Figures(("jain_wallace/ground_truth.png",), "ground_truth", "Ground truth"),
+            Figures(tuple(f"{_JW_RUN}/{n}.png" for n in ("tau_histograms", "permutation", "adversarial_violin")), "jain_wallace_figures",
+                    _RUN_HEADING, ("lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"), per_dataset=True),
+        ),
+    ),
+    Page(
+        "serrano-smith-2019", "Serrano & Smith 2019: Is Attention Interpretable?",
+        "Erasing the highest-attention item against a random one (single-weight erasure), and removing items in "
+        "attention, gradient and random order until the decision flips.",
+        ("Serrano & Smith 2019",),
+        (Table("serrano_smith_erasure", "serrano_smith_erasure"), Table("serrano_smith_removal", "serrano_smith_removal"),
+         Table("serrano_smith_flip_sooner", "serrano_smith_flip_sooner")),
+        (
+            Figures(("serrano_smith/{dataset}/seed{seed}/removal_fraction.png",), "serrano_smith_removal_figures", "Removal until the decision flips: {dataset}, seed {seed}"),
+            Figures(("serrano_smith/delta_js/{model}/seed{seed}.png",), "serrano_smith_delta_js", "Single-weight erasure: {model}, seed {seed}",
+                    ("han-rnn", "flan-rnn", "han-conv", "flan-conv"), limit=3),
+        ),
+    ),
+    Page(
+        "wiegreffe-pinter-2019", "Wiegreffe & Pinter 2019: Attention is not not Explanation",
+        "The uniform-attention baseline (Table 2), the diagnostic MLP guided by imposed attention (Table 3), the "
+        "model-consistent adversary (Table 4, Figure 4) and the attention of models trained on other seeds (Figure 2).",
+        ("Wiegreffe & Pinter 2019",),
+        (Table("wiegreffe_pinter_uniform", "wiegreffe_pinter_uniform"), Table("wiegreffe_pinter_diagnostic", "wiegreffe_pinter_diagnostic"),
+         Table("wiegreffe_pinter_adversary", "wiegreffe_pinter_adversary"), Table("wiegreffe_pinter_seeds", "wiegreffe_pinter_seeds")),
+        (
+            Figures(tuple(f"{_WP_RUN}/{n}.png" for n in ("seeds_violin", "frontier", "example")), "wiegreffe_pinter_figures", _RUN_HEADING,
+                    ("lstm-tanh",), per_dataset=True),
+        ),
+    ),
+    Page(
+        "beyond", "Beyond the papers: faithfulness, the Transformer and the debate matrix",
+        "Every paper's test on every model side by side (the debate matrix), ERASER faithfulness of every ranking "
+        "(DeYoung et al. 2020), and a small Transformer with head pruning by attention attribution (Hao et al. 2021) "
+        "and attention rollout (Abnar & Zuidema 2020).",
+        ("DeYoung et al. 2020", "Hao et al. 2021", "Abnar & Zuidema 2020"),
+        (Table("debate_matrix", "debate_matrix", fold=False), Table("faithfulness_aopc", "faithfulness_aopc"),
+         Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
+         Table("attention_attribution_pruning", "attention_attribution_tables"),
+         Table("attention_attribution_agreement", "attention_attribution_tables")),
+        (
+            Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),
+            Figures((f"{_AA_RUN}/head_pruning.png",), "attention_attribution_pruning", "Head pruning: " + _RUN_HEADING, ("transformer-cls",), limit=2),
+            Figures((f"{_AA_RUN}/graphs.png",), "attention_attribution_graphs", "Attribution graphs: " + _RUN_HEADING, ("transformer-cls",), limit=2),
+        ),
+    ),
+    Page(
+        "data-and-models", "Data and models",
+        "The datasets after preprocessing beside Jain & Wallace's Table 1, and every trained model's test performance "
+        "beside the published values (their claims are on the pages of the papers that published them).",
+        (),
+        (Table("datasets", "datasets"), Table("performance", "performance")),
+    ),
+)
+
+
+# ----------------------------------------------------------------------------- the run's record
+
+
+def config_digest(config: dict) -> str:
+    """sha256 of the config as canonical JSON (sorted keys)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _git(repo: str | Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def _commit(repo: str | Path) -> tuple[str | None, bool | None]:
+    commit = _git(repo, "rev-parse", "HEAD")
+    status = _git(repo, "status", "--porcelain", "--untracked-files=no") if commit else None
+    return commit, (None if status is None else bool(status))
+
+
+def _shown_path(path: str | Path, base: str | Path) -> str:
+    """A path relative to `base` when inside it, else its file name."""
+    path, base = Path(os.path.abspath(path)), Path(os.path.abspath(base))
+    return path.relative_to(base).as_posix() if path.is_relative_to(base) else path.name
+
+
+def _sha256(path: str | Path) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def workflow_source(basedir: str | Path, configfiles, overrides) -> dict:
+    """What made a run besides its config: the commit of the workflow's checkout (and whether it had
+    uncommitted changes), the config files (the workflow's config.yaml, then each --configfile, by
+    their path in the checkout or their name) and the --config overrides."""
+    commit, dirty = _commit(basedir)
+    files = [Path(basedir) / "config.yaml", *map(Path, configfiles)]
+    return {
+        "commit": commit,
+        "uncommitted_changes": dirty,
+        "configfiles": [
+            {"path": _shown_path(f, basedir), "in_checkout": Path(os.path.abspath(f)).is_relative_to(os.path.abspath(basedir)), "sha256": _sha256(f)}
+            for f in files
+        ],
+        "config_overrides": {str(k): str(v) for k, v in dict(overrides or {}).items()},
+    }
+
+
+def write_run_record(config: dict, source: dict, targets, snakemake_version: str, out_config: str | Path, out_record: str | Path) -> dict:
+    """results/run/config.yaml (the effective config) and results/run/run.json (its digest, the
+    source, the Snakemake version and every target of the run's `all`)."""
+    config = json.loads(json.dumps(dict(config), default=str))
+    io.write_text(out_config, yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    record = {"config_digest": config_digest(config), **source, "snakemake": snakemake_version, "targets": sorted(set(targets))}
+    io.write_json(out_record, record)
+    return record
+
+
+# ----------------------------------------------------------------------------- reading a run folder
+
+
+@dataclass
+class Run:
+    root: Path
+    tables: dict[str, str]  # name -> Markdown text, for the tables of PAGES present
+    card: pd.DataFrame | None  # the scorecard
+    card_source: str  # where it came from
+    pngs: list[str]  # every PNG under results/figures, relative to it
+    record: dict | None
+    config: dict | None
+    config_text: bytes | None
+    notes: list[str]  # problems reading the run
+
+
+def _claims_order(path: Path) -> tuple[int, str]:
+    order = ("performance", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "attention_attribution")
+    return (order.index(path.stem) if path.stem in order else len(order), path.stem)
+
+
+def _load_scorecard(root: Path, notes: list[str]) -> tuple[pd.DataFrame | None, str]:
+    tables = root / "results" / "tables"
+    try:
+        if (tables / "scorecard.csv").is_file():
+            return read_scorecard(tables / "scorecard.csv"), "results/tables/scorecard.csv"
+        if (tables / "claims.csv").is_file():
+            notes.append("no scorecard (results/tables/scorecard.csv): the claims of results/tables/claims.csv were scored here")
+            return scorecard(read_claims(tables / "claims.csv")), "results/tables/claims.csv"
+        files = sorted((root / "results" / "claims").glob("*.csv"), key=_claims_order)
+        if files:
+            notes.append(f"no claims table (results/tables/claims.csv): the claims of {', '.join(f'results/claims/{f.name}' for f in files)} were scored here")
+            return scorecard(concatenate(files)), "results/claims/*.csv"
+    except (OSError, ValueError) as err:
+        notes.append(f"the claims could not be read ({err})")
+        return None, "none"
+    notes.append("no claims: neither results/tables/scorecard.csv nor results/claims/*.csv exists")
+    return None, "none"
+
+
+def read_run(root: str | Path) -> Run:
+    root = Path(root)
+    results = root / "results"
+    if not results.is_dir():
+        raise PublishError(f"{root}: no results/ folder (not a run folder, or nothing has run in it yet)")
+    notes: list[str] = []
+    tables = {}
+    for page in PAGES:
+        for table in page.tables:
+            path = results / "tables" / f"{table.name}.md"
+            if path.is_file():
+                tables[table.name] = path.read_text(encoding="utf-8")
+    figures = results / "figures"
+    pngs = sorted(p.relative_to(figures).as_posix() for p in figures.rglob("*.png")) if figures.is_dir() else []
+    card, card_source = _load_scorecard(root, notes)
+    if not tables and card is None and not pngs:
+        raise PublishError(f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png")
+    record = config = config_text = None
+    if (root / RECORD).is_file():
+        try:
+            record = io.read_json(root / RECORD)
+            config_text = (root / RUN_CONFIG).read_bytes()
+            config = yaml.safe_load(config_text)
+        except (OSError, ValueError, yaml.YAMLError) as err:
+            notes.append(f"the run record could not be read ({err})")
+            record = config = config_text = None
+    return Run(root, tables, card, card_source, pngs, record, config, config_text, notes)
+
+
+def _compute_time(root: Path) -> tuple[float, int]:
+    """The `s` column of every benchmark file (results/benchmarks/**/*.tsv) summed, and their count."""
+    total, count = 0.0, 0
+    for path in sorted((root / "results" / "benchmarks").rglob("*.tsv")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            column = lines[0].split("\t").index("s")
+            total += sum(float(line.split("\t")[column]) for line in lines[1:] if line.strip())
+            count += 1
+        except (IndexError, ValueError):
+            continue
+    return total, count
+
+
+_DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
+
+
+def _wall_time(root: Path) -> tuple[float, int, str] | None:
+    """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
+    invocations that ran jobs; their count; the last timestamp."""
+    total, count, last = 0.0, 0, None
+    for path in sorted((root / ".snakemake" / "log").glob("*.snakemake.log")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        start, stamps = _DATE.search(text), _STAMP.findall(text)
+        if not start or not stamps or "Finished job" not in text:
+            continue
+        begin = datetime.strptime(start.group(1), "%Y-%m-%d %H:%M:%S")
+        end = datetime.strptime(" ".join(stamps[-1].split()), "%a %b %d %H:%M:%S %Y")
+        total += max(0.0, (end - begin).total_seconds())
+        count += 1
+        last = end.strftime("%Y-%m-%d %H:%M:%S")
+    return (total, count, last) if count else None
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def _pattern(template: str) -> re.Pattern:
+    regex = re.escape(template)
+    for key in ("dataset", "model"):
+        regex = regex.replace(re.escape("{" + key + "}"), f"(?P<{key}>[^/]+)")
+    return re.compile(regex.replace(re.escape("{seed}"), r"(?P<seed>\d+)") + "$")
+
+
+def _groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[list[tuple[dict, list[str]]], int]:
+    """The groups shown (wildcards, files in `figures.files` order) and how many more there are."""
+    patterns = [_pattern(f) for f in figures.files]
+    found: dict[tuple, dict] = {}
+    for png in pngs:
+        for i, pattern in enumerate(patterns):
+            match = pattern.match(png)
+            if match:
+                wildcards = match.groupdict()
+                key = tuple(sorted(wildcards.items()))
+                found.setdefault(key, {"wildcards": wildcards, "files": {}})["files"][i] = png
+
+    def order(group):
+        w = group["wildcards"]
+        dataset = w.get("dataset", "")
+        model = w.get("model", "")
+        return (datasets.index(dataset) if dataset in datasets else len(datasets), dataset,
+                figures.models.index(model) if model in figures.models else len(figures.models), model, int(w.get("seed", 0)))
+
+    groups = sorted(found.values(), key=order)
+    if figures.per_dataset:
+        seen, kept = set(), []
+        for group in groups:
+            if group["wildcards"].get("dataset") not in seen:
+                seen.add(group["wildcards"].get("dataset"))
+                kept.append(group)
+        groups = kept
+    shown = groups[: figures.limit]
+    return [(g["wildcards"], [g["files"][i] for i in sorted(g["files"])]) for g in shown], len(found) - len(shown)
+
+
+def small_png(data: bytes, limit: int = MAX_PNG_BYTES, width: int = MAX_PNG_WIDTH) -> bytes:
+    """The image as an RGB PNG of at most `limit` bytes and `width` pixels, without metadata
+    (transparency flattened onto white; a 256-colour palette, then smaller sizes, while too big).
+    Deterministic: the same input gives the same bytes."""
+    from PIL import Image  # matplotlib's dependency; only publishing needs it
+
+    with Image.open(BytesIO(data)) as source:
+        source.load()
+        rgba = source.convert("RGBA")
+    image = Image.new("RGB", rgba.size, (255, 255, 255))
+    image.paste(rgba, mask=rgba.getchannel("A"))
+    if image.width > width:
+        image = image.resize((width, max(1, round(image.height * width / image.width))), Image.Resampling.LANCZOS)
+
+    def encode(picture) -> bytes:
+        picture.info.clear()
+        buffer = BytesIO()
+        picture.save(buffer, "PNG", compress_level=9)
+        return buffer.getvalue()
+
+    encoded = encode(image)
+    scale = 1.0
+    while len(encoded) > limit and image.width * scale >= 32:
+        sized = image if scale == 1.0 else image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
+        encoded = encode(sized.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+        # the encoded size goes roughly with the pixel count: aim below the limit, then step down
+        scale *= min(0.9, (limit / len(encoded)) ** 0.5 * 0.95)
+    return encoded
+
+
+def _figure_name(png: str) -> str:
+    return "figures/" + png[: -len(".png")].replace("/", "-") + ".png"
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def caption(name: str, wildcards: dict | None = None) -> str:
+    """A report caption (reStructuredText) as one Markdown paragraph, its `{{ snakemake.wildcards.x }}`
+    filled in."""
+    path = CAPTIONS / f"{name}.rst"
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}", lambda m: str((wildcards or {}).get(m.group(1), m.group(1))), text)
+    text = re.sub(r"\s*\(issue \d+\)", "", text)
+    text = re.sub(r"``(.+?)``", r"`\1`", text, flags=re.S)
+    text = text.replace("\\|", "|").replace("\\*", "*")
+    return " ".join(text.split())
+
+
+def _demoted(markdown: str, levels: int = 2) -> tuple[str, str]:
+    """A table page's title and its body with every heading `levels` deeper."""
+    lines = markdown.rstrip("\n").split("\n")
+    title = ""
+    if lines and lines[0].startswith("# "):
+        title, lines = lines[0][2:].strip(), lines[1:]
+    body = [("#" * levels + line) if re.match(r"#+ ", line) else line for line in lines]
+    return title, "\n".join(body).strip("\n")
+
+
+def _folded(text: str, rows: int = 40) -> str:
+    """A table page's body with everything from its first table on folded away (`<details>`) when
+    its tables have more than `rows` rows in all."""
+    lines = text.split("\n")
+    table_lines = [i for i, line in enumerate(lines) if line.startswith("|")]
+    tables = sum(1 for i in table_lines if i == 0 or not lines[i - 1].startswith("|"))
+    total = len(table_lines) - 2 * tables  # less each table's header and separator
+    if total <= rows:
+        return text
+    start = table_lines[0]
+    head = "\n".join(lines[:start]).rstrip("\n")
+    return (head + "\n\n" if head else "") + f"<details>\n<summary>{total} rows</summary>\n\n" + "\n".join(lines[start:]).strip("\n") + "\n\n</details>"
+
+
+def _number(value):
+    return value if isinstance(value, str) else ("" if pd.isna(value) else f"{value:.3f}")
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours} h {minutes} min {secs} s" if hours else (f"{minutes} min {secs} s" if minutes else f"{secs} s")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _with_outcome(card: pd.DataFrame) -> pd.DataFrame:
+    return card.assign(outcome=card["verdict"].map(outcome), cause=card["cause"].fillna(""))
+
+
+def _misses(card: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The missed rows, `unexplained` first (otherwise in the scorecard's order)."""
+    missed = _with_outcome(card)
+    missed = missed[missed["outcome"] == MISSED]
+    missed = missed.assign(_first=(missed["cause"] != "unexplained").astype(int)).sort_values("_first", kind="stable")
+    shown = missed[columns].copy()
+    for column in ("ours", "published", "tolerance"):
+        if column in shown:
+            shown[column] = shown[column].map(_number)
+    return shown
+
+
+def _summary_line(part: pd.DataFrame) -> str:
+    s = summary(part).iloc[0]
+    return (f"**{s.claims} claims**: {s.matched} matched, {s.missed} missed ({s.unexplained} unexplained), "
+            f"{s.not_compared} not compared.")
+
+
+def _not_compared(card: pd.DataFrame) -> list[str]:
+    detail = breakdown(card)
+    return [f"- {r.rows} × {r.reason}" for r in detail[detail["outcome"] == NOT_COMPARED].itertuples()]
+
+
+# ----------------------------------------------------------------------------- building the pages
+
+
+@dataclass
+class Built:
+    files: dict[str, bytes]  # path relative to OUT -> bytes
+    counts: dict[str, tuple[int, int, int]]  # page -> (tables, figures, claims)
+    card: pd.DataFrame | None
+    notes: list[str]  # the index's note at the top
+
+
+def _page_of(paper: str) -> str:
+    for page in PAGES:
+        if paper in page.papers:
+            return page.slug
+    return "beyond"
+
+
+def _datasets(run: Run) -> list[str]:
+    if run.config and isinstance(run.config.get("datasets"), dict):
+        return list(run.config["datasets"])
+    return []
+
+
+def _expected(run: Run) -> set[str] | None:
+    return set(run.record.get("targets", [])) if run.record else None
+
+
+def _missing(page: Page, run: Run) -> tuple[list[str], list[str], int, int]:
+    """(missing tables, tables not in this run's config, missing figures, expected figures)."""
+    expected = _expected(run)
+    missing, unconfigured = [], []
+    for table in page.tables:
+        path = f"results/tables/{table.name}.md"
+        if table.name in run.tables:
+            continue
+        (missing if expected is None or path in expected else unconfigured).append(path)
+    figures_missing = figures_expected = 0
+    if expected is not None:
+        patterns = [_pattern(f) for figures in page.figures for f in figures.files]
+        wanted = [t for t in expected if t.startswith("results/figures/") and any(p.match(t[len("results/figures/"):]) for p in patterns)]
+        figures_expected = len(wanted)
+        figures_missing = sum(t[len("results/figures/"):] not in run.pngs for t in wanted)
+    return missing, unconfigured, figures_missing, figures_expected
+
+
+def _claims_section(part: pd.DataFrame) -> list[str]:
+    lines = ["## Claims", "", _summary_line(part), ""]
+    misses = _misses(part, ["table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "cause"])
+    if len(misses):
+        lines += ["Misses, unexplained first:", "", to_markdown(misses)]
+    not_compared = _not_compared(part)
+    if not_compared:
+        lines += ["Not compared, by cause:", "", *not_compared, ""]
+    return lines
+
+
+def _every_claim(part: pd.DataFrame) -> list[str]:
+    shown = part.drop(columns=["paper"]).copy()
+    for column in ("ours", "published", "tolerance"):
+        shown[column] = shown[column].map(_number)
+    return ["## Every claim", "", "<details>", f"<summary>{len(shown)} claims: ours beside the published value, the verdict, "
+            "the tolerance basis and, for a miss, its cause</summary>", "", to_markdown(shown), "</details>", ""]
+
+
+def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str]) -> tuple[str, tuple[int, int, int], list[str]]:
+    """A page's Markdown, its counts and its lines for the index's note (what is missing)."""
+    part = run.card[run.card["paper"].map(_page_of) == page.slug] if run.card is not None else None
+    lines = [f"# {page.title}", ""]
+    body: list[str] = []
+    n_tables = n_figures = 0
+    for table in page.tables:
+        if table.name not in run.tables:
+            continue
+        title, text = _demoted(run.tables[table.name])
+        body += [f"### {title or table.name}", ""]
+        if caption(table.caption):
+            body += [caption(table.caption), ""]
+        body += [_folded(text) if table.fold else text, "", f"*From `results/tables/{table.name}.md` (and `.csv`) of the run.*", ""]
+        n_tables += 1
+    if body:
+        body = ["## Tables", ""] + body
+    shown_figures: list[str] = []
+    more = 0
+    for figures in page.figures:
+        groups, hidden = _groups(figures, run.pngs, datasets)
+        more += hidden
+        for wildcards, pngs in groups:
+            heading = figures.heading.format(**wildcards) if wildcards else figures.heading
+            shown_figures += [f"### {heading}", "", caption(figures.caption, wildcards), ""]
+            for png in pngs:
+                target = _figure_name(png)
+                if target not in files:
+                    files[target] = small_png((run.root / "results" / "figures" / png).read_bytes())
+                label = Path(png).stem if not re.fullmatch(r"seed\d+", Path(png).stem) else Path(png).parent.parent.name
+                shown_figures += [f"![{label}: {heading}]({target})", "", f"*{label}* (`results/figures/{png}`)", ""]
+                n_figures += 1
+    if shown_figures:
+        body += ["## Figures", ""] + shown_figures
+        if more:
+            body += [f"{more} more figure groups of this kind are in the run folder's results/figures/.", ""]
+    missing, unconfigured, figures_missing, figures_expected = _missing(page, run)
+    index_note = []
+    if missing or figures_missing:
+        parts = [", ".join(f"`{m}`" for m in missing)] if missing else []
+        if figures_missing:
+            parts.append(f"{figures_missing} of the {figures_expected} figures the key figures are chosen from")
+        index_note.append(f"[{page.title.split(':')[0]}]({page.slug}.md): {'; '.join(parts)}")
+        lines += [f"> **Incomplete run**: missing {'; '.join(parts)}. See [the index]({INDEX}).", ""]
+    if unconfigured:
+        lines += [f"> Not in this run's config: {', '.join(f'`{u}`' for u in unconfigured)}.", ""]
+    lines += [page.about, "", f"From the run in `{name}` ([provenance]({INDEX}#provenance)).", ""]
+    n_claims = 0
+    if part is not None and len(part):
+        lines += _claims_section(part)
+        n_claims = len(part)
+    elif page.papers:
+        lines += ["## Claims", "", "No claims of this page's papers in this run.", ""]
+    lines += body
+    if not n_tables and not n_figures:
+        lines += ["Nothing of this page is in this run.", ""]
+    if n_claims:
+        lines += _every_claim(part)
+    counts = (n_tables, n_figures, n_claims)
+    lines.append(f"<!-- attnexp.publish: tables={counts[0]} figures={counts[1]} claims={counts[2]} -->")
+    return "\n".join(lines) + "\n", counts, index_note
+
+
+def _made_with(run: Run) -> tuple[str, str]:
+    """The Snakemake command (its config part) and the config files in words."""
+    files = [f["path"] for f in run.record.get("configfiles", [])]
+    overlays = files[1:]
+    command = "snakemake --cores N" + "".join(f" --configfile {f}" for f in overlays)
+    overrides = run.record.get("config_overrides") or {}
+    if overrides:
+        command += " --config " + " ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+    words = "`config.yaml`" + (" with " + ", ".join(f"`{f}`" for f in overlays) + " over it" if overlays else " alone")
+    return command, words
+
+
+@functools.cache
+def _checkout_digest(*overlays: str) -> str | None:
+    """The digest of the config this checkout's config.yaml with `overlays` (paths in it) gives; None when it cannot be read."""
+    from attnexp.config import load_config
+
+    try:
+        return config_digest(load_config(*[REPO / o for o in overlays]))
+    except Exception:  # noqa: BLE001 - any failure means: no comparison
+        return None
+
+
+def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]]:
+    """The provenance block and the notes for the top of the index (other config, other commit)."""
+    rows, notes = [("run folder", f"`{name}`")], []
+    if run.record is None:
+        notes.append(f"The run folder has no run record (`{RECORD}`): the config and the commit that made it are unknown.")
+        rows.append(("config, commit", f"not recorded (no `{RECORD}` in the run folder)"))
+    else:
+        record = run.record
+        snake, words = _made_with(run)
+        rows.append(("made with", f"`{snake}` ({words})"))
+        digest = record.get("config_digest", "")
+        rows.append(("config", f"digest `{digest[:16]}` (sha256 of the effective config); the effective config: [config.yaml](config.yaml) here, "
+                               f"`{RUN_CONFIG}` in the run folder"))
+        default = _checkout_digest()
+        if default is not None and default != digest:
+            notes.append(f"Made with another config than the project's default: {words} (config digest `{digest[:16]}`).")
+        in_checkout = [f for f in record.get("configfiles", [])]
+        if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
+            changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
+            now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
+            if changed:
+                notes.append(f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
+                             f"{'is' if len(changed) == 1 else 'are'} not the run's.")
+            elif not record.get("config_overrides") and now is not None and now != digest:
+                notes.append("This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has.")
+        commit, dirty = record.get("commit"), record.get("uncommitted_changes")
+        here, _ = _commit(REPO)
+        shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
+        rows.append(("commit", shown))
+        if commit and here and commit != here:
+            notes.append(f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`.")
+        elif commit and dirty:
+            notes.append(f"Made by commit `{commit[:12]}` with uncommitted changes.")
+        rows.append(("Snakemake", str(record.get("snakemake", "unknown"))))
+        targets = record.get("targets", [])
+        present = sum((run.root / t).exists() for t in targets)
+        rows.append(("outputs", f"{present} of the {len(targets)} outputs of the run's `all` exist"))
+    total, count = _compute_time(run.root)
+    if count:
+        rows.append(("compute time", f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
+                                     "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
+                                     "tables, figures and claims are not timed)"))
+    wall = _wall_time(run.root)
+    if wall:
+        total_wall, invocations, last = wall
+        rows.append(("wall time", f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
+                                  f"({_count(invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
+    rows.append(("published with", f"`{command}`"))
+    table = pd.DataFrame(rows, columns=["", "value"])
+    return ["## Provenance", "", to_markdown(table)], notes
+
+
+def build(run: Run, name: str, command: str) -> Built:
+    files: dict[str, bytes] = {}
+    counts: dict[str, tuple[int, int, int]] = {}
+    datasets = _datasets(run) or sorted({p.split("/")[1] for p in run.pngs if p.count("/") >= 2})
+    incomplete: list[str] = []
+    for page in PAGES:
+        text, page_counts, missing = _build_page(page, run, name, files, datasets)
+        files[f"{page.slug}.md"] = text.encode("utf-8")
+        counts[f"{page.slug}.md"] = page_counts
+        incomplete += missing
+    provenance, notes = _provenance(run, name, command)
+    top = []
+    if incomplete or run.notes:
+        unsure = " (without a run record, outputs this run's config never asked for count as missing too)" if run.record is None else ""
+        top.append(f"**Incomplete run.** Missing{unsure}:\n>\n" + "\n".join(f"> - {item}" for item in incomplete + run.notes))
+    top += notes
+    lines = ["# Replication results", ""]
+    if top:
+        lines += [line for note in top for line in (f"> {note}", ">")][:-1] + [""]
+    lines += [
+        "Jain & Wallace 2019, Serrano & Smith 2019 and Wiegreffe & Pinter 2019 regenerated from raw public data, and the "
+        f"extensions beyond them, from the run in `{name}`. Every table and figure comes from the run's files; nothing is "
+        "typed in. A claim is one published number or qualitative statement compared with ours: matched (`match`, `holds`), "
+        "missed (`differs`, `does not hold`) with its named cause (a model outside the paper, a data stand-in, embeddings, "
+        "checkpoint selection, a protocol deviation, or `unexplained`), or not compared (`not comparable`, `reference only`, "
+        "`not public`, `undefined`).",
+        "",
+    ]
+    card = run.card
+    if card is not None and len(card):
+        table = summary(card).rename(columns={"not_compared": "not compared"})
+        table["paper"] = [f"[{p}]({_page_of(p)}.md)" for p in table["paper"]]
+        lines += ["## Scorecard", "", f"From `{run.card_source}` of the run.", "", to_markdown(table)]
+        misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause"])
+        if len(misses):
+            lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
+        detail = breakdown(card)
+        detail = detail[detail["outcome"] == NOT_COMPARED]
+        if len(detail):
+            lines += ["## Not compared", "", *[f"- {r.paper}: {r.rows} × {r.reason}" for r in detail.itertuples()], ""]
+    else:
+        lines += ["## Scorecard", "", "No claims in this run.", ""]
+    lines += ["## Pages", ""]
+    for page in PAGES:
+        t, f, c = counts[f"{page.slug}.md"]
+        lines.append(f"- [{page.title}]({page.slug}.md): {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}")
+    lines += [""] + provenance
+    totals = tuple(sum(c[i] for c in counts.values()) for i in range(3))
+    lines.append(f"<!-- attnexp.publish: tables={totals[0]} figures={totals[1]} claims={totals[2]} -->")
+    files[INDEX] = ("\n".join(lines) + "\n").encode("utf-8")
+    counts[INDEX] = totals
+    if run.config_text is not None:
+        files["config.yaml"] = run.config_text
+    return Built(files, counts, card, top)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _existing_counts(path: Path) -> tuple[int, int, int] | None:
+    match = COUNTS.search(path.read_text(encoding="utf-8", errors="replace"))
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def _readme_claims(text: str) -> int | None:
+    """The claims counted in a README's status block (the `claims` column of its table), if any."""
+    if START not in text or END not in text:
+        return None
+    block = text.split(START, 1)[1].split(END, 1)[0]
+    rows = [line.strip().strip("|").split("|") for line in block.splitlines() if line.strip().startswith("|")]
+    if not rows:
+        return None
+    header = [c.strip() for c in rows[0]]
+    if "claims" not in header:
+        return None
+    i = header.index("claims")
+    return sum(int(r[i]) for r in rows[2:] if len(r) > i and r[i].strip().isdigit())
+
+
+def _refusals(out: Path, built: Built, readme: Path | None) -> list[str]:
+    refusals = []
+    for page, new in built.counts.items():
+        path = out / page
+        if not path.is_file():
+            continue
+        old = _existing_counts(path)
+        if old is None:
+            refusals.append(f"{path} was not written by attnexp.publish")
+            continue
+        fewer = [f"{kind} {o} -> {n}" for kind, o, n in zip(("tables", "figures", "claims"), old, new) if n < o]
+        if fewer:
+            refusals.append(f"{path} would get fewer {', '.join(fewer)}")
+    if readme is not None and readme.is_file() and built.card is not None:
+        old = _readme_claims(readme.read_text(encoding="utf-8"))
+        if old is not None and len(built.card) < old:
+            refusals.append(f"{readme}'s status block would get fewer claims {old} -> {len(built.card)}")
+    return refusals
+
+
+def _relative(path: str | Path) -> str:
+    """A path as the user gave it; an absolute one relative to the working folder when that is short."""
+    text = str(path)
+    if not os.path.isabs(text):
+        return Path(text).as_posix()
+    relative = os.path.relpath(text)
+    return Path(relative).as_posix() if relative.count("..") <= 2 else Path(text).as_posix()
+
+
+def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None) -> Built:
+    """Read the run, build every page in memory, refuse an emptier page (unless `force`), write."""
+    out = Path(out)
+    name = name or _relative(run_dir)
+    command = f"python -m attnexp.publish {name} --out {_relative(out)}"
+    run = read_run(run_dir)
+    built = build(run, name, command)
+    readme = Path(readme) if readme else None
+    if not force:
+        refusals = _refusals(out, built, readme)
+        if refusals:
+            more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+            raise PublishError(f"refusing to overwrite: {refusals[0]}{more}; rerun with --force to replace", code=1)
+    for relative, data in sorted(built.files.items()):
+        path = out / relative
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with io.atomic_path(path) as tmp:
+            tmp.write_bytes(data)
+            tmp.chmod(0o644)
+    figures = out / "figures"
+    if figures.is_dir():
+        for stale in sorted(figures.glob("*.png")):
+            if f"figures/{stale.name}" not in built.files:
+                stale.unlink()
+    if readme is not None:
+        if built.card is None:
+            raise PublishError(f"{readme}: no claims in the run to write its status block from")
+        link = Path(os.path.relpath(out / INDEX, readme.parent)).as_posix()
+        update_readme(readme, built.card, f"the run in `{name}`", command="python -m attnexp.publish --readme", link=link)
+    return built
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m attnexp.publish",
+        description="Turn a run folder into the published results section: an index page with the scorecard and the "
+                    "provenance, one page per paper with its tables and figures.",
+    )
+    parser.add_argument("run", help="the run folder (the --directory of the Snakemake run)")
+    parser.add_argument("--out", required=True, help="the folder of the pages, e.g. docs/replication")
+    parser.add_argument("--readme", help="also regenerate the status block of this README (between the scorecard markers), linking the pages")
+    parser.add_argument("--name", help="how the pages name the run (default: the run folder as given)")
+    parser.add_argument("--force", action="store_true", help="replace pages even with ones that have fewer tables, figures or claims")
+    args = parser.parse_args(argv)
+    try:
+        built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name)
+    except PublishError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.code
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    t, f, c = built.counts[INDEX]
+    print(f"{args.out}: {len(PAGES) + 1} pages, {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}"
+          + (f"; read the note{'s' if len(built.notes) > 1 else ''} at the top of {Path(args.out) / INDEX}" if built.notes else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""The published results section (attnexp.publish): pages from a run folder, the note at the top of
+an incomplete run or one from another config or commit, the one-line error on a folder without
+results, the refusal to replace a page with an emptier one, small deterministic PNGs, the README's
+status block, and byte-identical republishing on a real quick-preset run (slow)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from attnexp import io
+from attnexp.claims import claim, claims_frame
+from attnexp.publish import MAX_PNG_BYTES, main, small_png, write_run_record
+from attnexp.scorecard import END, START, scorecard
+
+REPO = Path(__file__).resolve().parents[1]
+JW, SS, DY = "Jain & Wallace 2019", "Serrano & Smith 2019", "DeYoung et al. 2020"
+TABLE2 = "# Jain & Wallace Table 2: Kendall τ\n\nOurs beside the published values.\n\n| dataset | ours | published |\n|---|---|---|\n| sst | 0.41 | 0.40 |\n"
+SS_TABLE = "# Serrano & Smith §5: single-weight erasure\n\n| model | flips |\n|---|---|\n| han-rnn | 0.5 |\n"
+
+
+def png(path: Path, size: int = 64, noise: bool = False) -> None:
+    """A PNG as matplotlib writes one (RGBA, a Software text chunk); noise makes it big."""
+    from PIL.PngImagePlugin import PngInfo
+
+    pixels = np.random.default_rng(0).integers(0, 256, (size, size, 4), dtype=np.uint8) if noise else np.full((size, size, 4), 200, np.uint8)
+    pixels[..., 3] = 255
+    info = PngInfo()
+    info.add_text("Software", "matplotlib version3.11.2, https://matplotlib.org/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels, "RGBA").save(path, pnginfo=info)
+
+
+def claims(with_ss: bool = True) -> list[dict]:
+    condition = "select_on=test; embeddings=fasttext_simple; stand-ins=none"
+    rows = [
+        claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.41, 0.40, 0.07, source="J&W", condition=condition),
+        claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.60, 0.40, 0.07, source="J&W", condition=condition),
+        claim(DY, "AOPC", "sst", "lstm-tanh", 10, "AOPC(loo) > AOPC(random)", 0.1, verdict="does not hold", condition="select_on=dev"),
+    ]
+    if with_ss:
+        rows.append(claim(SS, "§5", "sst", "han-rnn", 10, "ΔJS < 0 share", 0.2, verdict="holds", condition="select_on=dev"))
+    return rows
+
+
+def fake_run(root: Path, *, with_ss: bool = True, record: bool = True, commit: str | None = None) -> Path:
+    """A minimal run folder: J&W Table 2 and two figures, the scorecard, S&S if `with_ss`, a run
+    record whose targets expect S&S and the W&P Table 2 either way."""
+    tables = root / "results" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "jain_wallace_table2.md").write_text(TABLE2)
+    io.write_csv(tables / "scorecard.csv", scorecard(claims_frame(claims(with_ss))))
+    png(root / "results/figures/jain_wallace/encoder_comparison.png")
+    png(root / "results/figures/jain_wallace/sst/lstm-tanh/seed10/tau_histograms.png", size=400, noise=True)
+    if with_ss:
+        (tables / "serrano_smith_erasure.md").write_text(SS_TABLE)
+        png(root / "results/figures/serrano_smith/delta_js/han-rnn/seed10.png")
+    if record:
+        targets = [
+            "results/tables/jain_wallace_table2.md", "results/tables/serrano_smith_erasure.md", "results/tables/wiegreffe_pinter_uniform.md",
+            "results/figures/jain_wallace/encoder_comparison.png", "results/figures/jain_wallace/sst/lstm-tanh/seed10/tau_histograms.png",
+            "results/figures/serrano_smith/delta_js/han-rnn/seed10.png",
+        ]
+        source = {"commit": commit, "uncommitted_changes": False, "configfiles": [{"path": "config.yaml", "in_checkout": True, "sha256": None}],
+                  "config_overrides": {}}
+        write_run_record({"datasets": {"sst": {"enabled": True}}}, source, targets, "9.27.1", root / "results/run/config.yaml", root / "results/run/run.json")
+    bench = root / "results/benchmarks/train_model/sst/lstm-tanh/seed10.tsv"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("s\th:m:s\tmax_rss\n61.5\t0:01:01\t100\n")
+    return root
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def publish(run: Path, out: Path, *args: str) -> int:
+    return main([str(run), "--out", str(out), "--name", "runs/test", *args])
+
+
+# ----------------------------------------------------------------------------- pages
+
+
+def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
+    run = fake_run(tmp_path / "run", commit="0" * 40)
+    out = tmp_path / "out"
+    assert publish(run, out) == 0
+    pages = {p.name for p in out.glob("*.md")}
+    assert pages == {"README.md", "jain-wallace-2019.md", "serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "beyond.md", "data-and-models.md"}
+    index = (out / "README.md").read_text()
+    assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 1 | 0 |" in index
+    # every miss with its cause, the unexplained ones first (the J&W miss has no named cause)
+    misses = index.split("## Misses", 1)[1].split("##", 1)[0]
+    assert misses.index("unexplained") < misses.index("AOPC(loo)")
+    assert "## Provenance" in index and "`python -m attnexp.publish runs/test --out" in index
+    assert "1 min 2 s: the `s` column of the 1 benchmark files" in index
+    assert (out / "config.yaml").read_bytes() == (run / "results/run/config.yaml").read_bytes()
+    jw = (out / "jain-wallace-2019.md").read_text()
+    assert "### Jain & Wallace Table 2: Kendall τ" in jw and "| sst | 0.41 | 0.40 |" in jw  # the run's table, not retyped
+    assert "Kendall τ-b between attention and gradient" in jw  # its caption from report/
+    assert "](figures/jain_wallace-sst-lstm-tanh-seed10-tau_histograms.png)" in jw and "lstm-tanh on sst, seed 10" in jw
+    assert jw.rstrip().endswith("<!-- attnexp.publish: tables=1 figures=2 claims=2 -->")
+    for figure in (out / "figures").glob("*.png"):
+        data = figure.read_bytes()
+        assert len(data) <= MAX_PNG_BYTES and b"tEXt" not in data and b"iTXt" not in data and b"tIME" not in data, figure.name
+
+
+def test_republishing_the_same_run_writes_the_same_bytes(tmp_path):
+    run, out = fake_run(tmp_path / "run"), tmp_path / "out"
+    assert publish(run, out) == 0
+    published = digests(out)
+    shutil.rmtree(out)
+    assert publish(run, out) == 0 and digests(out) == published
+    assert publish(run, out) == 0 and digests(out) == published  # over itself: not emptier, unchanged
+
+
+def test_small_png_fits_the_limit_deterministically_without_metadata(tmp_path):
+    png(tmp_path / "big.png", size=600, noise=True)
+    data = (tmp_path / "big.png").read_bytes()
+    assert len(data) > MAX_PNG_BYTES
+    small = small_png(data)
+    assert small == small_png(data) and len(small) <= MAX_PNG_BYTES
+    assert b"tEXt" not in small and b"pHYs" not in small
+    png(tmp_path / "plain.png")
+    with Image.open(BytesIO(small_png((tmp_path / "plain.png").read_bytes()))) as plain:
+        assert plain.size == (64, 64) and plain.mode == "RGB"  # a small one keeps its size
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_an_incomplete_run_is_published_with_what_is_missing_at_the_top(tmp_path):
+    run = fake_run(tmp_path / "run", with_ss=False)
+    out = tmp_path / "out"
+    assert publish(run, out) == 0
+    index = (out / "README.md").read_text()
+    top = "\n".join(line for line in index.split("## Scorecard", 1)[0].splitlines() if line.startswith(">"))
+    assert "**Incomplete run.**" in top
+    assert "[Serrano & Smith 2019](serrano-smith-2019.md): `results/tables/serrano_smith_erasure.md`; 1 of the 1 figures" in top
+    assert "[Wiegreffe & Pinter 2019](wiegreffe-pinter-2019.md): `results/tables/wiegreffe_pinter_uniform.md`" in top
+    assert "Jain & Wallace" not in top  # complete: its table and figures are all there
+    assert "> **Incomplete run**: missing `results/tables/serrano_smith_erasure.md`" in (out / "serrano-smith-2019.md").read_text()
+    # a table the run's config never asked for is named on its page, not counted as missing
+    assert "Not in this run's config: `results/tables/debate_matrix.md`" in (out / "beyond.md").read_text()
+
+
+def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
+    out = tmp_path / "out"
+    assert publish(fake_run(tmp_path / "old", commit="0" * 40), out) == 0
+    top = (out / "README.md").read_text().split("## Scorecard", 1)[0]
+    assert "Made by another commit: `000000000000`" in top
+    assert "Made with another config than the project's default" in top
+    assert publish(fake_run(tmp_path / "bare", record=False), tmp_path / "bare_out") == 0
+    top = (tmp_path / "bare_out" / "README.md").read_text().split("## Scorecard", 1)[0]
+    assert "no run record (`results/run/run.json`)" in top and "**Incomplete run.** Missing (without a run record" in top
+
+
+def test_a_folder_without_results_is_a_one_line_error(tmp_path):
+    empty = tmp_path / "empty"
+    (empty / "results" / "logs").mkdir(parents=True)
+    result = subprocess.run([sys.executable, "-m", "attnexp.publish", str(empty), "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "no results to publish" in result.stderr and "results/tables/*.md" in result.stderr
+    assert not (tmp_path / "out").exists()
+    assert main([str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+
+
+def test_an_emptier_page_is_refused_without_force(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert publish(fake_run(tmp_path / "full"), out) == 0
+    before = digests(out)
+    capsys.readouterr()
+    assert publish(fake_run(tmp_path / "partial", with_ss=False), out) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and error.startswith("error: refusing to overwrite: ")
+    assert "serrano-smith-2019.md would get fewer tables 1 -> 0, figures 1 -> 0, claims 1 -> 0" in error and "--force" in error
+    assert digests(out) == before  # nothing written
+    assert publish(fake_run(tmp_path / "partial2", with_ss=False), out, "--force") == 0
+    assert "tables=0 figures=0 claims=0" in (out / "serrano-smith-2019.md").read_text()
+    assert not (out / "figures" / "serrano_smith-delta_js-han-rnn-seed10.png").exists()  # its figure went with it
+
+
+def test_readme_status_block_is_regenerated_with_a_link_to_the_pages(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Project\n\n{START}\nold\n{END}\n\nRest.\n")
+    run = fake_run(tmp_path / "run")
+    assert main([str(run), "--out", str(tmp_path / "docs" / "replication"), "--readme", str(readme), "--name", "runs/test"]) == 0
+    text = readme.read_text()
+    block = text.split(START, 1)[1].split(END, 1)[0]
+    assert "Generated from the run in `runs/test` by `python -m attnexp.publish --readme`" in block
+    assert "[docs/replication](docs/replication/README.md)" in block
+    assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 1 | 0 |" in block
+    assert text.startswith("# Project\n") and text.endswith("\n\nRest.\n")
+    # a run with fewer claims does not replace the block without --force
+    assert main([str(fake_run(tmp_path / "partial", with_ss=False)), "--out", str(tmp_path / "other"), "--readme", str(readme)]) == 1
+    assert readme.read_text() == text
+
+
+# ----------------------------------------------------------------------------- the quick preset
+
+
+@pytest.mark.slow
+def test_quick_preset_run_is_published_byte_identically(quick_runs, tmp_path):
+    """The CI reproducibility check's runs, published: complete, the same bytes on every rerun, and
+    the same pages from both runs (but for their timings)."""
+    first, second = quick_runs
+    out = tmp_path / "a"
+    assert main([str(first), "--out", str(out), "--name", "quick"]) == 0
+    published = digests(out)
+    index = (out / "README.md").read_text()
+    assert "Incomplete run" not in index and "## Scorecard" in index and "| made with | `snakemake --cores N --configfile presets/quick.yaml`" in index
+    assert "Made with another config than the project's default: `config.yaml` with `presets/quick.yaml` over it" in index
+    pngs = [p for p in published if p.endswith(".png")]
+    assert len(pngs) >= 10 and all((out / p).stat().st_size <= MAX_PNG_BYTES for p in pngs)
+    assert "### Jain & Wallace Table 2" in (out / "jain-wallace-2019.md").read_text()
+    assert "### The debate matrix" in (out / "beyond.md").read_text()
+    for page in ("serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "data-and-models.md"):
+        assert "tables=0" not in (out / page).read_text(), page
+    # rerun over the published pages, and into the same folder made afresh: byte for byte
+    assert main([str(first), "--out", str(out), "--name", "quick"]) == 0 and digests(out) == published
+    shutil.rmtree(out)
+    assert main([str(first), "--out", str(out), "--name", "quick"]) == 0 and digests(out) == published
+    # the second run publishes the same pages and figures; only its timings differ (and the index's command, naming --out)
+    other = tmp_path / "b"
+    assert main([str(second), "--out", str(other), "--name", "quick"]) == 0
+    assert {p: d for p, d in digests(other).items() if p != "README.md"} == {p: d for p, d in published.items() if p != "README.md"}
+
+    def untimed(path):
+        skip = ("| compute time |", "| wall time |", "| published with |")
+        return [line for line in path.read_text().splitlines() if not line.startswith(skip)]
+
+    assert untimed(other / "README.md") == untimed(out / "README.md")
