@@ -82,6 +82,9 @@ def set_determinism(seed: int, threads: int) -> None:
     # the fills were a quarter of an IMDB BiLSTM training step (oneDNN's per-step workspaces)
     torch.utils.deterministic.fill_uninitialized_memory = False
     torch.backends.cudnn.benchmark = False
+    # float32 on a GPU as on the CPU: no TF32 in cuDNN (its default) or cuBLAS products
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     torch.set_num_threads(threads)
     _keep_freed_memory()
 

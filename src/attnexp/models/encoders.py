@@ -88,7 +88,17 @@ class BiRNN(nn.Module):
 
     def _packed(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, final = self.rnn(packed)
+        cudnn = torch.backends.cudnn
+        # cuDNN: float32 products, not its default TF32, so that states agree with the CPU's; and the
+        # training-mode kernels, whose backward pass gradient explanations of an eval-mode model need
+        # (cuDNN refuses a backward in inference mode; one layer without dropout computes the same)
+        mode = self.rnn.training
+        try:
+            self.rnn.train(x.is_cuda or mode)
+            with cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=False):
+                out, final = self.rnn(packed)
+        finally:
+            self.rnn.train(mode)
         if isinstance(final, tuple):  # LSTM: (h_n, c_n)
             final = final[0]
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
