@@ -71,7 +71,9 @@ class DeviceError(RuntimeError):
 
 
 def set_determinism(seed: int, threads: int) -> None:
-    """Seed Python, NumPy and torch (CPU and CUDA) and allow only deterministic kernels (D-SEED)."""
+    """A job's process set-up: seed Python, NumPy and torch (CPU and CUDA), allow only deterministic
+    kernels (D-SEED) in float32 (no TF32 on a GPU), set the torch threads, and keep freed memory for
+    reuse (`_keep_freed_memory`)."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # required by deterministic cuBLAS
     random.seed(seed)
     np.random.seed(seed)
