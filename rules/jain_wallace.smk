@@ -132,6 +132,7 @@ rule jw_tables:
         ],
         metrics=[f"{run.path('results/models')}/metrics.json" for run in JW_RUNS],
         published=PUBLISHED / "jain_wallace_table2.csv",
+        mean_tau=PUBLISHED / "jain_wallace_mean_tau.csv",
     output:
         table2_csv="results/tables/jain_wallace_table2.csv",
         table2_md=report(

@@ -16,6 +16,7 @@ with fail_cleanly(ValueError, KeyError):
         tolerance=snakemake.params.tolerance,
         loo_op=snakemake.params.loo_op,
         out=snakemake.output,
+        mean_tau_path=snakemake.input.mean_tau,
     )
 save_figure(encoder_comparison(summary), snakemake.output.encoders_pdf, snakemake.output.encoders_png)
 log(f"{len(snakemake.input.correlations)} models tabulated")

@@ -41,6 +41,17 @@ def test_word2vec_instead_of_pretrained_embeddings_is_named_D_EMB():
     assert cause(table2(ours=0.60, condition=W2V)) == "embeddings (D-EMB)"
 
 
+def test_stand_in_pretrained_vectors_are_named_with_what_they_stand_in_for():
+    glove = table2(ours=0.60, condition=W2V.replace("word2vec_local", "glove6b50"))
+    assert cause(glove) == "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
+
+
+def test_the_committed_mean_tau_rows_have_a_registered_tolerance_basis():
+    row = claim(JW, "mean tau, all test instances", "sst", "lstm-tanh", 10, "mean tau(gradient, loo), all classes", 0.55, 0.66, 0.07, condition=W2V)
+    assert tolerance_basis(row).startswith("jain_wallace.table2_tolerance.mean") and "either selection" in tolerance_basis(row)
+    assert cause(row) == "embeddings (D-EMB)"
+
+
 def test_random_embeddings_are_named_with_what_the_paper_used():
     assert cause(qualitative(condition="select_on=test; embeddings=random; stand-ins=none")) == "embeddings (random; the paper: pretrained)"
     # S&S trained word2vec on the dataset: our word2vec is their kind

@@ -23,7 +23,8 @@ claims table's order. Each row has one outcome (the summary counts them):
 2. `data stand-in (<what>)`: the condition names stand-in files (`stand-ins=<files>`, not `none`) or
    says our dataset stands for the paper's (`our X stands for <paper>'s Y`).
 3. embeddings: the condition's `embeddings=<ours>` is not what the paper used (`PAPERS[paper]`):
-   `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, else
+   `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, `embeddings (<what
+   stands in>, D-EMB)` for pretrained vectors that stand in for the paper's (`STAND_IN_VECTORS`), else
    `embeddings (<ours>; the paper: <theirs>)`.
 4. `checkpoint selection (D-SEL)`: a qualitative claim (no tolerance) whose `select_on=` is not the
    paper's. A numeric comparison never: its verdict is `not comparable` when the selections differ.
@@ -53,7 +54,7 @@ from attnexp.claims import CLAIM_COLUMNS, read_claims
 from attnexp.tables import to_markdown
 
 __all__ = [
-    "SCORECARD_COLUMNS", "Protocol", "PAPERS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
+    "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
     "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
 ]
 
@@ -74,6 +75,8 @@ class Protocol:
 
 
 _PRETRAINED = ("fasttext_simple", "glove840b")
+# pretrained vectors that stand in for the papers' files (config `embeddings.source`), in words
+STAND_IN_VECTORS = {"glove6b50": "GloVe 6B 50-d for the paper's 300-d pretrained vectors"}
 PAPERS = {
     "Jain & Wallace 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"(lstm|cnn|average)-(tanh|dot)"),
     "Wiegreffe & Pinter 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"lstm-(tanh|uniform)"),
@@ -88,6 +91,8 @@ PAPERS = {
 TOLERANCE_BASES = (
     ("Jain & Wallace 2019", "Table 2", "mean ",
      "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.06 in a mean tau"),
+    ("Jain & Wallace 2019", "mean tau, all test instances", "mean ",
+     "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's test-selected (675b0dc) and dev-selected (425a89a) models differ by up to 0.06 in a mean tau, so one tolerance covers either selection"),
     ("Jain & Wallace 2019", "Table 2", "sig_frac ",
      "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
     (None, "test performance", "",
@@ -158,7 +163,12 @@ def cause(row) -> str:
     ours = settings.get("embeddings")
     if protocol and protocol.embeddings and ours and ours not in protocol.embeddings:
         word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == _PRETRAINED
-        causes.append("embeddings (D-EMB)" if word2vec_for_pretrained else f"embeddings ({ours}; the paper: {protocol.embeddings_label})")
+        if word2vec_for_pretrained:
+            causes.append("embeddings (D-EMB)")
+        elif ours in STAND_IN_VECTORS and protocol.embeddings == _PRETRAINED:
+            causes.append(f"embeddings ({STAND_IN_VECTORS[ours]}, D-EMB)")
+        else:
+            causes.append(f"embeddings ({ours}; the paper: {protocol.embeddings_label})")
     if protocol and protocol.select_on and _missing(row["tolerance"]) and settings.get("select_on", protocol.select_on) != protocol.select_on:
         causes.append("checkpoint selection (D-SEL)")
     causes += _deviations(condition)

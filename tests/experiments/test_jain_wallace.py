@@ -774,6 +774,30 @@ def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
         jwt.write_tables([lstm[0], average[0]], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
 
 
+def test_mean_tau_claims_compare_every_pair_with_the_committed_means(tmp_path):
+    # J&W's committed means over all test instances (dev-selected retrain), tau(|gradient|, LOO) included
+    lstm = write_run(tmp_path, "a", "sst", "lstm-tanh", "binary", hand_records(n=8, seed=1))
+    average = write_run(tmp_path, "b", "sst", "average-tanh", "binary", hand_records(n=8, seed=2))
+    out = {key: tmp_path / "out" / name for key, name in [
+        ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
+    ]}
+    tolerance = {"mean": 0.07, "sig_frac": 0.12}
+    jwt.write_tables([lstm[0], average[0]], [lstm[1], average[1]], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out,
+                     mean_tau_path=ROOT / "references" / "jain_wallace_mean_tau.csv")
+    claims = read_claims(out["claims"])
+    means = claims[claims.table == "mean tau, all test instances"]
+    assert set(means["model"]) == {"lstm-tanh"}  # J&W committed the BiLSTM's means only
+    assert set(means["quantity"]) == {"mean tau(attention, loo), all classes", "mean tau(attention, gradient), all classes", "mean tau(gradient, loo), all classes"}
+    correlations = pd.read_csv(lstm[0]).dropna(subset=["tau"])
+    row = means[means.quantity == "mean tau(gradient, loo), all classes"].iloc[0]
+    assert row.ours == pytest.approx(correlations[correlations.pair == "gradient~loo"]["tau"].mean(), abs=1e-4)
+    assert (row.published, row.tolerance) == (0.66, 0.07) and "425a89a" in row.source
+    assert row.verdict == ("match" if abs(row.ours - 0.66) <= 0.07 else "differs")
+    assert "select_on=test" in row.condition and "J&W's value: dev-selected" in row.condition
+    published = pd.read_csv(ROOT / "references" / "jain_wallace_mean_tau.csv")
+    assert len(published) == 36 and set(published["pair"]) == {"attention~loo", "attention~gradient", "gradient~loo"}
+
+
 def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     explanations = tmp_path / "explain" / "synthetic" / "lstm-tanh" / "seed10" / "explanations.jsonl"
     explanations.parent.mkdir(parents=True)
