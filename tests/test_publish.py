@@ -122,6 +122,46 @@ def test_republishing_the_same_run_writes_the_same_bytes(tmp_path):
     assert publish(run, out) == 0 and digests(out) == published  # over itself: not emptier, unchanged
 
 
+def add_jw_model(root: Path, embeddings: str, taus: dict[str, list[float]], accuracy: float) -> None:
+    """A J&W model's per-instance correlation table and metrics.json in a run folder."""
+    folder = root / "results/jain_wallace/sst/lstm-tanh/seed10"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = ["id,length,predicted,pair,tau,p_value"] + [f"i{i},5,0,{pair},{tau},0.01" for pair, values in taus.items() for i, tau in enumerate(values)]
+    (folder / "correlations.csv").write_text("\n".join(rows) + "\n")
+    io.write_json(root / "results/models/sst/lstm-tanh/seed10/metrics.json", {"test": {"accuracy": accuracy}, "provenance": {"dataset": "sst", "embeddings": embeddings}})
+
+
+def test_an_embeddings_comparison_puts_both_runs_side_by_side_and_names_the_other_number_in_causes(tmp_path):
+    run = fake_run(tmp_path / "run")
+    add_jw_model(run, "glove6b50", {"attention~loo": [0.3, 0.3], "attention~gradient": [0.4, 0.2], "gradient~loo": [0.6, 0.6]}, 0.81)
+    io.write_csv(run / "results/tables/scorecard.csv", scorecard(claims_frame([
+        claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.60, 0.40, 0.07, source="J&W",
+              condition="select_on=test; embeddings=glove6b50; stand-ins=none"),
+    ])))
+    other = tmp_path / "w2v"
+    (other / "results/tables").mkdir(parents=True)
+    add_jw_model(other, "word2vec_local", {"attention~loo": [0.1, None], "attention~gradient": [0.2, 0.2], "gradient~loo": [0.4, 0.4]}, 0.79)
+    io.write_csv(other / "results/tables/scorecard.csv", scorecard(claims_frame([
+        claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.45, 0.40, 0.07, source="J&W",
+              condition="select_on=test; embeddings=word2vec_local; stand-ins=none"),
+    ])))
+    out = tmp_path / "out"
+    assert publish(run, out, "--embeddings-comparison", str(other), "--comparison-name", "runs/w2v") == 0
+    jw = (out / "jain-wallace-2019.md").read_text()
+    section = jw.split("## Embeddings: the GloVe stand-in against word2vec", 1)[1].split("\n## ", 1)[0]
+    assert "Companion run: `runs/w2v`." in section
+    assert "| sst | lstm-tanh | 10 | glove6b50 | 0.810 | 0.300 | 0.300 | 0.600 |" in section
+    assert "| sst | lstm-tanh | 10 | word2vec_local | 0.790 | 0.100 | 0.200 | 0.400 |" in section  # undefined tau left out of the mean
+    assert "| sst | lstm-tanh |  | J&W's committed means (dev-selected) |  | 0.290 | 0.350 | 0.660 |" in section
+    # mean |ours - J&W|: GloVe (0.01 + 0.05 + 0.06) / 3, word2vec (0.19 + 0.15 + 0.26) / 3
+    assert "0.040 with glove6b50, 0.200 with word2vec_local: glove6b50 comes closer to J&W's means." in section
+    cause = "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB); with word2vec_local vectors (runs/w2v): 0.450, match"
+    assert cause in jw and cause in (out / "README.md").read_text()
+    assert "--embeddings-comparison runs/w2v" in (out / "README.md").read_text()
+    unrelated = fake_run(tmp_path / "unrelated")
+    assert publish(run, tmp_path / "out2", "--embeddings-comparison", str(unrelated)) == 2  # no model in common: one line
+
+
 def test_small_png_fits_the_limit_deterministically_without_metadata(tmp_path):
     png(tmp_path / "big.png", size=600, noise=True)
     data = (tmp_path / "big.png").read_bytes()

@@ -1,6 +1,7 @@
 """The published results section: one command turns a run folder into Markdown pages for GitHub.
 
     python -m attnexp.publish RUN --out docs/replication [--readme README.md] [--name NAME] [--force]
+        [--embeddings-comparison RUN2 [--comparison-name NAME2]]
 
 Pages written into OUT (`PAGES`): `README.md`, the index (a note at the top when the run is
 incomplete or comes from another config or commit, the scorecard per paper with links, every miss
@@ -19,6 +20,10 @@ or figure is refused with one line:
 - `results/run/run.json`, `results/run/config.yaml` (rule `record_run`): the effective config, its
   config files, the commit, the run's targets (what counts as missing);
 - `results/benchmarks/**/*.tsv` (compute time) and `.snakemake/log/*.snakemake.log` (wall time).
+
+With `--embeddings-comparison RUN2` (a run of `presets/replication_word2vec.yaml`), the J&W page also
+puts the models both runs trained, with different vectors, side by side (test accuracy, mean τ of
+each pair, J&W's committed means), and each miss blamed on embeddings names RUN2's number for it.
 
 The output depends only on RUN, the checkout (captions, commit, config files) and the arguments:
 the same command on the same run folder writes the same bytes. An existing page is replaced by one
@@ -50,7 +55,7 @@ from attnexp.tables import to_markdown
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
-    "read_run", "build", "publish", "small_png", "main",
+    "read_run", "build", "publish", "small_png", "embeddings_comparison", "main",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -501,6 +506,87 @@ def _not_compared(card: pd.DataFrame) -> list[str]:
     return [f"- {r.rows} × {r.reason}" for r in detail[detail["outcome"] == NOT_COMPARED].itertuples()]
 
 
+# ----------------------------------------------------------------------------- the embeddings comparison
+
+_PAIRS = (("attention~loo", "τ(attention, LOO)"), ("attention~gradient", "τ(attention, |gradient|)"), ("gradient~loo", "τ(|gradient|, LOO)"))
+_MEAN_TAU = REPO / "references" / "jain_wallace_mean_tau.csv"
+
+
+def _trained_runs(root: Path) -> dict[tuple[str, str, int], dict]:
+    """(dataset, model, seed) -> metrics.json, for every J&W model with a correlation table in the run."""
+    runs = {}
+    for path in sorted((root / "results" / "jain_wallace").glob("*/*/seed*/correlations.csv")):
+        dataset, model, seed = path.parts[-4], path.parts[-3], int(path.parts[-2][len("seed"):])
+        metrics = root / "results" / "models" / dataset / model / f"seed{seed}" / "metrics.json"
+        if metrics.is_file():
+            runs[(dataset, model, seed)] = io.read_json(metrics) | {"_correlations": path}
+    return runs
+
+
+def _comparison_row(key, trained: dict) -> dict:
+    from attnexp.experiments.jain_wallace_tables import overall_means
+
+    means = overall_means(pd.read_csv(trained["_correlations"]))
+    test = trained.get("test", {})
+    row = {"dataset": key[0], "model": key[1], "seed": key[2], "embeddings": trained["provenance"].get("embeddings", "random"),
+           "test accuracy": test.get("accuracy")}
+    return row | {label: means.get(pair) for pair, label in _PAIRS}
+
+
+def embeddings_comparison(main: Path, other: Path) -> tuple[list[str], pd.DataFrame]:
+    """The J&W models run in both folders with different vectors, side by side: test accuracy and the
+    mean τ of each pair over all test instances, with J&W's committed means (BiLSTM, dev-selected) and,
+    per model, which vectors come closer to them. Returns the Markdown lines and the rows."""
+    ours, theirs = _trained_runs(main), _trained_runs(other)
+    keys = [k for k in ours if k in theirs and ours[k]["provenance"].get("embeddings") != theirs[k]["provenance"].get("embeddings")]
+    if not keys:
+        raise PublishError(f"{other}: no J&W model of {main} was run there with other vectors (results/jain_wallace/*/*/seed*/correlations.csv)")
+    published = pd.read_csv(_MEAN_TAU)
+    rows, verdicts = [], []
+    for key in sorted(keys):
+        pair_rows = [_comparison_row(key, ours[key]), _comparison_row(key, theirs[key])]
+        rows += pair_rows
+        jw = published[(published.dataset == key[0]) & (published.model == key[1])].set_index("pair")["mean"]
+        if len(jw):
+            rows.append({"dataset": key[0], "model": key[1], "seed": None, "embeddings": "J&W's committed means (dev-selected)", "test accuracy": None}
+                        | {label: float(jw[pair]) for pair, label in _PAIRS if pair in jw})
+            gaps = {r["embeddings"]: sum(abs(r[label] - jw[pair]) for pair, label in _PAIRS if pair in jw and r[label] is not None) / len(jw)
+                    for r in pair_rows}
+            (a, ga), (b, gb) = gaps.items()
+            closer = a if ga < gb else b
+            verdicts.append(f"- {key[1]} on {key[0]}: mean |ours − J&W| over the three pairs {ga:.3f} with {a}, {gb:.3f} with {b}: "
+                            f"{closer} comes closer to J&W's means.")
+    table = pd.DataFrame(rows)
+    shown = table.copy()
+    for column in ["test accuracy"] + [label for _, label in _PAIRS]:
+        shown[column] = shown[column].map(_number)
+    shown["seed"] = shown["seed"].map(lambda v: "" if v is None or pd.isna(v) else str(int(v)))
+    lines = [
+        "## Embeddings: the GloVe stand-in against word2vec", "",
+        "The same models trained with each kind of vectors (this run's, and the companion run's), test-selected; mean Kendall τ "
+        "over all test instances. J&W's committed means are of their dev-selected BiLSTM retrain with 300-d pretrained vectors.", "",
+        to_markdown(shown), *verdicts, "",
+    ]
+    return lines, table
+
+
+def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
+    """Each missed J&W row blamed (in part) on embeddings gets the other run's number for the same
+    claim and its verdict there: whether other vectors would have matched."""
+    key = ["paper", "table", "dataset", "model", "seed", "quantity"]
+    theirs = other.set_index(key)
+    causes = []
+    for row in card.to_dict("records"):
+        text = row["cause"] if isinstance(row["cause"], str) else ""
+        index = tuple(row[k] for k in key)
+        if outcome(row["verdict"]) == MISSED and "embeddings (" in text and index in theirs.index:
+            other_row = theirs.loc[index]
+            other_row = other_row.iloc[0] if isinstance(other_row, pd.DataFrame) else other_row
+            text += f"; with {other_row['condition'].split('embeddings=')[1].split(';')[0]} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
+        causes.append(text)
+    return card.assign(cause=causes)
+
+
 # ----------------------------------------------------------------------------- building the pages
 
 
@@ -566,8 +652,9 @@ def _every_claim(part: pd.DataFrame) -> list[str]:
             "the tolerance basis and, for a miss, its cause</summary>", "", to_markdown(shown), "</details>", ""]
 
 
-def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str]) -> tuple[str, tuple[int, int, int], list[str]]:
-    """A page's Markdown, its counts and its lines for the index's note (what is missing)."""
+def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str], extra: list[str] = ()) -> tuple[str, tuple[int, int, int], list[str]]:
+    """A page's Markdown, its counts and its lines for the index's note (what is missing); `extra`: a
+    section of tables after the run's own (counted as one table)."""
     part = run.card[run.card["paper"].map(_page_of) == page.slug] if run.card is not None else None
     lines = [f"# {page.title}", ""]
     body: list[str] = []
@@ -583,6 +670,9 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
         n_tables += 1
     if body:
         body = ["## Tables", ""] + body
+    if extra:
+        body += list(extra)
+        n_tables += 1
     shown_figures: list[str] = []
     more = 0
     for figures in page.figures:
@@ -704,13 +794,21 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
     return ["## Provenance", "", to_markdown(table)], notes
 
 
-def build(run: Run, name: str, command: str) -> Built:
+def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "") -> Built:
+    """Every page in memory. `comparison`: the companion run of the embeddings comparison (its J&W
+    models with other vectors), shown on the J&W page and named in the causes of embedding misses."""
     files: dict[str, bytes] = {}
+    extra: dict[str, list[str]] = {}
+    if comparison is not None:
+        lines, _ = embeddings_comparison(run.root, comparison.root)
+        extra["jain-wallace-2019"] = lines[:2] + [f"Companion run: `{comparison_name}`.", ""] + lines[2:]
+        if run.card is not None and comparison.card is not None:
+            run.card = _with_comparison(run.card, comparison.card, comparison_name)
     counts: dict[str, tuple[int, int, int]] = {}
     datasets = _datasets(run) or sorted({p.split("/")[1] for p in run.pngs if p.count("/") >= 2})
     incomplete: list[str] = []
     for page in PAGES:
-        text, page_counts, missing = _build_page(page, run, name, files, datasets)
+        text, page_counts, missing = _build_page(page, run, name, files, datasets, extra.get(page.slug, ()))
         files[f"{page.slug}.md"] = text.encode("utf-8")
         counts[f"{page.slug}.md"] = page_counts
         incomplete += missing
@@ -812,13 +910,19 @@ def _relative(path: str | Path) -> str:
     return Path(relative).as_posix() if relative.count("..") <= 2 else Path(text).as_posix()
 
 
-def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None) -> Built:
+def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None,
+            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None) -> Built:
     """Read the run, build every page in memory, refuse an emptier page (unless `force`), write."""
     out = Path(out)
     name = name or _relative(run_dir)
     command = f"python -m attnexp.publish {name} --out {_relative(out)}"
+    comparison = None
+    if embeddings_comparison is not None:
+        comparison_name = comparison_name or _relative(embeddings_comparison)
+        command += f" --embeddings-comparison {comparison_name}"
+        comparison = read_run(embeddings_comparison)
     run = read_run(run_dir)
-    built = build(run, name, command)
+    built = build(run, name, command, comparison, comparison_name or "")
     readme = Path(readme) if readme else None
     if not force:
         refusals = _refusals(out, built, readme)
@@ -857,9 +961,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--readme", help="also regenerate the status block of this README (between the scorecard markers), linking the pages")
     parser.add_argument("--name", help="how the pages name the run (default: the run folder as given)")
     parser.add_argument("--force", action="store_true", help="replace pages even with ones that have fewer tables, figures or claims")
+    parser.add_argument("--embeddings-comparison", metavar="RUN2", help="a companion run of the same J&W models with other vectors "
+                        "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses")
+    parser.add_argument("--comparison-name", help="how the pages name the companion run (default: its folder as given)")
     args = parser.parse_args(argv)
     try:
-        built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name)
+        built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name,
+                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name)
     except PublishError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.code
