@@ -230,9 +230,10 @@ def original_permutation(model, examples, permutations: int, seed: int, decoder:
     return medians
 
 
-def original_adversarial(model, examples, settings: dict, seed: int, family: str, decoder: str = "original") -> list[float]:
+def original_adversarial(model, examples, settings: dict, seed: int, family: str, decoder: str = "original", details: bool = False) -> list:
     """adversarial_multi: per batch, K candidates of every instance optimised together for `steps`
-    Adam steps, each step a full decode of all candidates and the K x K diversity term."""
+    Adam steps, each step a full decode of all candidates and the K x K diversity term. Per instance
+    the ε-max JSD; with `details`, (ε-max JSD, candidates within ε, the candidates' TVDs)."""
     adversary = settings["adversary"]
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
     scale = 2.0 if family == "qa" else 1.0
@@ -267,7 +268,7 @@ def original_adversarial(model, examples, settings: dict, seed: int, family: str
                 change = tvd(probabilities(decode_heads(model, encoded, per_head)), probs)
                 best = torch.where(change <= eps, jsd(per_head.mean(dim=-2), attention), torch.zeros(())).max(dim=0).values.clamp(min=0)
             for b, i in enumerate(indices):
-                results[i] = float(best[b])
+                results[i] = (float(best[b]), int((change[:, b] <= eps).sum()), change[:, b].tolist()) if details else float(best[b])
     return results
 
 

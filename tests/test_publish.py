@@ -102,6 +102,7 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
     assert misses.index("unexplained") < misses.index("AOPC(loo)")
     assert "## Provenance" in index and "`python -m attnexp.publish runs/test --out" in index
     assert "1 min 2 s: the `s` column of the 1 benchmark files" in index
+    assert "| train_model | 1 | 0.02 | 100 % |" in index  # compute time per stage
     assert (out / "config.yaml").read_bytes() == (run / "results/run/config.yaml").read_bytes()
     jw = (out / "jain-wallace-2019.md").read_text()
     assert "### Jain & Wallace Table 2: Kendall τ" in jw and "| sst | 0.41 | 0.40 |" in jw  # the run's table, not retyped

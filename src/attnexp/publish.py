@@ -55,7 +55,7 @@ from attnexp.tables import to_markdown
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
-    "read_run", "build", "publish", "small_png", "embeddings_comparison", "main",
+    "read_run", "build", "publish", "small_png", "embeddings_comparison", "compute_by_stage", "main",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -313,18 +313,35 @@ def read_run(root: str | Path) -> Run:
     return Run(root, tables, card, card_source, pngs, record, config, config_text, notes)
 
 
-def _compute_time(root: Path) -> tuple[float, int]:
-    """The `s` column of every benchmark file (results/benchmarks/**/*.tsv) summed, and their count."""
-    total, count = 0.0, 0
-    for path in sorted((root / "results" / "benchmarks").rglob("*.tsv")):
+def _job_seconds(root: Path) -> list[tuple[str, float]]:
+    """(stage, seconds) of every benchmark file (results/benchmarks/<rule>/**.tsv, its `s` column): the
+    stage is the rule, the explanation jobs by method (`explain (loo)`)."""
+    jobs = []
+    base = root / "results" / "benchmarks"
+    for path in sorted(base.rglob("*.tsv")):
         lines = path.read_text(encoding="utf-8").splitlines()
         try:
             column = lines[0].split("\t").index("s")
-            total += sum(float(line.split("\t")[column]) for line in lines[1:] if line.strip())
-            count += 1
+            seconds = sum(float(line.split("\t")[column]) for line in lines[1:] if line.strip())
         except (IndexError, ValueError):
             continue
-    return total, count
+        rule = path.relative_to(base).parts[0]
+        jobs.append((f"{rule} ({path.stem})" if rule == "explain" else rule, seconds))
+    return jobs
+
+
+def _compute_time(root: Path) -> tuple[float, int]:
+    """The `s` column of every benchmark file (results/benchmarks/**/*.tsv) summed, and their count."""
+    jobs = _job_seconds(root)
+    return sum(s for _, s in jobs), len(jobs)
+
+
+def compute_by_stage(root: str | Path) -> pd.DataFrame:
+    """Jobs and compute seconds per stage (`_job_seconds`), the most expensive first."""
+    jobs = pd.DataFrame(_job_seconds(Path(root)), columns=["stage", "seconds"])
+    table = jobs.groupby("stage", sort=True).agg(jobs=("seconds", "size"), seconds=("seconds", "sum")).reset_index()
+    table["share"] = table["seconds"] / max(table["seconds"].sum(), 1e-9)
+    return table.sort_values(["seconds", "stage"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
 _DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
@@ -791,7 +808,14 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
                                   f"({_count(invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
     rows.append(("published with", f"`{command}`"))
     table = pd.DataFrame(rows, columns=["", "value"])
-    return ["## Provenance", "", to_markdown(table)], notes
+    lines = ["## Provenance", "", to_markdown(table)]
+    if count:
+        stages = compute_by_stage(run.root)
+        stages["hours"] = stages["seconds"].map(lambda v: f"{v / 3600:.2f}")
+        stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
+        lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",
+                  to_markdown(stages[["stage", "jobs", "hours", "share"]])]
+    return lines, notes
 
 
 def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "") -> Built:

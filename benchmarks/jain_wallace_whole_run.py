@@ -1,0 +1,367 @@
+"""The whole Jain & Wallace run on SST, BiLSTM + tanh attention, as whole processes (what `time`
+shows): J&W's original code against this project's pipeline, interleaved, from the same
+preprocessed data and vectors.
+
+- original: J&W's repository (github successar/AttentionExplanation, master), run as its README does,
+  `train_and_run_experiments_bc.py --dataset sst --encoder lstm --attention tanh`: `Trainer.train`
+  (8 epochs, checkpoint on dev ROC AUC from the second epoch on), `Evaluator.evaluate` on test, then
+  `run_experiments_on_latest_model`: gradient, permutation (100), adversarial (K = 5, 500 Adam steps
+  per batch of 32) and remove-and-run (leave-one-out; commented out in master, switched back on by the
+  patches below, as the paper reports it). One process, `--threads` torch threads (OMP/MKL).
+- ours: `snakemake --cores 2 --workflow-profile none` in a fresh folder seeded with the preprocessed
+  split and vectors (only the training, explain and J&W rules are allowed, so nothing upstream runs):
+  train_model, explain {attention, gradient, loo}, jw_correlations, jw_permutation, jw_adversarial;
+  jobs of `train.threads: 1` torch thread, two side by side. Checkpoint on dev ROC AUC, as the original.
+
+The original reads a pickled `Vectorizer` (preprocess/preprocess_data_BC.py): this script writes one
+from our `{train,dev,test}.jsonl`, `vocab.txt` (same layout: <PAD>, <UNK>, <SOS>, <EOS>, then words)
+and `vectors.npy`, so both sides train on the same token ids and vectors. The checkout is prepared in
+place (idempotent): the string patches of `PATCHES` (each says why), stand-in modules for its
+import-only dependencies (`SHIMS`: allennlp's registry, spacy, torchtext, IPython, nltk), a
+`Transparency` package link, and a venv (`<checkout>/.bench-venv`) that sees this interpreter's
+packages (the same torch) plus scikit-learn. Nothing of the original's code enters this repository.
+
+Per phase: the original's from the mtimes of its output files (epoch.txt = end of training; then each
+experiment's pickle); ours from Snakemake's `results/benchmarks/**/*.tsv` (job seconds; jobs overlap).
+
+    git clone https://github.com/successar/AttentionExplanation <checkout>
+    python benchmarks/jain_wallace_whole_run.py --original <checkout> --data <run>/results/data/sst \\
+        --vectors <run>/results/embeddings/sst --rounds 3 [--epochs 8] [--out benchmarks/jain_wallace_whole_run.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+MODEL, SEED = "lstm-tanh", 10
+RUN = f"sst/{MODEL}/seed{SEED}"
+OUR_TARGETS = [f"results/jain_wallace/{RUN}/{name}" for name in ("correlations.csv", "permutation.csv", "adversarial.csv")]
+OUR_RULES = ["train_model", "explain", "jw_correlations", "jw_permutation", "jw_adversarial"]
+# The original's outputs in its model folder, in the order it writes them (ExperimentsBC.py)
+ORIGINAL_EXPERIMENTS = ("gradients", "permutations", "multi_adversarial", "remove_and_run")
+
+# (file, old, new, why): applied to the checkout once; `new` already there = applied.
+PATCHES = [
+    ("common_code/metrics.py", "from pandas.io.json.normalize import nested_to_record",
+     "from pandas.io.json._normalize import nested_to_record",
+     "pandas >= 1.0 moved the module (pandas 0.24 in its requirements.txt)"),
+    ("common_code/plotting.py", "mpl.style.use('seaborn-poster')", "mpl.style.use('seaborn-v0_8-poster')",
+     "matplotlib >= 3.6 renamed the seaborn styles (import-time only: no plot is drawn here)"),
+    ("common_code/plotting.py", "from matplotlib import tight_layout", "from matplotlib import _tight_layout as tight_layout",
+     "matplotlib >= 3.8 made the module private (import-time only)"),
+    ("model/modelUtils.py", "self.masks = torch.ByteTensor(np.array(masks)).to(device)",
+     "self.masks = torch.tensor(np.array(masks), dtype=torch.bool).to(device)",
+     "torch >= 2 (masked_fill_) accepts only boolean masks; torch 1.0 took uint8. Same values"),
+    ("Trainers/DatasetBC.py", "path='preprocess/SST/vec_sst.p', min_length=5, args=args)",
+     "path='preprocess/SST/vec_sst.p', min_length=5, max_length=10**6, args=args)",
+     "same data on both sides: our split already had J&W's length filter (D-LEN: its missing upper bound drops "
+     "each split's longest sentences); the loader's second pass would drop 8 train / 3 dev / 1 test more"),
+    ("ExperimentsBC.py", "#        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
+     "        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
+     "leave-one-out (remove-and-run, J&W §5.2) is commented out in master; the paper reports it"),
+    ("ExperimentsBC.py", "n_iters=8,", "n_iters=int(os.environ.get('JW_EPOCHS', 8)),",
+     "--epochs for smoke tests; 8 (J&W) unless the benchmark sets JW_EPOCHS"),
+]
+
+# Stand-ins for dependencies the BC path imports but does not use (preprocessing, notebooks), and
+# for allennlp's registry (Registrable / FromParams / Params), which it does use to build the model.
+SHIMS = {
+    "allennlp/__init__.py": "",
+    "allennlp/common/__init__.py": "from .registrable import Params, Registrable, FromParams\n",
+    "allennlp/common/from_params.py": "from .registrable import FromParams\n",
+    "allennlp/common/registrable.py": '''
+        """allennlp 0.8's from_params, as far as J&W's BC models use it: `type` picks the registered
+        subclass, the other keys are constructor arguments; an `Activation` argument given by name is
+        built from the registry."""
+        import inspect
+        from collections import defaultdict
+
+
+        class Params(dict):
+            pass
+
+
+        class FromParams:
+            @classmethod
+            def from_params(cls, params):
+                params = dict(params)
+                if issubclass(cls, Registrable) and cls in Registrable._registry:
+                    cls = Registrable._registry[cls][params.pop("type")]
+                from allennlp.nn.activations import Activation
+                signature = inspect.signature(cls.__init__).parameters
+                for name, value in params.items():
+                    if name in signature and signature[name].annotation is Activation and isinstance(value, str):
+                        params[name] = Activation.by_name(value)()
+                return cls(**params)
+
+
+        class Registrable(FromParams):
+            _registry = defaultdict(dict)
+
+            @classmethod
+            def register(cls, name):
+                def add(subclass):
+                    Registrable._registry[cls][name] = subclass
+                    return subclass
+                return add
+
+            @classmethod
+            def by_name(cls, name):
+                return Registrable._registry[cls][name]
+        ''',
+    "allennlp/nn/__init__.py": "",
+    "allennlp/nn/activations.py": '''
+        import torch
+        from allennlp.common.registrable import Registrable
+
+
+        class Activation(Registrable):
+            pass
+
+
+        for _name, _make in {"linear": lambda: (lambda x: x), "relu": torch.nn.ReLU, "tanh": torch.nn.Tanh,
+                             "sigmoid": torch.nn.Sigmoid}.items():
+            Registrable._registry[Activation][_name] = _make
+        ''',
+    "spacy/__init__.py": '''
+        def load(name, **kwargs):  # vectorizer.py loads a model at import; only its cleaner() uses it
+            def unavailable(text):
+                raise RuntimeError("spacy stand-in: preprocessing is done by the benchmark's adapter")
+            return unavailable
+        ''',
+    "torchtext/__init__.py": "",
+    "torchtext/vocab.py": "pretrained_aliases = {}  # vectorizer.py imports it; the adapter supplies the vectors\n",
+    "IPython/__init__.py": "",
+    "IPython/core/__init__.py": "",
+    "IPython/core/display.py": "from IPython.display import HTML, display\n",
+    "IPython/display.py": '''
+        def display(obj):
+            print(obj)
+
+
+        def HTML(text):
+            return text
+        ''',
+    "nltk/__init__.py": "",
+    "nltk/corpus.py": '''
+        class stopwords:  # BoWder (the LR baseline) only
+            @staticmethod
+            def words(language):
+                return []
+        ''',
+}
+
+# Writes the original's input, as preprocess_data_BC.py does: a pickled Vectorizer with seq_text /
+# label per split ([<SOS>] + ids + [<EOS>]), word2idx / idx2word and the embedding matrix.
+ADAPTER = '''
+import json, pickle, sys
+import numpy as np
+from Transparency.preprocess.vectorizer import Vectorizer
+
+data, vectors, out = sys.argv[1:4]
+words = open(f"{data}/vocab.txt", encoding="utf-8").read().split("\\n")
+words = [w for w in words if w]
+assert words[:4] == ["<PAD>", "<UNK>", "<SOS>", "<EOS>"], words[:4]
+vec = Vectorizer()
+vec.word2idx = {w: i for i, w in enumerate(["<0>", "<UNK>", "<SOS>", "<EOS>"] + words[4:])}
+vec.idx2word = {i: w for w, i in vec.word2idx.items()}
+vec.vocab_size = len(vec.word2idx)
+vec.embeddings = np.load(vectors).astype(np.float64)
+assert vec.embeddings.shape[0] == vec.vocab_size, (vec.embeddings.shape, vec.vocab_size)
+vec.word_dim = vec.embeddings.shape[1]
+vec.seq_text, vec.label = {}, {}
+for split in ("train", "dev", "test"):
+    rows = [json.loads(line) for line in open(f"{data}/{split}.jsonl", encoding="utf-8")]
+    vec.seq_text[split] = [[2] + [vec.word2idx.get(t, 1) for t in r["tokens"]] + [3] for r in rows]
+    vec.label[split] = [int(r["label"]) for r in rows]
+pickle.dump(vec, open(out, "wb"))
+print(json.dumps({s: len(x) for s, x in vec.seq_text.items()}))
+'''
+
+
+def prepare_original(checkout: Path) -> tuple[Path, dict]:
+    """Patch the checkout, write the stand-ins and the package link, make its venv -> (python, env)."""
+    for name, old, new, _why in PATCHES:
+        path = checkout / name
+        text = path.read_text(encoding="utf-8")
+        if new in text:
+            continue
+        if text.count(old) != 1:
+            raise SystemExit(f"patch for {name} does not apply: {old!r} found {text.count(old)} times")
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    bench = checkout / ".bench"
+    for name, text in SHIMS.items():
+        (bench / "shims" / name).parent.mkdir(parents=True, exist_ok=True)
+        (bench / "shims" / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    link = bench / "pkg" / "Transparency"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(checkout.resolve(), target_is_directory=True)
+    venv = checkout / ".bench-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True, capture_output=True, text=True).stdout.strip()
+        ours = [p for p in sys.path if p.endswith("site-packages")]
+        Path(site, "attnexp_venv.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")  # the same torch, numpy, pandas ...
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "scikit-learn"], check=True)
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(bench / "pkg"), str(bench / "shims")])}
+    return python, env
+
+
+def original_round(python: Path, env: dict, checkout: Path, data_dir: Path, out: Path, threads: int, epochs: int) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    env = env | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "JW_EPOCHS": str(epochs)}
+    command = [str(python), str(checkout / "train_and_run_experiments_bc.py"), "--dataset", "sst", "--data_dir", str(data_dir),
+               "--output_dir", str(out / "outputs"), "--encoder", "lstm", "--attention", "tanh"]
+    start_wall = time.time()
+    start = time.perf_counter()
+    with open(out / "log.txt", "w") as log:
+        result = subprocess.run(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - start
+    models = list((out / "outputs" / "sst" / "lstm+tanh").glob("*"))
+    if result.returncode or len(models) != 1:
+        raise SystemExit(f"original failed ({result.returncode}, {len(models)} model folders): see {out / 'log.txt'}")
+    model = models[0]
+    # Its functions swallow every exception (bare `except`): check that each experiment wrote its output.
+    missing = [name for name in ("enc.th", "evaluate.json", *(f"{e}_pdump.pkl" for e in ORIGINAL_EXPERIMENTS)) if not (model / name).exists()]
+    if missing:
+        raise SystemExit(f"original run incomplete, missing {missing} in {model}: see {out / 'log.txt'}")
+    marks = [("training", model / "epoch.txt"), ("evaluate", model / "evaluate.json")] + [(e, model / f"{e}_pdump.pkl") for e in ORIGINAL_EXPERIMENTS]
+    phases, previous = {}, start_wall
+    for name, path in marks:  # evaluate.json is rewritten before the experiments: test eval + reload
+        phases[name] = path.stat().st_mtime - previous
+        previous = path.stat().st_mtime
+    phases["exit"] = start_wall + wall - previous
+    metrics = json.loads((model / "evaluate.json").read_text())
+    return {"wall": wall, "phases": phases, "accuracy": metrics["accuracy"], "roc_auc": metrics["roc_auc"]}
+
+
+def our_round(data: Path, vectors: Path, overlay: Path, mirror: str, out: Path, cores: int) -> dict:
+    shutil.rmtree(out, ignore_errors=True)
+    for source, target in ((data, out / "results/data/sst"), (vectors, out / "results/embeddings/sst")):
+        shutil.copytree(source, target)
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(out), "--cores", str(cores),
+               "--workflow-profile", "none", "--configfile", str(overlay), "--config", f"mirror={mirror}",
+               "--allowed-rules", *OUR_RULES, "--", *OUR_TARGETS]
+    start = time.perf_counter()
+    with open(out / "log.txt", "w") as log:
+        result = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - start
+    missing = [t for t in OUR_TARGETS if not (out / t).exists()]
+    if result.returncode or missing:
+        raise SystemExit(f"pipeline failed ({result.returncode}, missing {missing}): see {out / 'log.txt'}")
+    phases = {}
+    for tsv in sorted((out / "results" / "benchmarks").rglob("*.tsv")):
+        job = str(tsv.relative_to(out / "results" / "benchmarks").with_suffix("")).replace(f"/{RUN}", "")
+        with open(tsv) as f:
+            phases[job] = float(next(csv.DictReader(f, delimiter="\t"))["s"])
+    metrics = json.loads((out / "results/models" / RUN / "metrics.json").read_text())
+    return {"wall": wall, "phases": phases, "accuracy": metrics["test"]["accuracy"], "roc_auc": metrics["test"]["roc_auc"]}
+
+
+def med(rounds: list[dict], key: str, phase: str | None = None) -> float:
+    return statistics.median(r["phases"][phase] if phase else r[key] for r in rounds)
+
+
+def spread(values) -> str:
+    values = list(values)
+    return f"{min(values):.1f}–{max(values):.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--original", type=Path, required=True, help="a checkout of successar/AttentionExplanation (patched in place)")
+    parser.add_argument("--data", type=Path, required=True, help="<run>/results/data/sst")
+    parser.add_argument("--vectors", type=Path, required=True, help="<run>/results/embeddings/sst")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds: original, ours, original, ours ...")
+    parser.add_argument("--epochs", type=int, default=8, help="training epochs on both sides (J&W: 8; at least 2: neither keeps epoch 1)")
+    parser.add_argument("--threads", type=int, default=2, help="the original's torch threads (its one process)")
+    parser.add_argument("--cores", type=int, default=2, help="our snakemake --cores (jobs of train.threads = 1 thread)")
+    parser.add_argument("--mirror", default="/work/shared/datasets", help="passed as --config mirror= (nothing is read from it)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/jw_whole_run"))
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
+    args = parser.parse_args()
+    if args.epochs < 2:
+        parser.error("--epochs must be >= 2: the original never saves the first epoch's model")
+
+    checkout, data, vectors = args.original.resolve(), args.data.resolve(), args.vectors.resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+    python, env = prepare_original(checkout)
+    original_data = args.work / "original_data"
+    (original_data / "preprocess" / "SST").mkdir(parents=True, exist_ok=True)
+    converted = subprocess.run([str(python), "-c", ADAPTER, str(data), str(vectors / "vectors.npy"), str(original_data / "preprocess/SST/vec_sst.p")],
+                               env=env, check=True, capture_output=True, text=True)
+    sizes = json.loads(converted.stdout.strip().splitlines()[-1])
+    vectors_meta = json.loads((vectors / "vectors.json").read_text())
+    overlay = args.work / "overlay.yaml"
+    overlay.write_text(json.dumps({
+        "train": {"threads": 1, "select_on": "dev"},
+        "embeddings": {"source": vectors_meta.get("source", "auto")},
+        "jain_wallace": {"datasets": ["sst"], "models": [MODEL], "measures": ["gradient", "loo"]},
+        "datasets": {"sst": {"models": [MODEL], "train": {"jain_wallace": {"epochs": args.epochs}}}},
+    }, indent=1), encoding="utf-8")
+
+    load_before = os.getloadavg()
+    results: dict[str, list[dict]] = {"original": [], "ours": []}
+    for round_ in range(args.rounds):
+        results["original"].append(original_round(python, env, checkout, original_data, args.work / f"original{round_}", args.threads, args.epochs))
+        print(f"round {round_ + 1}/{args.rounds} original: {results['original'][-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+        results["ours"].append(our_round(data, vectors, overlay, args.mirror, args.work / f"ours{round_}", args.cores))
+        print(f"round {round_ + 1}/{args.rounds} ours: {results['ours'][-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+    load_after = os.getloadavg()
+    (args.work / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+    import torch
+
+    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    original, ours = results["original"], results["ours"]
+    lines = [
+        f"Measured {datetime.date.today().isoformat()} on {platform.platform()} ({os.cpu_count()} CPUs), Python {platform.python_version()}, "
+        f"torch {torch.__version__} on both sides; medians of {args.rounds} interleaved rounds (spread = min–max); "
+        f"1-minute load average {load_before[0]:.1f} before, {load_after[0]:.1f} after.",
+        "",
+        "    python benchmarks/jain_wallace_whole_run.py " + " ".join(sys.argv[1:]),
+        "",
+        f"SST (our preprocessed split: train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}; vectors: {vectors_meta.get('stand_in') or vectors_meta.get('source')}), "
+        f"BiLSTM + tanh, {args.epochs} epochs, checkpoint on dev ROC AUC. Original: J&W's code at {commit} "
+        f"(+ the patches in `PATCHES`), one process of {args.threads} torch threads. Ours: snakemake --cores {args.cores}, jobs of 1 torch thread.",
+        "",
+        "| side | wall median s | spread s | test accuracy (per round) | test ROC AUC (per round) |",
+        "|---|---|---|---|---|",
+    ]
+    for label, rounds in (("original (J&W's code)", original), ("ours (snakemake)", ours)):
+        accuracy = ", ".join(f"{r['accuracy']:.3f}" for r in rounds)
+        roc_auc = ", ".join(f"{r['roc_auc']:.3f}" for r in rounds)
+        lines.append(f"| {label} | {med(rounds, 'wall'):.1f} | {spread(r['wall'] for r in rounds)} | {accuracy} | {roc_auc} |")
+    lines += ["", f"Original / ours (wall medians): **{med(original, 'wall') / med(ours, 'wall'):.1f}×**.", ""]
+    lines += ["Original, per phase (from its output files' mtimes; training includes start-up and loading the data):", "",
+              "| phase | median s | spread s |", "|---|---|---|"]
+    for phase in original[0]["phases"]:
+        lines.append(f"| {phase} | {med(original, '', phase):.1f} | {spread(r['phases'][phase] for r in original)} |")
+    lines += ["", "Ours, per job (Snakemake benchmark files; two jobs run at a time, so these add up to more than the wall time):", "",
+              "| job | median s | spread s |", "|---|---|---|"]
+    for phase in ours[0]["phases"]:
+        lines.append(f"| {phase} | {med(ours, '', phase):.1f} | {spread(r['phases'][phase] for r in ours)} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
