@@ -54,7 +54,7 @@ OUR_RULES = ["train_model", "explain", "jw_correlations", "jw_permutation", "jw_
 # The original's outputs in its model folder, in the order it writes them (ExperimentsBC.py)
 ORIGINAL_EXPERIMENTS = ("gradients", "permutations", "multi_adversarial", "remove_and_run")
 
-# (file, old, new, why): applied to the checkout once; `new` already there = applied.
+# (file, old, new, why): applied to the checkout once (`old` gone and `new` there = applied before).
 PATCHES = [
     ("common_code/metrics.py", "from pandas.io.json.normalize import nested_to_record",
      "from pandas.io.json._normalize import nested_to_record",
@@ -198,11 +198,10 @@ def prepare_original(checkout: Path) -> tuple[Path, dict]:
     for name, old, new, _why in PATCHES:
         path = checkout / name
         text = path.read_text(encoding="utf-8")
-        if new in text:
-            continue
-        if text.count(old) != 1:
+        if text.count(old) == 1:
+            path.write_text(text.replace(old, new), encoding="utf-8")
+        elif old in text or new not in text:  # `new` there and `old` not: applied before
             raise SystemExit(f"patch for {name} does not apply: {old!r} found {text.count(old)} times")
-        path.write_text(text.replace(old, new), encoding="utf-8")
     bench = checkout / ".bench"
     for name, text in SHIMS.items():
         (bench / "shims" / name).parent.mkdir(parents=True, exist_ok=True)
