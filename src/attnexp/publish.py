@@ -55,7 +55,7 @@ from attnexp.tables import to_markdown
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
-    "read_run", "build", "publish", "small_png", "embeddings_comparison", "compute_by_stage", "main",
+    "read_run", "build", "publish", "small_png", "embeddings_comparison", "compute_by_stage", "invocations", "main",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -348,21 +348,33 @@ _DATE = re.compile(r"^\s*Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", re.M)
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]", re.M)
 
 
-def _wall_time(root: Path) -> tuple[float, int, str] | None:
-    """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
-    invocations that ran jobs; their count; the last timestamp."""
-    total, count, last = 0.0, 0, None
-    for path in sorted((root / ".snakemake" / "log").glob("*.snakemake.log")):
+_COMMAND = re.compile(r"^\s*Command: (.*)$", re.M)
+
+
+def invocations(root: str | Path) -> list[dict]:
+    """The Snakemake invocations that ran jobs, from their logs (.snakemake/log): start, end, wall
+    seconds (start to the last timestamp), jobs finished, and the targets of the command line."""
+    found = []
+    for path in sorted((Path(root) / ".snakemake" / "log").glob("*.snakemake.log")):
         text = path.read_text(encoding="utf-8", errors="replace")
         start, stamps = _DATE.search(text), _STAMP.findall(text)
         if not start or not stamps or "Finished job" not in text:
             continue
         begin = datetime.strptime(start.group(1), "%Y-%m-%d %H:%M:%S")
         end = datetime.strptime(" ".join(stamps[-1].split()), "%a %b %d %H:%M:%S %Y")
-        total += max(0.0, (end - begin).total_seconds())
-        count += 1
-        last = end.strftime("%Y-%m-%d %H:%M:%S")
-    return (total, count, last) if count else None
+        command = _COMMAND.search(text)
+        targets = command.group(1).split(" -- ", 1)[1].split() if command and " -- " in command.group(1) else []
+        found.append({"start": begin.strftime("%Y-%m-%d %H:%M:%S"), "end": end.strftime("%Y-%m-%d %H:%M:%S"),
+                      "seconds": max(0.0, (end - begin).total_seconds()), "jobs": len(re.findall(r"^Finished job", text, re.M)),
+                      "targets": " ".join(targets) or "all"})
+    return found
+
+
+def _wall_time(root: Path) -> tuple[float, int, str] | None:
+    """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
+    invocations that ran jobs; their count; the last timestamp."""
+    found = invocations(root)
+    return (sum(i["seconds"] for i in found), len(found), found[-1]["end"]) if found else None
 
 
 # ----------------------------------------------------------------------------- figures
@@ -815,6 +827,12 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
         stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
         lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",
                   to_markdown(stages[["stage", "jobs", "hours", "share"]])]
+    found = invocations(run.root)
+    if found:
+        table = pd.DataFrame(found)
+        table["wall time"] = table["seconds"].map(_duration)
+        lines += ["Snakemake invocations that ran jobs (from `.snakemake/log/`), in order:", "",
+                  to_markdown(table[["start", "end", "wall time", "jobs", "targets"]])]
     return lines, notes
 
 
