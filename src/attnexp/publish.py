@@ -815,9 +815,9 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
                                      "tables, figures and claims are not timed)"))
     wall = _wall_time(run.root)
     if wall:
-        total_wall, invocations, last = wall
+        total_wall, n_invocations, last = wall
         rows.append(("wall time", f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
-                                  f"({_count(invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
+                                  f"({_count(n_invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
     rows.append(("published with", f"`{command}`"))
     table = pd.DataFrame(rows, columns=["", "value"])
     lines = ["## Provenance", "", to_markdown(table)]
