@@ -280,3 +280,17 @@ def test_quick_preset_run_is_published_byte_identically(quick_runs, tmp_path):
         return [line for line in path.read_text().splitlines() if not line.startswith(skip)]
 
     assert untimed(other / "README.md") == untimed(out / "README.md")
+
+
+def test_invocations_are_read_from_the_snakemake_logs(tmp_path):
+    from attnexp.publish import invocations
+
+    logs = tmp_path / ".snakemake" / "log"
+    logs.mkdir(parents=True)
+    (logs / "2026-11-26T000000.snakemake.log").write_text(
+        "SNAKEMAKE\n  Date: 2026-11-26 00:00:00\n  Command: snakemake --cores 2 -- jain_wallace\n"
+        "[Thu Nov 26 00:01:00 2026]\nFinished jobid: 3 (Rule: train_model)\n[Thu Nov 26 00:10:30 2026]\nFinished jobid: 4 (Rule: explain)\n")
+    (logs / "2026-11-26T010000.snakemake.log").write_text("SNAKEMAKE\n  Date: 2026-11-26 01:00:00\nNothing to be done.\n")  # ran no job
+    assert invocations(tmp_path) == [
+        {"start": "2026-11-26 00:00:00", "end": "2026-11-26 00:10:30", "seconds": 630.0, "jobs": 2, "targets": "jain_wallace"},
+    ]
