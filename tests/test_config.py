@@ -495,3 +495,39 @@ def test_load_config_refuses_an_overlay_that_is_not_a_mapping(tmp_path):
     overlay.write_text("- 1\n- 2\n")
     with pytest.raises(ConfigError, match="list.yaml: expected a mapping"):
         load_config(overlay)
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def test_command_line_strings_become_the_numbers_booleans_and_nulls_the_schema_wants(config):
+    # Snakemake reads `--config 'jain_wallace={permutations: 10}'` and `train='{seeds: [10, 11]}'` as strings
+    config["jain_wallace"]["permutations"] = "10"
+    config["jain_wallace"]["table2_tolerance"]["mean"] = "0.05"
+    config["train"]["seeds"] = ["10", "11"]
+    config["explain"]["ig_tolerance"] = "1e-3"
+    config["serrano_smith"]["models"] = "null"
+    config["serrano_smith"]["attention_ascending"] = "false"
+    validate_config(config)
+    assert config["jain_wallace"]["permutations"] == 10 and config["jain_wallace"]["table2_tolerance"]["mean"] == 0.05
+    assert config["train"]["seeds"] == [10, 11] and config["explain"]["ig_tolerance"] == 1e-3
+    assert config["serrano_smith"]["models"] is None and config["serrano_smith"]["attention_ascending"] is False
+
+
+def test_a_string_that_spells_no_number_stays_an_error(config):
+    config["jain_wallace"]["permutations"] = "ten"
+    assert "config key 'jain_wallace.permutations': 'ten' is not of type 'integer'" in _error(config)
+
+
+def test_an_unknown_key_gets_the_close_match_and_the_valid_keys(config):
+    config["jain_wallace"]["permutatons"] = 10
+    message = _error(config)
+    assert "config key 'jain_wallace': unknown key 'permutatons'; did you mean 'permutations'?" in message
+    assert "(valid keys here: adv_eps_bc, adv_eps_qa, adversary, " in message
+    config = {k: v for k, v in config.items() if k != "jain_wallace"} | {"jain_walace": {}}
+    assert "unknown key 'jain_walace'; did you mean 'jain_wallace'?" in _error(config)
+
+
+def test_an_unknown_dataset_gets_the_close_match(config):
+    config["jain_wallace"]["datasets"] = ["sts"]
+    assert "config key 'jain_wallace.datasets.0': unknown dataset 'sts'; did you mean 'sst'? (datasets: 20news, " in _error(config)

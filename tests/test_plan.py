@@ -177,13 +177,14 @@ def test_jain_wallace_selection_errors(small):
     assert selection_problems(small, "jain_wallace") == [
         "config key 'jain_wallace.models.0': model 'han-rnn': the Jain & Wallace experiments need an encoder over "
         "replaceable input embeddings (a flat, QA/NLI or Transformer model), which it lacks",
-        "config key 'jain_wallace.models.2': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset",
+        "config key 'jain_wallace.models.2': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset; "
+        f"did you mean 'lstm-tanh'? (models: {', '.join(sorted({m for d in ('synthetic', 'synthetic_qa') for m in small['datasets'][d]['models']}))})",
     ]
     small["jain_wallace"] |= {"models": None, "datasets": ["sst", "nope"]}
-    assert selection_problems(small, "jain_wallace") == [
-        "config key 'jain_wallace.datasets.0': dataset 'sst' is not enabled",
-        "config key 'jain_wallace.datasets.1': unknown dataset 'nope'",
-    ]
+    problems = selection_problems(small, "jain_wallace")
+    assert problems[0] == "config key 'jain_wallace.datasets.0': dataset 'sst' is not enabled"
+    assert problems[1].startswith("config key 'jain_wallace.datasets.1': unknown dataset 'nope' (datasets: 20news, 20news20, ")  # no close match
+    assert len(problems) == 2
 
 
 # --------------------------------------------------------------------------------------------------

@@ -5,13 +5,15 @@ Called by the Snakefile before any job is planned, so a typo fails in a second, 
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 import jsonschema
 import yaml
 
 from attnexp.spec import PROTOCOL_OF_FAMILY
-from attnexp.plan import model_spec, selection_problems
+from attnexp.plan import close_match, model_spec, selection_problems
 
 __all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
 
@@ -49,13 +51,71 @@ def _key(path) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 
 
+_NOT_A_SCALAR = object()
+_UNEXPECTED = re.compile(r"'([^']+)' (?:was|were) unexpected")
+
+
+def _scalar(text: str, types) -> object:
+    """`text` as the first of the schema's `types` it spells (integer, number, boolean, null)."""
+    for kind in [types] if isinstance(types, str) else types:
+        if kind == "integer" and re.fullmatch(r"[+-]?\d+", text.strip()):
+            return int(text)
+        if kind == "number" and re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text.strip()):
+            return float(text)
+        if kind == "boolean" and text.strip().lower() in ("true", "false"):
+            return text.strip().lower() == "true"
+        if kind == "null" and text.strip() in ("null", "None", "~"):
+            return None
+    return _NOT_A_SCALAR
+
+
+def _coerce_command_line_strings(config: dict, validator) -> None:
+    """Snakemake reads `--config key=value` values, and every scalar inside a YAML value
+    (`--config 'jain_wallace={permutations: 10}'`), as strings: where the schema wants a number, a
+    boolean or null at that place and the string spells one, it becomes one (in place)."""
+    for _ in range(10_000):  # one value per pass: a change can reveal errors below it
+        for error in validator.iter_errors(config):
+            found = next((e for e in (error, *error.context) if e.validator == "type" and isinstance(e.instance, str)
+                          and _scalar(e.instance, e.validator_value) is not _NOT_A_SCALAR), None)
+            if found is not None:
+                *parents, last = found.absolute_path
+                holder = config
+                for key in parents:
+                    holder = holder[key]
+                holder[last] = _scalar(found.instance, found.validator_value)
+                break
+        else:
+            return
+
+
+def _allowed_keys(error) -> list[str]:
+    properties = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    return sorted(properties)
+
+
+def _message(error) -> str:
+    """The schema's message, and for an unknown key the close matches and the valid keys."""
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        allowed = _allowed_keys(error)
+        lines = []
+        for key in _UNEXPECTED.findall(error.message)[0].split("', '") if _UNEXPECTED.search(error.message) else []:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            lines.append(f"unknown key {key!r}{hint} (valid keys here: {', '.join(allowed)})")
+        if lines:
+            return "; ".join(lines)
+    return error.message
+
+
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict:
-    """Validate `config` in place (defaults filled) and return it; raise ConfigError listing every
-    problem as `config key 'a.b.c': message`."""
+    """Validate `config` in place (defaults filled, command-line strings read as the numbers,
+    booleans or nulls the schema wants) and return it; raise ConfigError listing every problem as
+    `config key 'a.b.c': message`."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    _coerce_command_line_strings(config, validator)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
-    problems = [f"config key '{_key(e.absolute_path)}': {e.message}" for e in errors]
+    problems = [f"config key '{_key(e.absolute_path)}': {_message(e)}" for e in errors]
     problems += _consistency_problems(config) if not problems else []
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
@@ -113,10 +173,10 @@ def _consistency_problems(config: dict) -> list[str]:
         problems.append(f"config key 'wiegreffe_pinter.adversary.table_lambda': {adversary['table_lambda']} is not one of wiegreffe_pinter.adversary.lambdas {adversary['lambdas']}")
     for i, name in enumerate(config["wiegreffe_pinter"]["table2_only"]):
         if name not in config["datasets"]:
-            problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}")
+            problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
     for name in config["wiegreffe_pinter"]["dataset_seeds"]:
         if name not in config["datasets"]:
-            problems.append(f"config key 'wiegreffe_pinter.dataset_seeds.{name}': unknown dataset {name!r}")
+            problems.append(f"config key 'wiegreffe_pinter.dataset_seeds.{name}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
     edges = config["wiegreffe_pinter"]["max_attention_bins"]
     if sorted(set(edges)) != edges:
         problems.append(f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}")

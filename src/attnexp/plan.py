@@ -25,6 +25,7 @@ __all__ = [
     "require",
     "experiment_runs",
     "run_dirs",
+    "close_match",
     "selection_problems",
     "Companions",
     "wiegreffe_pinter_companions",
@@ -169,6 +170,15 @@ def run_dirs(config: dict, experiment: str, root: str) -> list[str]:
     return [run.path(root) for run in experiment_runs(config, experiment)]
 
 
+def close_match(name: str, valid, noun: str = "datasets") -> str:
+    """"; did you mean 'x'? (datasets: a, b, …)" for an unknown name, for error messages."""
+    import difflib
+
+    valid = sorted(valid)
+    close = difflib.get_close_matches(name, valid, n=1)
+    return (f"; did you mean {close[0]!r}?" if close else "") + f" ({noun}: {', '.join(valid)})"
+
+
 def selection_problems(config: dict, experiment: str) -> list[str]:
     """What is wrong with `config[experiment].datasets / .models`, one line per problem naming the
     key: an unknown or disabled dataset, a model no selected dataset trains, a model that lacks a
@@ -176,7 +186,7 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
     selected, problems = _selection(config, experiment), []
     for i, name in enumerate(selected["datasets"] or []):
         if name not in config["datasets"]:
-            problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}")
+            problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
         elif not config["datasets"][name]["enabled"]:
             problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is not enabled")
         elif experiment in TASKS and config["datasets"][name]["task"] not in TASKS[experiment]:
@@ -188,7 +198,9 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
     for i, model in enumerate(selected["models"]):
         hosts = [d for d in datasets if model in config["datasets"][d].get("models", [])]
         if not hosts:
-            problems.append(f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset")
+            listed = sorted({m for d in datasets for m in config["datasets"][d].get("models", [])})
+            problems.append(f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset"
+                            f"{close_match(model, listed, 'models')}")
             continue
         # a name can mean different models on different datasets (flat on sst, QA on babi1): it is an
         # error only when it runs on none of them
