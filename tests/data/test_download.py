@@ -245,6 +245,17 @@ def test_fetch_timeout_is_retried_then_fails(tmp_path: Path, server: LoopbackSer
     assert list(out.iterdir()) == []
 
 
+def test_fetch_of_a_host_that_does_not_resolve_fails_at_once(tmp_path: Path) -> None:
+    # offline (or a misspelt host): one attempt, no back-off, the mirror named in the error
+    lines: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(DownloadError) as caught:
+        fetch("http://no-such-host.invalid/x.tsv", tmp_path / "x.tsv", sha256=SHA256, retries=4, backoff=5.0, log=lines.append)
+    assert time.monotonic() - started < 4.0  # four retries would sleep 5 + 10 + 20 + 40 s
+    assert "gaierror" in str(caught.value) and "mirror" in str(caught.value) and "after" not in str(caught.value)
+    assert sum(line.startswith("GET ") for line in lines) == 1
+
+
 def test_fetch_transient_503_then_success(tmp_path: Path, server: LoopbackServer) -> None:
     dest = tmp_path / "u.tsv"
     lines: list[str] = []

@@ -14,6 +14,7 @@ import hashlib
 import http.client
 import os
 import shutil
+import socket
 import tempfile
 import time
 import urllib.error
@@ -178,6 +179,8 @@ def _is_transient(error: BaseException) -> bool:
     """Whether another attempt could plausibly succeed."""
     if isinstance(error, urllib.error.HTTPError):  # Checked first: HTTPError is a URLError.
         return error.code >= 500 or error.code == 429
+    if isinstance(error, urllib.error.URLError) and isinstance(error.reason, socket.gaierror):
+        return False  # The host name does not resolve: offline, or a wrong URL; waiting rarely helps.
     return isinstance(
         error,
         (
