@@ -1,19 +1,66 @@
-"""What every rule script shares: its stderr goes to the rule's log, and expected failures end the
-job with one readable line instead of a traceback."""
+"""What every rule script shares: its stderr goes to the rule's log, progress of long jobs to the
+console, and expected failures end the job with one readable line instead of a traceback."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
-from typing import Callable
+import time
+from pathlib import Path
+from typing import Callable, TextIO
+
+# Log lines that are progress: a training epoch, or "<what>: <done>/<total> instances"
+_EPOCH = re.compile(r"^epoch \d+/\d+")
+_INSTANCES = re.compile(r"(\d+)/(\d+) instances")
+
+
+class ConsoleProgress:
+    """Echoes a job's progress lines to the console (Snakemake's output), labelled with the job's log
+    path: every training epoch; instance counts at most every `every` seconds, with the rate and the
+    time left, and always the last. The first echoed line names the log with the full record."""
+
+    def __init__(self, log_path: str, console: TextIO, every: float = 30.0, clock: Callable[[], float] = time.monotonic):
+        parts = Path(log_path).with_suffix("").parts
+        self.label = "/".join(parts[1:] if parts and parts[0] == "results" else parts)
+        self.log_path, self.console, self.every, self.clock = log_path, console, every, clock
+        self.started = self.last = None
+        self.named_log = False
+
+    def __call__(self, message: str) -> None:
+        now = self.clock()
+        if self.started is None:
+            self.started = now
+        counted = _INSTANCES.search(message)
+        if _EPOCH.match(message):
+            text = message
+        elif counted:
+            done, total = int(counted.group(1)), int(counted.group(2))
+            if done < total and self.last is not None and now - self.last < self.every:
+                return
+            elapsed = now - self.started
+            rate = done / elapsed if elapsed > 0 else 0.0
+            left = f", {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+            text = f"{message} ({rate:.1f}/s{left})"
+        else:
+            return
+        self.last = now
+        if not self.named_log:
+            text += f" [full log: {self.log_path}]"
+            self.named_log = True
+        print(f"[{self.label}] {text}", file=self.console, flush=True)
 
 
 def log_to(path: str) -> Callable[[str], None]:
-    """Send stderr to the rule's log file (first thing a script does) and return a line logger."""
+    """Send stderr to the rule's log file (first thing a script does) and return a line logger that
+    also echoes progress lines to the console (`ConsoleProgress`)."""
+    console = sys.stderr
     sys.stderr = open(path, "w", buffering=1, encoding="utf-8")
+    progress = ConsoleProgress(path, console)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
+        progress(message)
 
     return log
 

@@ -1,0 +1,43 @@
+"""What every rule script shares (attnexp.workflow): progress lines of long jobs on the console."""
+
+from __future__ import annotations
+
+import io
+
+from attnexp.workflow import ConsoleProgress
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_epochs_are_echoed_each_and_the_first_line_names_the_full_log():
+    console, clock = io.StringIO(), Clock()
+    progress = ConsoleProgress("results/models/sst/lstm-tanh/seed10/train.log", console, clock=clock)
+    progress("lstm-tanh: 828,351 parameters, 2 classes")  # not progress: the log only
+    progress("epoch 1/8: train loss 0.41, test roc_auc 0.95 (121.8 s)")
+    clock.now += 1
+    progress("epoch 2/8: train loss 0.25, test roc_auc 0.96 (117.5 s)")
+    assert console.getvalue().splitlines() == [
+        "[models/sst/lstm-tanh/seed10/train] epoch 1/8: train loss 0.41, test roc_auc 0.95 (121.8 s) "
+        "[full log: results/models/sst/lstm-tanh/seed10/train.log]",
+        "[models/sst/lstm-tanh/seed10/train] epoch 2/8: train loss 0.25, test roc_auc 0.96 (117.5 s)",
+    ]
+
+
+def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_left_and_always_the_last():
+    console, clock = io.StringIO(), Clock()
+    progress = ConsoleProgress("results/logs/jw_adversarial/imdb/lstm-tanh/seed10.log", console, every=30.0, clock=clock)
+    progress("adversary: 0/400 instances")  # the start: rate 0, no time left
+    for done in range(40, 401, 40):
+        clock.now += 10.0
+        progress(f"adversary: {done}/400 instances")
+    lines = console.getvalue().splitlines()
+    assert lines[0].startswith("[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 0/400 instances (0.0/s) [full log: ")
+    assert lines[1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left)"
+    assert lines[-1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 400/400 instances (4.0/s)"
+    assert len(lines) == 5  # 0, 120, 240, 360 (every 30 s) and the last
