@@ -122,9 +122,11 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
                     value = np.asarray(value).item()
                 record[key] = value[real] if key in METHODS else value
             records[i] = record
-        log(f"{'+'.join(methods)}: explained {sum(len(o) for o in order[: done + 1])}/{len(examples)} instances")
+        counted = f"{sum(len(o) for o in order[: done + 1])}/{len(examples)} instances"
+        batched = [m for m in methods if m != "loo"]  # leave-one-out runs after this loop, with its own progress
+        log(f"{'+'.join(batched)}: explained {counted}" if batched else f"leave-one-out: predictions of the full inputs, {counted}")
     if "loo" in methods and examples:  # one call: the n deletions of every instance are batched together
-        for record, scores in zip(records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"])):
+        for record, scores in zip(records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"], log=log)):
             record["loo"] = scores
         log(f"leave-one-out: {sum(len(e.tokens) for e in examples)} deletions of {len(examples)} instances")
     if "ig" in methods and records:

@@ -26,17 +26,17 @@ LOO_OPS = ERASE_OPS
 
 
 def leave_one_out(
-    model: nn.Module, examples: list[Example], probs: np.ndarray, op: str = "delete", max_tokens: int = 20_000
+    model: nn.Module, examples: list[Example], probs: np.ndarray, op: str = "delete", max_tokens: int = 20_000, log=None
 ) -> list[np.ndarray]:
     """examples (N) with their full-input class probabilities (N, C) -> per instance the (n,) output
-    changes, in the examples' order."""
+    changes, in the examples' order. `log` gets progress lines (BiLSTM deletions: instances done)."""
     if op not in LOO_OPS:
         raise ValueError(f"loo_op must be one of {LOO_OPS}, got {op!r}")
     owners = np.concatenate([np.full(len(e.tokens), i) for i, e in enumerate(examples)])  # (V,)
     if len(owners) == 0:  # no instance has a token to leave out
         return [np.zeros(0, dtype=np.float32) for _ in examples]
     if supports_recurrent_deletion(model, op):  # BiLSTM: only the states a deletion changes are re-run
-        erased = np.concatenate(deletion_probabilities(model, examples, max_tokens))  # (V, C)
+        erased = np.concatenate(deletion_probabilities(model, examples, max_tokens, log))  # (V, C)
     else:
         erase = [row for e in examples for row in np.eye(len(e.tokens), dtype=bool)]  # V one-token masks
         erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)

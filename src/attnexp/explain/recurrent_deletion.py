@@ -200,7 +200,7 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
     return np.concatenate(probs)
 
 
-def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens: int = 20_000) -> list[np.ndarray]:
+def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens: int = 20_000, log=None) -> list[np.ndarray]:
     """Per example, the (n, C) class probabilities of its n one-token deletions (model in eval mode).
     Examples are batched by length and their deletions decoded in chunks, so that the variants' padded
     positions stay under `max_tokens` (a longer document: a batch of its own, decoded in chunks).
@@ -213,11 +213,15 @@ def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens
     # an instance without tokens has no deletions: (0, C), and no place in a batch
     out: list[np.ndarray | None] = [np.zeros((0, classes), dtype=np.float32) if len(e.tokens) == 0 else None for e in examples]
     present = np.array([i for i, e in enumerate(examples) if len(e.tokens)], dtype=np.int64)
+    done = 0
     for indices in (present[part] for part in _variant_batches(np.array([len(examples[i].tokens) for i in present]), max_tokens)):
         probs = _batch_probabilities(model, [examples[i] for i in indices], max_tokens)
         starts = np.cumsum([0] + [len(examples[i].tokens) for i in indices])
         for k, i in enumerate(indices):
             out[i] = probs[starts[k] : starts[k + 1]]
+        done += len(indices)
+        if log is not None:
+            log(f"leave-one-out: {done}/{len(present)} instances")
     return out
 
 
