@@ -16,6 +16,12 @@ __all__ = ["pruning_figure", "graph_figure"]
 
 ORDER_LABELS = {"attribution": "by attribution (Hao et al.)", "attention": "by max attention", "random": "random orders (mean ± sd)"}
 COLORS = dict(zip(ORDER_LABELS, sns.color_palette("colorblind", len(ORDER_LABELS))))
+# curves often coincide: each order has its own marker and line style, and attribution is drawn on top
+STYLES = {
+    "attribution": {"marker": "o", "markersize": 4, "linestyle": "-", "linewidth": 1.6, "zorder": 3},
+    "attention": {"marker": "s", "markersize": 7, "markerfacecolor": "none", "linestyle": "-.", "linewidth": 1.4, "zorder": 2},
+    "random": {"marker": "^", "markersize": 4, "linestyle": "--", "linewidth": 1.2, "zorder": 1},
+}
 
 
 def pruning_figure(curves: pd.DataFrame, title: str) -> plt.Figure:
@@ -24,8 +30,7 @@ def pruning_figure(curves: pd.DataFrame, title: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.6), layout="constrained")
     for order in [o for o in ORDER_LABELS if o in set(curves["order"])]:
         stats = curves[curves["order"] == order].groupby("fraction")["accuracy"].agg(["mean", "std"]).reset_index()
-        style = {"linestyle": "--"} if order == "random" else {}
-        ax.plot(stats["fraction"], stats["mean"], marker="o", markersize=3, color=COLORS[order], label=ORDER_LABELS[order], **style)
+        ax.plot(stats["fraction"], stats["mean"], color=COLORS[order], label=ORDER_LABELS[order], **STYLES[order])
         if order == "random":
             sd = stats["std"].fillna(0.0)
             ax.fill_between(stats["fraction"], stats["mean"] - sd, stats["mean"] + sd, color=COLORS[order], alpha=0.2, linewidth=0)

@@ -21,19 +21,28 @@ COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LA
 METRICS = {"comprehensiveness": "comprehensiveness ↑", "sufficiency": "sufficiency ↓"}  # arrow: more faithful
 
 
-def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str) -> plt.Figure:
-    """{model: eraser table} -> a 2 x models grid of per-bin means with standard-error bands."""
+def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str, columns: int = 3) -> plt.Figure:
+    """{model: eraser table} -> per model a pair of panels (comprehensiveness above sufficiency) of
+    per-bin means with standard-error bands, at most `columns` models side by side (more wrap to
+    the next band of rows, so that the text stays legible at the saved size)."""
     use_house_style()
     models = list(tables)
-    fig, axes = plt.subplots(2, max(1, len(models)), figsize=(max(6.4, 3.2 * len(models)), 5.2), squeeze=False, sharex=True, layout="constrained")
-    for col, model in enumerate(models):
-        table = tables[model]
+    cols = max(1, min(columns, len(models)))
+    bands = max(1, -(-len(models) // cols))
+    fig, axes = plt.subplots(2 * bands, cols, figsize=(3.6 * cols, 2.7 * 2 * bands), squeeze=False, layout="constrained")
+    for index in range(bands * cols):
+        band, col = divmod(index, cols)
+        if index >= len(models):
+            for row in range(2):
+                axes[2 * band + row, col].set_visible(False)
+            continue
+        model, table = models[index], tables[models[index]]
+        unit = table["unit"].iloc[0] if "unit" in table and not table.empty else "tokens"
         for row, metric in enumerate(METRICS):
-            ax = axes[row, col]
-            unit = table["unit"].iloc[0] if "unit" in table and not table.empty else "tokens"
-            if row == 0:
-                ax.set_title(model if unit == "tokens" else f"{model} ({unit})")
-            if row == 1:
+            ax = axes[2 * band + row, col]
+            if row == 0:  # a HAN's label names its unit already ("han-rnn (seed 10), sentences")
+                ax.set_title(model if unit == "tokens" or model.endswith(unit) else f"{model} ({unit})")
+            else:
                 ax.set_xlabel(f"bin b (top ⌈b·n⌉ {unit})")
             if col == 0:
                 ax.set_ylabel(METRICS[metric])
@@ -52,10 +61,10 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str) -> plt.Fi
             ax.minorticks_off()
             ax.axhline(0.0, color="0.5", linewidth=0.6)
     # every ranking any model has, in RANKING_LABELS order (HAN/FLAN have fewer than the others)
-    shown = {label: handle for ax in axes[0] for handle, label in zip(*ax.get_legend_handles_labels())}
+    shown = {label: handle for ax in axes.flat for handle, label in zip(*ax.get_legend_handles_labels())}
     labels = [label for label in RANKING_LABELS.values() if label in shown]
     handles = [shown[label] for label in labels]
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=len(handles) if len(models) > 2 else 3, frameon=False)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(handles), 4), frameon=False)
     fig.suptitle(f"{dataset}: ERASER perturbation curves (AOPC: mean over the bins)")
     return fig

@@ -124,9 +124,11 @@ def _legend_outside(fig: plt.Figure, colors: dict, title: str) -> None:
         fig.legend(handles=[Patch(color=color, label=label) for label, color in colors.items()], title=title, loc="outside right upper")
 
 
-def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue: str, hue_order: list, colors: dict, mean: str, std: str) -> None:
+def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue: str, hue_order: list, colors: dict, mean: str, std: str,
+                  bounds: tuple[float, float] | None = None) -> None:
     """mean ± std bars at fixed positions: one group per `x`, one bar per `hue`; a missing
-    combination leaves a gap, an undefined std no error bar."""
+    combination is marked "n/a", an undefined std gets no error bar; with `bounds` (a metric's range)
+    the error bars stop at them. Long group labels are slanted so that they never collide."""
     if not x_order:
         _no_data(ax)
         return
@@ -138,9 +140,17 @@ def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue:
         at = positions + (i - (len(hue_order) - 1) / 2) * width
         drawn = np.isfinite(heights)
         ax.bar(at[drawn], heights[drawn], width=width, color=colors[level], label=level)
+        for position in at[~drawn]:
+            ax.annotate("n/a", (position, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                        rotation=90, fontsize="x-small", color="0.4")
         with_error = drawn & np.isfinite(errors)
-        ax.errorbar(at[with_error], heights[with_error], yerr=errors[with_error], fmt="none", ecolor="0.2", elinewidth=0.8, capsize=2)
-    ax.set_xticks(positions, x_order, rotation=30 if len(x_order) > 4 else 0, ha="right" if len(x_order) > 4 else "center")
+        low, high = errors[with_error], errors[with_error]
+        if bounds is not None:
+            low = np.minimum(low, heights[with_error] - bounds[0])
+            high = np.minimum(high, bounds[1] - heights[with_error])
+        ax.errorbar(at[with_error], heights[with_error], yerr=[low, high], fmt="none", ecolor="0.2", elinewidth=0.8, capsize=2)
+    crowded = len(x_order) > 4 or sum(len(str(label)) for label in x_order) > 36
+    ax.set_xticks(positions, x_order, rotation=30 if crowded else 0, ha="right" if crowded else "center", rotation_mode="anchor")
     ax.set_xlim(-0.5, len(x_order) - 0.5)
 
 
@@ -303,8 +313,8 @@ def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against 
     colors = {m: METHOD_COLORS.get(m, COLORS[(len(METHODS) + i) % len(COLORS)]) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True, layout="constrained")
     for ax, (metric, label) in zip(axes, (("precision", "precision@|G|"), ("auprc", "AUPRC"), ("mass", "attribution mass on G"))):
-        _grouped_bars(ax, rows, "column", columns, "method", methods, colors, f"{metric}_mean", f"{metric}_std")
-        ax.set(xlabel="model", ylabel="mean ± std", title=label, ylim=(0, 1.05))
+        _grouped_bars(ax, rows, "column", columns, "method", methods, colors, f"{metric}_mean", f"{metric}_std", bounds=(0.0, 1.0))
+        ax.set(xlabel="model", ylabel="mean ± std (within [0, 1])", title=label, ylim=(0, 1.05))
     _legend_outside(fig, colors, "method")
     fig.suptitle(title)
     return fig

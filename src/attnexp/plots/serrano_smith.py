@@ -102,11 +102,15 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
         boxes = ax.boxplot(shown, patch_artist=True, widths=0.6, showfliers=False, medianprops={"color": "black"})
         for patch, r in zip(boxes["boxes"], rankings):
             patch.set_facecolor(COLORS[r])
-        for x, r in enumerate(rankings, start=1):
+        for x, (r, values) in enumerate(zip(rankings, data), start=1):
             part = table[table["ranking"] == r]
-            ax.text(x, 1.04, f"{(~part['flipped']).mean():.0%}", ha="center", va="bottom", fontsize=6, transform=ax.get_xaxis_transform())
-        ax.set_xticks(range(1, len(rankings) + 1), [RANKING_LABELS[r] for r in rankings], rotation=30, ha="right")
-        ax.set(ylim=(0, 1.0), ylabel=QUANTITIES[quantity] if ax is axes.flat[0] else "")
-        ax.set_title(model, pad=14)  # room for the no-flip shares
+            ax.text(x, 1.04, f"{(~part['flipped']).mean():.0%}", ha="center", va="bottom", fontsize=7, transform=ax.get_xaxis_transform())
+            if not len(values):  # nothing flipped: no box to draw
+                ax.text(x, 0.5, "no flip", ha="center", va="center", rotation=90, fontsize=7, color="0.4")
+            elif np.subtract(*np.percentile(values, [75, 25])) < 1e-9:  # a box of zero height is a line: mark it
+                ax.plot(x, np.median(values), marker="D", markersize=7, color=COLORS[r], markeredgecolor="black", zorder=3)
+        ax.set_xticks(range(1, len(rankings) + 1), [RANKING_LABELS[r] for r in rankings], rotation=30, ha="right", rotation_mode="anchor")
+        ax.set(ylim=(-0.03, 1.05), ylabel=QUANTITIES[quantity] if ax is axes.flat[0] else "")
+        ax.set_title(model, pad=18)  # room for the no-flip shares
     fig.suptitle(f"Removal until the decision flips: {dataset} (above each box: % no flip)")
     return fig
