@@ -25,7 +25,8 @@ claims table's order. Each row has one outcome (the summary counts them):
 3. embeddings: the condition's `embeddings=<ours>` is not what the paper used (`PAPERS[paper]`):
    `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, `embeddings (<what
    stands in>, D-EMB)` for pretrained vectors that stand in for the paper's (`STAND_IN_VECTORS`), else
-   `embeddings (<ours>; the paper: <theirs>)`.
+   `embeddings (<ours>; the paper: <theirs>)`; never where ours are the paper's own for that dataset
+   (`Protocol.own_embeddings`: J&W's bAbI models start from random embeddings).
 4. `checkpoint selection (D-SEL)`: a qualitative claim (no tolerance) whose `select_on=` is not the
    paper's. A numeric comparison never: its verdict is `not comparable` when the selections differ.
 5. each `D-…` id named in the condition, by its kind (`DEVIATION_KINDS`; any other id:
@@ -72,13 +73,16 @@ class Protocol:
     embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
     embeddings_label: str = ""  # what the paper used, in words
     models: str | None = None  # regular expression (full match) of the models of the paper's claims; None: any
+    own_embeddings: dict[str, str] = None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
 
 
 _PRETRAINED = ("fasttext_simple", "glove840b")
 # pretrained vectors that stand in for the papers' files (config `embeddings.source`), in words
 STAND_IN_VECTORS = {"glove6b50": "GloVe 6B 50-d for the paper's 300-d pretrained vectors"}
 PAPERS = {
-    "Jain & Wallace 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"(lstm|cnn|average)-(tanh|dot)"),
+    # J&W: pretrained vectors, except bAbI, which starts from random 50-d embeddings
+    "Jain & Wallace 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"(lstm|cnn|average)-(tanh|dot)",
+                                    {"babi1": "random", "babi2": "random", "babi3": "random"}),
     "Wiegreffe & Pinter 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"lstm-(tanh|uniform)"),
     # S&S §3.2: word2vec trained on the dataset; their models: HAN and FLAN, selected on dev
     "Serrano & Smith 2019": Protocol("replicated", "dev", ("word2vec", "word2vec_local"), "word2vec on the dataset", r"(han|flan)-(rnn|conv|none)"),
@@ -96,12 +100,12 @@ TOLERANCE_BASES = (
     ("Jain & Wallace 2019", "Table 2", "sig_frac ",
      "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
     (None, "test performance", "",
-     "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (jain_wallace.md §7.3)"),
+     "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)"),
     ("Wiegreffe & Pinter 2019", "Table 2", "",
-     "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (jain_wallace.md §7.3)"),
+     "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (J&W's repository, commits 675b0dc and 425a89a)"),
 )
 
-# a D-… id's kind when it names one of the causes above (decisions.md); any other id is a protocol deviation
+# a D-… id's kind when it names one of the causes above (docs/decisions.md); any other id is a protocol deviation
 DEVIATION_KINDS = {
     "D-EMB": "embeddings", "D-SEL": "checkpoint selection",
     "D-DATA": "data stand-in", "D-IMDB": "data stand-in", "D-SS-IMDB": "data stand-in", "D-SS-YAHOO": "data stand-in",
@@ -161,7 +165,8 @@ def cause(row) -> str:
         causes.append(f"data stand-in ({row['dataset']}: {settings['stand-ins']})")
     causes += [f"data stand-in (our {ours} for {theirs.strip()})" for ours, theirs in _STANDS_FOR.findall(condition)]
     ours = settings.get("embeddings")
-    if protocol and protocol.embeddings and ours and ours not in protocol.embeddings:
+    own = (protocol.own_embeddings or {}).get(row["dataset"]) if protocol else None
+    if protocol and protocol.embeddings and ours and ours not in protocol.embeddings and ours != own:
         word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == _PRETRAINED
         if word2vec_for_pretrained:
             causes.append("embeddings (D-EMB)")
@@ -233,7 +238,7 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
         "# Replication scorecard\n\n"
         "Every claim (`results/tables/claims.csv`) with why its tolerance is what it is and, for each miss, a named cause "
         "(`attnexp.scorecard`: model outside the paper, data stand-in, embeddings, checkpoint selection, a `D-…` protocol "
-        "deviation of decisions.md, or `unexplained`). Matched: `match`/`holds`; missed: `differs`/`does not hold`; "
+        "deviation of docs/decisions.md, or `unexplained`). Matched: `match`/`holds`; missed: `differs`/`does not hold`; "
         "not compared: `not comparable`, `reference only`, `not public`, `undefined`.\n\n"
         "## Per paper\n\n" + to_markdown(summary(card).rename(columns={"not_compared": "not compared"}))
         + "\n## Misses and claims not compared, by cause\n\n" + to_markdown(breakdown(card))
