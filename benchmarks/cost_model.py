@@ -231,7 +231,7 @@ def main() -> None:
     for cores in (2, 8):
         slots = max(1, cores // args.threads)
         lines.append(f"| {cores} cores | {max(total / slots, longest) / 3600:,.1f} h |")
-    lines.append("| one GPU | not measured: no GPU was lent to the session that measured this |")
+    lines.append("| one GPU | not measured (the measured jobs ran on CPU only) |")
     text = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(text, encoding="utf-8")

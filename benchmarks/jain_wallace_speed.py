@@ -147,7 +147,7 @@ def reference_leave_one_out(model, examples, op: str = "delete") -> list[np.ndar
 #   K x K candidate pairs; leave-one-out deletes position t from every row of the batch, t = 1 .. the
 #   batch's longest; the gradient pass also forms J&W's `XxE` product (the gradient against the summed
 #   embedding matrix; computed for its cost, not compared). Calibrated against the original
-#   code itself (`../shared/reference/speed.md`): benchmarks/README.md.
+#   code itself, run on the same machine kind: benchmarks/README.md.
 # - `pipeline`: the same strategy on this project's decoder (the context as one batched contraction,
 #   attention imposed rather than recomputed, JSD of `attnexp.metrics`, only the rows that have a
 #   token t): a reference faster than the original code, for the conservative ratio.
@@ -339,7 +339,7 @@ def peak_gemm_rates(size: int = 2048, repeats: int = 5) -> dict:
     """FLOP/s of a large single-precision matrix product on the configured threads, best of `repeats`,
     through each of torch's CPU libraries: MKL (what torch's `@` calls) and oneDNN (its
     `mkldnn._linear_pointwise`, the product of an inference linear layer). The faster is the rate no
-    matrix product of the suite can beat. On the development machine's AMD CPU they differ by 2.2×."""
+    matrix product of the suite can beat. On a 2-core AMD EPYC machine they differed by 2.2×."""
     a, b = torch.randn(size, size), torch.randn(size, size)
     products = {"MKL": lambda: a @ b}
     if torch.backends.mkldnn.is_available():

@@ -319,7 +319,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=8, help="training epochs on both sides (J&W: 8; at least 2: neither keeps epoch 1)")
     parser.add_argument("--threads", type=int, default=2, help="the original's torch threads (its one process)")
     parser.add_argument("--cores", type=int, default=2, help="our snakemake --cores (jobs of train.threads = 1 thread)")
-    parser.add_argument("--mirror", default="/work/shared/datasets", help="passed as --config mirror= (nothing is read from it)")
+    parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "datasets"), help="passed as --config mirror= (nothing is read from it)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/jw_whole_run"))
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()

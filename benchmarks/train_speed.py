@@ -1,4 +1,4 @@
-"""Training speed of one model (default SST `lstm-tanh`, the protocol of config.yaml) with today's
+"""Training speed of one model (default SST `lstm-tanh`, the protocol of config.yaml) with the current
 training step against earlier ones, trained in one process on the same data, epochs, seed and
 checkpoint selection (`attnexp.train.train_epochs`, the epochs of the variants alternating, so a busy
 machine slows them alike):

@@ -1,4 +1,4 @@
-# Stage 5e: attention attribution on the Transformer (Hao et al. 2021, beyond.md §4-§5; issue 13). Per
+# Stage 5e: attention attribution on the Transformer (Hao et al. 2021). Per
 # model with self-attention in every layer: head importance and the head-pruning curve, attribution
 # graphs of a few test instances, their figures; then the pruning summary, rollout's agreement with
 # gradient and blank-out importance (Abnar & Zuidema 2020), and their claims.

@@ -87,7 +87,7 @@ def local_files(wildcards):
 
 
 def planted_base(wildcards):
-    """A planted dataset's base: its preprocessed splits (beyond.md §3)."""
+    """A planted dataset's base: its preprocessed splits."""
     ds = config["datasets"][wildcards.dataset]
     if ds["protocol"] != "planted":
         return []

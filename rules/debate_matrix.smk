@@ -1,4 +1,4 @@
-# Stage 6: the debate matrix (issue 13). Every paper's test on every model it ran on, side by side: what
+# Stage 6: the debate matrix. Every paper's test on every model it ran on, side by side: what
 # the J&W, S&S, W&P and faithfulness stages wrote per run, one number per test (the Transformer beside
 # the recurrent models). Every run any of them covers is shown, blank where a stage did not run it (the
 # W&P tables hold every W&P base run).

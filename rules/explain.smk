@@ -1,4 +1,4 @@
-# Stage 4: per-instance explanations of the test split (issue 4), one cached job per method
+# Stage 4: per-instance explanations of the test split, one cached job per method
 # (attnexp.explain): attention (with the prediction), gradient importance, leave-one-out, integrated
 # gradients, and rollout / attention attribution for self-attention models. A consumer names the methods
 # it reads (explanation_files), so each method runs only where something needs it.

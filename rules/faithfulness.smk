@@ -1,4 +1,4 @@
-# Stage 5d: the faithfulness battery (beyond.md §2, §7; issue 13). Per model: ERASER comprehensiveness
+# Stage 5d: the faithfulness battery (DeYoung et al. 2020). Per model: ERASER comprehensiveness
 # and sufficiency of every ranking of its explanations (HAN/FLAN: its own attention and leave-one-unit-
 # out) and a random baseline, per bin; then AOPC per model and ranking beside the battery's claims. Per
 # W&P base run with seed models: each explainer's agreement with itself across the seeds (the envelope).

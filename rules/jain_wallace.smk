@@ -1,11 +1,11 @@
-# Stage 5a: Jain & Wallace 2019 (issue 4). Per model: correlations of the explanations, permutation
+# Stage 5a: Jain & Wallace 2019. Per model: correlations of the explanations, permutation
 # and adversarial attention on cached encoder states; then Table 2, the figures, and the ground-truth
 # check on generated data.
 
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
 JW_RUNS = experiment_runs(config, "jain_wallace")
-# Generated and planted datasets (per-instance `rationale`, beyond.md §3): the ground-truth check
+# Generated and planted datasets (per-instance `rationale`): the ground-truth check
 JW_GROUND_TRUTH = sorted(
     {
         run.dataset

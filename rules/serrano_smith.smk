@@ -1,6 +1,6 @@
-# Stage 5b: Serrano & Smith 2019 (issue 11). Per model: single-weight erasure and removal until the
+# Stage 5b: Serrano & Smith 2019. Per model: single-weight erasure and removal until the
 # decision flips, decode-only on cached states of the attention layer closest to the output; then the
-# tables, claims and figures (F-dJS per model across datasets, F-box / F-mass per dataset).
+# tables, claims and figures (ΔJS per model across datasets, the removal boxes per dataset).
 
 SS = config["serrano_smith"]
 SS_RUN = "{dataset}/{model}/seed{seed}"
@@ -19,7 +19,7 @@ SS_SETTINGS = {
 SS_TABLES = ("erasure", "removal", "flip_sooner")
 
 
-# The runs of each F-dJS figure (one model across datasets) and each F-box figure (one dataset)
+# The runs of each ΔJS figure (one model across datasets) and each removal figure (one dataset)
 SS_BY_MODEL = {
     (m, s): [run for run in SS_RUNS if (run.model, run.seed) == (m, s)]
     for m, s in {(run.model, run.seed) for run in SS_RUNS}

@@ -1,4 +1,4 @@
-# Stage 3: train every model (issue 3). One job per dataset x model x seed; per-epoch progress in
+# Stage 3: train every model. One job per dataset x model x seed; per-epoch progress in
 # the log beside the weights.
 
 

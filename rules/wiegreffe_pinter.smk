@@ -1,4 +1,4 @@
-# Stage 5c: Wiegreffe & Pinter 2019 (issue 12). Each base run brings its companions, every one an
+# Stage 5c: Wiegreffe & Pinter 2019. Each base run brings its companions, every one an
 # ordinary training job (attnexp.plan.wiegreffe_pinter_companions): the uniform twin, the seed
 # models, the diagnostic MLPs and one model-consistent adversary per λ. Per base run: the seed
 # variance (Figure 2), the adversaries' frontier (Figure 4, Table 4) and the figures; then Tables

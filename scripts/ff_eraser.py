@@ -1,5 +1,5 @@
 """Rule faithfulness_eraser: results/faithfulness/{dataset}/{model}/seed{seed}/eraser.csv, ERASER
-comprehensiveness and sufficiency per test instance, ranking and bin (beyond.md §2); HAN and FLAN
+comprehensiveness and sufficiency per test instance, ranking and bin (DeYoung et al. 2020); HAN and FLAN
 have no explanations and are ranked by their own attention and leave-one-unit-out."""
 
 from attnexp.experiments.faithfulness import write_faithfulness

@@ -1,5 +1,5 @@
 """Rule faithfulness_seed_envelope: results/faithfulness/{dataset}/{model}/seed{seed}/seed_envelope.csv,
-each explainer's agreement with itself across the W&P seed models (beyond.md §7)."""
+each explainer's agreement with itself across the W&P seed models."""
 
 from attnexp.experiments.seed_envelopes import write_seed_envelope
 from attnexp.explain import explanation_sets

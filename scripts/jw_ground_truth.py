@@ -1,5 +1,5 @@
 """Rule jw_ground_truth: attention, gradient, leave-one-out and integrated gradients scored against
-the planted cues of the generated datasets (beyond.md §3): a table and a figure."""
+the planted cues of the generated and planted datasets: a table and a figure."""
 
 from attnexp.experiments.jain_wallace_tables import write_ground_truth
 from attnexp.explain import explanation_sets

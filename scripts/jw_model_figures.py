@@ -1,5 +1,5 @@
-"""Rule jw_model_figures: one model's J&W figures (F-τ-hist, F-τ-kde, F-τ-diff, F-perm, F-adv-hist,
-F-adv-violin) from its per-instance tables, as PDF and PNG."""
+"""Rule jw_model_figures: one model's J&W figures (τ histograms, densities and differences,
+permutation violins, adversarial JSD histogram and violins) from its per-instance tables, as PDF and PNG."""
 
 import pandas as pd
 

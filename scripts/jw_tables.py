@@ -1,5 +1,5 @@
 """Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, and the
-encoder comparison figure (F-enc)."""
+encoder comparison figure."""
 
 from attnexp.experiments.jain_wallace_tables import write_tables
 from attnexp.plots import save_figure

@@ -1,4 +1,5 @@
-"""Rule ss_delta_js_figure: F-dJS of one model, a panel per dataset (S&S §7)."""
+"""Rule ss_delta_js_figure: the single-weight erasure scatter (ΔJS) of one model, a panel per dataset
+(S&S §5)."""
 
 import pandas as pd
 
@@ -11,4 +12,4 @@ tables = {d: pd.read_csv(p, dtype={"id": str}) for d, p in zip(snakemake.params.
 plot = snakemake.params.plot
 figure = delta_js(tables, snakemake.wildcards.model, plot["bin_width"], plot["per_bin"], snakemake.params.seed)
 save_figure(figure, snakemake.output.pdf, snakemake.output.png)
-log(f"F-dJS of {snakemake.wildcards.model} over {sorted(tables)}")
+log(f"single-weight erasure figure of {snakemake.wildcards.model} over {sorted(tables)}")

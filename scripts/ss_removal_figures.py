@@ -1,5 +1,5 @@
-"""Rule ss_removal_figures: F-box (fraction removed) and F-mass (attention mass removed) at the first
-flip for one dataset, a panel per model (S&S §7)."""
+"""Rule ss_removal_figures: the removal box plots, fraction removed and attention mass removed at
+the first flip, for one dataset, a panel per model (S&S §6)."""
 
 import pandas as pd
 
@@ -12,4 +12,4 @@ tables = {m: pd.read_csv(p, dtype={"id": str}) for m, p in zip(snakemake.params.
 dataset = snakemake.wildcards.dataset
 for name, quantity in (("removal_fraction", "fraction"), ("removed_mass", "removed_mass")):
     save_figure(removal_boxes(tables, dataset, quantity), snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
-log(f"F-box and F-mass of {dataset} over {sorted(tables)}")
+log(f"removal box plots of {dataset} over {sorted(tables)}")

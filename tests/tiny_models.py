@@ -60,7 +60,7 @@ def hierarchical(architecture="han", encoder="rnn", n_classes=2, dropout=0.0):
 
 
 def transformer(layers=2, heads=2, n_classes=2, dropout=0.0, max_length=64):
-    """The small Transformer of beyond.md §5, shrunk (d 8)."""
+    """The project's small Transformer, shrunk (d 8)."""
     spec = parse_model_name("transformer-cls", "binary" if n_classes == 2 else "multiclass")
     torch.manual_seed(0)
     cfg = TransformerConfig(vocab_size=VOCAB, n_classes=n_classes, layers=layers, heads=heads, d_model=8, ffn=16, dropout=dropout, max_length=max_length)

@@ -23,7 +23,7 @@ SIGNED = ("gradient", "ig", "attattr")
 
 def importance(record: dict, measure: str) -> np.ndarray:
     """A record's token importance by one measure, as magnitudes: |gradient| (J&W §5.1), |IG|
-    (beyond.md §1) and |attention attribution|; attention, LOO and rollout are non-negative already.
+    (Sundararajan et al. 2017) and |attention attribution|; attention, LOO and rollout are non-negative already.
     What every rank correlation uses."""
     if measure not in METHODS:
         raise ValueError(f"unknown importance measure {measure!r}; expected one of {METHODS}")

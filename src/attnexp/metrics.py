@@ -4,7 +4,7 @@
 - Distributions: JSD (natural log, 0..ln 2) and TVD (½‖p − q‖₁ over the full distribution), on
   torch tensors so that the adversary can differentiate through them.
 - Rank agreement: Kendall τ-b with its two-sided p-value (scipy defaults; D-TAU).
-- Agreement with a planted right answer G (beyond.md §3): mass, precision@|G|, first-hit rank, AUPRC.
+- Agreement with a planted right answer G: mass, precision@|G|, first-hit rank, AUPRC.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 
 def ground_truth_scores(scores: np.ndarray, truth: np.ndarray) -> dict:
-    """How well token scores s (n,) find the planted positions G (beyond.md §3), all over real tokens:
+    """How well token scores s (n,) find the planted positions G, all over real tokens:
 
     - mass = Σ_{t∈G} s_t / Σ_t s_t, and mass_ratio = mass / (|G|/n) (1 = chance);
     - precision = |top-|G| ∩ G| / |G|;

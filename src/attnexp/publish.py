@@ -463,7 +463,6 @@ def caption(name: str, wildcards: dict | None = None) -> str:
         return ""
     text = path.read_text(encoding="utf-8")
     text = re.sub(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}", lambda m: str((wildcards or {}).get(m.group(1), m.group(1))), text)
-    text = re.sub(r"\s*\(issue \d+\)", "", text)
     text = re.sub(r"``(.+?)``", r"`\1`", text, flags=re.S)
     text = text.replace("\\|", "|").replace("\\*", "*")
     return " ".join(text.split())

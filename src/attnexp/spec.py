@@ -23,7 +23,7 @@ FLAT_ENCODERS = ("lstm", "cnn", "average")
 FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
 SS_ARCHITECTURES = ("han", "flan")
 SS_ENCODERS = ("rnn", "conv", "none")
-TRANSFORMER = "transformer-cls"  # beyond.md §5: the small Transformer, read out at `[CLS]`
+TRANSFORMER = "transformer-cls"  # the small Transformer trained from scratch, read out at `[CLS]`
 TRANSFORMER_UNIFORM = "transformer-uniform"  # its W&P uniform twin: `[CLS]` attends 1/n in every head
 # Attention with trainable parameters of the model's own (S&S's context vector is `context`, the
 # Transformer's `[CLS]` query is `cls`). `uniform` (frozen 1/n) and `guided` (imposed weights) have none.
@@ -76,7 +76,7 @@ class ModelSpec:
     @property
     def word_vectors(self) -> bool:
         """Initialised from the dataset's word vectors (D-EMB); the Transformer learns its embeddings
-        from random initialisation (beyond.md §5)."""
+        from random initialisation."""
         return self.family != "transformer"
 
     @property

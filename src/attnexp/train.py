@@ -10,7 +10,7 @@ Protocols (config `train.protocols`, overridable per dataset): Jain & Wallace §
 batch 32, 8 epochs, best dev ROC-AUC with the first epoch never selected), their QA/NLI settings
 (cross-entropy, one weight-decay group, best dev accuracy), and Serrano & Smith §2 (Adam, dropout,
 gradient clipping, ReduceLROnPlateau, early stopping, a cap on padded tokens per batch), and the
-small Transformer of beyond.md §5 (AdamW, linear warm-up then decay, best dev accuracy).
+small Transformer (AdamW, linear warm-up then decay, best dev accuracy).
 `select_on: test` reproduces the papers' test-set checkpoint selection (D-SEL).
 
 The optimiser step (`optimizer_implementation`, `embedding_update` in every protocol): torch's fused
@@ -199,8 +199,8 @@ def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
 
 
 def _warmup_schedule(optimizer: torch.optim.Optimizer, warmup: float | None, total_steps: int):
-    """Linear warm-up over the first `warmup` share of the steps, then linear decay to 0 (beyond.md
-    §5); None: a constant learning rate."""
+    """Linear warm-up over the first `warmup` share of the steps, then linear decay to 0;
+    None: a constant learning rate."""
     if warmup is None:
         return None
     warm = max(1, round(warmup * total_steps))

@@ -1,4 +1,4 @@
-"""Planted cues on a real dataset (attnexp.data.planted, beyond.md §3): label reassignment, the
+"""Planted cues on a real dataset (attnexp.data.planted, after Zhou et al. 2022): label reassignment, the
 article and marker manipulations, their rationales, and the dataset config checks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The generated `synthetic` task (attnexp.data.synthetic, reference/beyond.md §3.0), with the generator
+"""The generated `synthetic` task (attnexp.data.synthetic), with the generator
 block of the real config.yaml."""
 
 from __future__ import annotations

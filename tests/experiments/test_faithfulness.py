@@ -1,4 +1,4 @@
-"""ERASER comprehensiveness / sufficiency and AOPC (attnexp.experiments.faithfulness, beyond.md §2),
+"""ERASER comprehensiveness / sufficiency and AOPC (attnexp.experiments.faithfulness, DeYoung et al. 2020),
 checked by hand on a linear bag-of-words model, then on the project's own models."""
 
 from __future__ import annotations

@@ -553,7 +553,7 @@ def test_summarise_correlations_groups_by_family():
 
 
 # --------------------------------------------------------------------------------------------------
-# ground truth (beyond.md §3)
+# ground truth (planted cues)
 
 
 def test_ground_truth_table_scores_every_method():
@@ -589,7 +589,7 @@ def test_ground_truth_table_refuses_unknown_instances():
 
 
 # --------------------------------------------------------------------------------------------------
-# Table 2 (§7.2)
+# Table 2 of the paper
 
 
 @pytest.fixture(scope="module")
@@ -822,7 +822,7 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
 
 
 def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
-    """beyond.md §3: accept a planted model only at dev accuracy >= 0.97, else report the run as failed."""
+    """Accept a planted model only at dev accuracy >= 0.97, else report the run as failed."""
     paths = {}
     for model, dev in (("lstm-tanh", 0.99), ("average-tanh", 0.93)):
         run = Path("planted_sst") / model / "seed10"

@@ -1,4 +1,4 @@
-"""Seed envelopes (attnexp.experiments.seed_envelopes, beyond.md §7): each explainer's agreement with
+"""Seed envelopes (attnexp.experiments.seed_envelopes): each explainer's agreement with
 itself across seed models, beside attention's agreement with it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Attention attribution (attnexp.explain.attention_attribution, Hao et al. 2021, beyond.md §5):
+"""Attention attribution (attnexp.explain.attention_attribution, Hao et al. 2021):
 completeness, the right/left Riemann sums, batching, and the token scores."""
 
 from __future__ import annotations

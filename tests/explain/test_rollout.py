@@ -1,4 +1,4 @@
-"""Attention rollout (attnexp.explain.rollout, beyond.md §4): row sums, the explicit product on a
+"""Attention rollout (attnexp.explain.rollout, Abnar & Zuidema 2020): row sums, the explicit product on a
 2-layer toy, batching, readouts."""
 
 from __future__ import annotations

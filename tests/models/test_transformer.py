@@ -1,4 +1,4 @@
-"""The small Transformer (attnexp.models.transformer, beyond.md §5): the shared encode/decode
+"""The small Transformer (attnexp.models.transformer): the shared encode/decode
 contract, masks, truncation by key masking, imposed attention, head masks and the rollout maps."""
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 These tests run real jobs (download from the mirror, extraction, preprocessing, training, the
 experiments), so they are the slow part of the suite: each test that runs a real job is marked
 `slow` (deselect with `-m "not slow"`); the dry runs are not. The mirror ones are skipped when
-`../shared/datasets` (or ATTNEXP_MIRROR) is absent.
+the mirror folder is absent.
 
 Environment:
 
-- `ATTNEXP_MIRROR`: the dataset mirror folder (default `../shared/datasets` beside the checkout).
+- `ATTNEXP_MIRROR`: the dataset mirror folder (default: `shared/datasets` in the folder that holds the checkout).
 - `ATTNEXP_TEST_TIMEOUT`: seconds one Snakemake call may take before the test fails (a float); unset,
   a call may take as long as it needs (the quick preset grows with every stage, and 2-core machines
   shared with other jobs are slow).
@@ -185,7 +185,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "synthetic/seed10/removal_fraction.pdf" in tree_digest(first / "results" / "figures" / "serrano_smith")
     claims = (first / "results/tables/claims.csv").read_text()
     assert "Jain & Wallace 2019,Table 2,synthetic" not in claims  # no published Table 2 row for synthetic
-    assert "Serrano & Smith 2019,\"§6, F-box\",synthetic,han-rnn" in claims
+    assert "Serrano & Smith 2019,\"§6, removal box plots\",synthetic,han-rnn" in claims
     # Wiegreffe & Pinter, reduced: 2 seed models, 2 λ values; Figures 2 and 4, Table 1, Tables 2-4, claims
     wp_figures = tree_digest(first / "results" / "figures" / "wiegreffe_pinter")
     for name in ("seeds_violin", "seeds_scatter", "jw_adversary_violin", "jw_adversary_scatter", "frontier", "example"):

@@ -1,5 +1,5 @@
 """`planted_{dataset}`: a real binary dataset whose label is made to depend on planted tokens at
-recorded positions (beyond.md §3, after Zhou et al. 2022), so explanations of models trained on real
+recorded positions (after Zhou et al. 2022), so explanations of models trained on real
 text can be scored against a known right answer, as on `synthetic`.
 
 Per instance, with the dataset's `split_seed` (one random stream per split):

@@ -187,7 +187,7 @@ def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, mis
         log(f"{name}/{split}: {before} read, {len(splits[split])} after the length filter")
     vocab = build_vocab(splits["train"], cfg["min_count"], cfg["count_by"])
     stats = dataset_stats(name, splits, vocab, sources)
-    if cfg["protocol"] == "planted":  # beyond.md §3 step 4: the matrices and the seed (G is in each record)
+    if cfg["protocol"] == "planted":  # the planted matrices and the seed (G is in each record)
         stats["planted"] = {**cfg["planted"], "seed": cfg["split_seed"]}
     affected = {split for s in sources for split in s.get("splits_affected", [])}
     if affected:

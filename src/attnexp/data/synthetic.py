@@ -1,5 +1,5 @@
 """`synthetic`: a generated task with planted cue tokens, so every explanation can be scored against a
-known right answer (`reference/beyond.md` §3.0). Deterministic given its seed; no download.
+known right answer (the project's own task, in the spirit of Zhou et al. 2022). Deterministic given its seed; no download.
 
 - Background: 2,000 types `w0000`..`w1999` with Zipf(1.1) frequencies; n ~ Uniform{8..40} tokens.
 - Label y ~ Bernoulli(0.5); k_y ~ Uniform{1..3} cues of class y (`pos0..9` for 1, `neg0..9` for 0) at

@@ -1,4 +1,4 @@
-"""Hao et al. (2021) on the small Transformer (beyond.md §5): which heads matter by attention
+"""Hao et al. (2021) on the small Transformer: which heads matter by attention
 attribution, what pruning them does to accuracy, and the per-example attribution graph.
 
 - Head importance: I_{l,h} = mean over N dev examples of max_{i,j} Attr_{l,h}[i, j], the target the
@@ -82,7 +82,7 @@ def pruning_order(importance: np.ndarray) -> np.ndarray:
 
 
 def pruned_heads(fraction: float, n_heads: int) -> int:
-    """⌊ρ·LH + 0.5⌋ heads (beyond.md §5)."""
+    """⌊ρ·LH + 0.5⌋ heads (ρ of the L·H heads, rounded half up)."""
     return int(np.floor(fraction * n_heads + 0.5))
 
 

@@ -1,4 +1,4 @@
-"""Tables and claims of the Transformer slice (beyond.md §4, §5), torch-free: the head-pruning
+"""Tables and claims of the Transformer slice (Abnar & Zuidema 2020; Hao et al. 2021), torch-free: the head-pruning
 summary (Hao et al. 2021, Figure 3) and how well rollout, attention attribution and raw attention
 agree with input-gradient and leave-one-out (blank-out) importance (Abnar & Zuidema 2020).
 
@@ -26,8 +26,8 @@ from attnexp.tables import to_markdown
 
 __all__ = ["pruning_summary", "pruning_claims", "rollout_agreement", "rollout_claims", "write_tables"]
 
-HAO = ("Hao et al. 2021", "Figure 3", "Hao et al. 2021 (AAAI), Figure 3: head pruning by attribution vs attention scores; beyond.md §5")
-ABNAR = ("Abnar & Zuidema 2020", "Tables 1-3", "Abnar & Zuidema 2020 (ACL), Tables 1-3: Spearman's rho with input gradients and blank-out; beyond.md §4")
+HAO = ("Hao et al. 2021", "Figure 3", "Hao et al. 2021 (AAAI), Figure 3: head pruning by attribution vs attention scores")
+ABNAR = ("Abnar & Zuidema 2020", "Tables 1-3", "Abnar & Zuidema 2020 (ACL), Tables 1-3: Spearman's rho with input gradients and blank-out")
 AGAINST = {"gradient": "|gradient|", "loo": "leave-one-out (blank-out)"}
 METHODS = ("attention", "rollout", "attattr")
 

@@ -1,4 +1,4 @@
-"""The debate matrix (issue 13): each paper's test on each model, side by side.
+"""The debate matrix: each paper's test on each model, side by side.
 
 The three papers argued over one recurrent model each; this project runs their tests through the
 same code on every model with its own attention, the Transformer included. This module reads what

@@ -1,4 +1,4 @@
-"""ERASER faithfulness (DeYoung et al. 2020, beyond.md §2) of every token ranking the project makes.
+"""ERASER faithfulness (DeYoung et al. 2020) of every token ranking the project makes.
 
 A ranking orders an instance's n real tokens, most important first (ties: the lower position). For a
 bin b of `BINS`, r_b is its top k_b = max(1, ⌈b·n⌉) positions, j the class predicted on the full
@@ -52,12 +52,12 @@ __all__ = [
 
 BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official scorer's bins
 RANDOM = "random"
-RANDOM_RANKINGS = 5  # beyond.md §2: Random is the mean of 5 random rankings
+RANDOM_RANKINGS = 5  # ERASER's Random: the mean of 5 random rankings
 
-# ranking -> its (n,) scores from one explanation record; beyond.md §2: the attention itself, J&W's
+# ranking -> its (n,) scores from one explanation record: the attention itself, J&W's
 # |gradient|, LOO's output change, signed IG (positive = supports the predicted class), and attention
 # × |gradient| (the token-level analogue of S&S's attention × gradient ranking); for the Transformer
-# also attention rollout (non-negative) and signed attention attribution (beyond.md §4, §5)
+# also attention rollout (non-negative) and signed attention attribution (Abnar & Zuidema 2020; Hao et al. 2021)
 RANKINGS = {
     "attention": lambda r: np.asarray(r["attention"]),
     "gradient": lambda r: np.abs(r["gradient"]),

@@ -1,5 +1,5 @@
 """The faithfulness battery's summary: AOPC per model and ranking (mean ± sd over test instances), and
-the claims each ranking makes against the random baseline (beyond.md §2).
+the claims each ranking makes against the random baseline (DeYoung et al. 2020).
 
 A ranking that reflects what the model uses should erase more of the prediction than a random one
 when its top tokens go (AOPC-comprehensiveness above Random's) and keep more of it when only they
@@ -24,7 +24,7 @@ from attnexp.tables import to_markdown
 __all__ = ["aopc_table", "envelope_table", "faithfulness_claims", "write_tables"]
 
 PAPER = "DeYoung et al. 2020"
-SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B| (beyond.md §2)"
+SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B|"
 
 
 def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
@@ -93,7 +93,7 @@ def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out)
         "# Faithfulness: seed envelopes\n\n"
         "Per measure, the median over the W&P seed models of Kendall τ(base model, seed model) (the measure's "
         "agreement with itself), beside the base model's τ(attention, measure); mean ± sd over test instances "
-        "(beyond.md §7).\n\n" + to_markdown(envelopes.round(3)),
+        "(the seed spread W&P §3.3 measure, applied to every explainer).\n\n" + to_markdown(envelopes.round(3)),
     )
     table = aopc_table(paths)
     io.write_csv(out["aopc_csv"], table)
@@ -101,7 +101,7 @@ def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out)
         out["aopc_md"],
         "# Faithfulness: AOPC per model and ranking\n\n"
         "ERASER comprehensiveness (higher is better) and sufficiency (lower is better), the mean over the "
-        "bins of each test instance, then mean ± sd over instances (beyond.md §2). The unit is what a ranking "
+        "bins of each test instance, then mean ± sd over instances (DeYoung et al. 2020). The unit is what a ranking "
         "orders and erases: tokens, or the sentences a HAN attends to.\n\n" + to_markdown(_shown(table)),
     )
     write_claims(out["claims"], faithfulness_claims(table))

@@ -5,7 +5,7 @@
 - `permutation_output_differences`: α̂ permuted over the real tokens, only `decode` re-run (§5.4).
 - `adversarial_search` / `eps_max_jsd`: K attention distributions far from α̂ (JSD) that keep the
   output (§5.5), found by Adam on free logits with the hidden states fixed.
-- `ground_truth_scores`: explanations against the planted cue positions of `synthetic` (beyond.md §3).
+- `ground_truth_scores`: explanations against the planted cue positions of `synthetic` and the planted datasets.
 
 Permutation and adversarial search never re-run the encoder: they decode cached hidden states
 (projected through a linear output layer once, `attnexp.experiments.cached.readout`), vectorised over
@@ -335,7 +335,7 @@ def adversarial_experiment(model: nn.Module, examples: list[Example], settings: 
 
 
 # ---------------------------------------------------------------------------------------------
-# Ground truth (beyond.md §3, on `synthetic`)
+# Ground truth (on `synthetic` and the planted datasets)
 
 GROUND_TRUTH_METHODS = METHODS  # every method explained for the model (the Transformer adds rollout, attattr)
 

@@ -21,7 +21,7 @@ __all__ = ["PAIRS", "COLUMNS", "correlation_rows", "correlations", "class_groups
 
 # (first, second) measures whose per-instance Kendall τ is computed, where both were explained
 # (`jain_wallace.measures`). Importance scores are magnitudes: |gradient| (J&W §5.1) and |IG|
-# (beyond.md §1); attention and LOO are non-negative.
+# (Sundararajan et al. 2017); attention and LOO are non-negative.
 PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
 COLUMNS = ["id", "length", "predicted", "pair", "tau", "p_value"]
 

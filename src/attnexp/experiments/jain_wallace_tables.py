@@ -1,4 +1,4 @@
-"""Jain & Wallace tables across models: Table 2 beside the published values (jain_wallace.md §7.2),
+"""Jain & Wallace tables across models: Table 2 beside the published values (the paper's Table 2),
 every model's correlation summary, and the ground-truth table of the generated datasets.
 
 Table 2 compares like with like (D-TARGETS): only test-selected models get a verdict, and a cell is
@@ -199,7 +199,7 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
 
 def acceptance(metrics_path, gate: float | None) -> tuple[float, bool]:
     """A model's dev accuracy (its metrics.json, at the selected epoch) and whether it passes the
-    gate (beyond.md §3: planted models need 0.97; None: no gate, generated data)."""
+    gate (planted models need 0.97, where Zhou et al. 2022's models stop training; None: no gate, generated data)."""
     trained = io.read_json(metrics_path)
     try:
         dev = float(trained["dev"]["accuracy"])
@@ -212,7 +212,7 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     """The ground-truth table over every model of the generated and planted datasets; returns it.
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
-    marked `accepted: False`, and reported as failed (beyond.md §3)."""
+    marked `accepted: False`, and reported as failed."""
     tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
     parts = []
@@ -239,7 +239,7 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     )
     io.write_text(
         out_md,
-        "# Explanations against the planted cues (beyond.md §3)\n\n"
+        "# Explanations against the planted cues\n\n"
         "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
         "mass_ratio = mass / chance. A planted dataset's model is accepted only at its dev-accuracy gate "
         "(`jain_wallace.planted_min_dev_accuracy`).\n\n" + (failures + "\n" if failures else "") + to_markdown(ranked.round(3)),

@@ -1,4 +1,4 @@
-"""Seed envelopes (beyond.md §7): how much each explainer agrees with itself across the W&P seed
+"""Seed envelopes: how much each explainer agrees with itself across the W&P seed
 models, so that "attention disagrees with X" is read against how much X disagrees with X.
 
 Per test instance and measure (attention, |gradient|, LOO, |IG|: `attnexp.explain.importance`), the

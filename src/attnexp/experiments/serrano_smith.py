@@ -1,5 +1,5 @@
 """Serrano & Smith (2019), "Is Attention Interpretable?": erasure on the attention layer closest to
-the output (serrano_smith.md §4–§6).
+the output (S&S §4–§6).
 
 - `single_weight_erasure`: erase the top item (by attention, by gradient, by attention × gradient)
   and, separately, a random other item; compare JS(p, q) and decision flips (§5).

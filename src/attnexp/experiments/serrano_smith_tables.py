@@ -1,15 +1,15 @@
-"""Serrano & Smith tables across models, and their claims (serrano_smith.md §5–§8).
+"""Serrano & Smith tables across models, and their claims (S&S §5–§6).
 
 - `serrano_smith_erasure`: per run and top item choice, the fraction of negative ΔJS, the 2 × 2 flip
-  table in percent and McNemar's test (T-flip).
+  table in percent and McNemar's test (the paper's flip tables).
 - `serrano_smith_removal`: per run and ranking, % no-flip and the fraction / mass removed at the
-  first flip (the numbers behind F-box and F-mass).
+  first flip (the numbers behind the removal box plots).
 - `serrano_smith_flip_sooner`: per run, the share of instances where the gradient ranking flips
   the decision sooner than the attention ranking, beside the code-derived reference shares.
 
 Claims (`attnexp.claims`), per run: the paper's headline (gradient-ranked removal flips after a
 smaller fraction than attention-ranked removal), the reference shares (reference only: the values
-are code-derived, §8), and their ordering (FLAN above HAN for the same encoder).
+are derived from the authors' code), and their ordering (FLAN above HAN for the same encoder).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.Dat
         stands_for = isinstance(s.reference_dataset, str) and s.reference_dataset != r["dataset"]
         condition = r["condition"] + (f"; our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else "")
         rows.append(claim(
-            PAPER, "§6, F-box", r["dataset"], r["model"], r["seed"],
+            PAPER, "§6, removal box plots", r["dataset"], r["model"], r["seed"],
             "median fraction removed at the first flip: gradient minus attention ranking (< 0: gradient flips sooner)",
             difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition,
         ))
@@ -153,7 +153,7 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
     titles = {
         "erasure": "# Serrano & Smith §5: single-weight erasure\n\nPer run and choice of the top item: the fraction of instances with ΔJS < 0, the flip contingency table (% of instances: top item / random item flips the decision) and McNemar's exact test.\n\n",
         "removal": "# Serrano & Smith §6: removal until the decision flips\n\nPer run and ranking: % of instances that never flip, and over the flipping ones the fraction of items (and attention mass) removed at the first flip. `random` pools every permutation.\n\n",
-        "flip_sooner": "# Serrano & Smith §6: which ranking flips the decision sooner\n\nShare of instances where removing by the gradient ranking flips the decision after fewer items than by attention (or flips where attention never does), beside the code-derived reference share of the S&S dataset ours stands for (serrano_smith.md §8; sanity targets only).\n\n",
+        "flip_sooner": "# Serrano & Smith §6: which ranking flips the decision sooner\n\nShare of instances where removing by the gradient ranking flips the decision after fewer items than by attention (or flips where attention never does), beside the code-derived reference share of the S&S dataset ours stands for (from the authors' code; sanity targets only).\n\n",
     }
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table)

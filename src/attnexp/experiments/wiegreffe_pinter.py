@@ -1,4 +1,4 @@
-"""Wiegreffe & Pinter 2019, "Attention is not not Explanation" (wiegreffe_pinter.md): the
+"""Wiegreffe & Pinter 2019, "Attention is not not Explanation": the
 model-consistent adversary and the per-instance comparisons between trained runs.
 
 Every W&P model is an ordinary cached training job (`attnexp.plan.wiegreffe_pinter_companions`):

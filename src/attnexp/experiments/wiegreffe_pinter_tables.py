@@ -1,4 +1,4 @@
-"""Wiegreffe & Pinter tables across base runs, and their claims (wiegreffe_pinter.md §6–§7).
+"""Wiegreffe & Pinter tables across base runs, and their claims (W&P Tables 2–4, Figures 2 and 4).
 
 - `wiegreffe_pinter_uniform` (Table 2): positive-class test F1 of the base model and of its
   uniform-attention twin, beside W&P's published values (references/performance.csv).
@@ -30,8 +30,8 @@ from attnexp.tables import to_markdown
 __all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_table", "adversary_table", "wiegreffe_pinter_claims", "write_tables"]
 
 PAPER = "Wiegreffe & Pinter 2019"
-SOURCE = "Wiegreffe & Pinter 2019 [P~] (wiegreffe_pinter.md)"
-NOT_PUBLIC = "not public: no published value transcribed (wiegreffe_pinter.md §7)"
+SOURCE = "Wiegreffe & Pinter 2019 [P~]"
+NOT_PUBLIC = "not public: no published value transcribed from the paper"
 GUIDES = ("uniform", "trained", "base", "adversary")  # Table 3 rows: Uniform, Trained MLP, Base LSTM (the base model: an LSTM or the Transformer), Adversary
 GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base model", "adversary": "Adversary"}
 

@@ -1,5 +1,5 @@
-"""Per-instance explanations of a trained flat, QA/NLI or Transformer model (Jain & Wallace §5.1–5.2,
-beyond.md §1, §4–§5).
+"""Per-instance explanations of a trained flat, QA/NLI or Transformer model (Jain & Wallace §5.1–5.2;
+integrated gradients, attention rollout and attention attribution).
 
 Each explanation method is its own cached job with its own cost: `results/explain/{dataset}/{model}/
 seed{seed}/{method}.jsonl` holds one JSON object per test instance, in the order of `test.jsonl`,

@@ -1,4 +1,4 @@
-"""Attention attribution (ATTATTR, Hao et al. 2021; beyond.md §5): integrated gradients over the
+"""Attention attribution (ATTATTR, Hao et al. 2021): integrated gradients over the
 attention probabilities of one layer, all of its heads scaled together.
 
     Attr_{l,h} = A_{l,h} ⊙ (1/m) Σ_{k=1}^{m} ∂F((k/m)·A_l) / ∂A_{l,h}

@@ -1,4 +1,4 @@
-"""Integrated gradients (Sundararajan et al. 2017; beyond.md §1), computed by captum.
+"""Integrated gradients (Sundararajan et al. 2017), computed by captum.
 
   IG_t = Σ_d (e_{t,d} − e′_{t,d}) · ∫₀¹ ∂F(e′ + a(e − e′)) / ∂e_{t,d} da
 

@@ -25,7 +25,7 @@ def class_probability(logits: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
 
 def class_logit(logits: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
     """(B, C) logits, (B,) classes -> (B,) the logit of that class; for one sigmoid logit, the
-    log-odds of the class (logit for class 1, -logit for class 0; beyond.md §1)."""
+    log-odds of the class (logit for class 1, -logit for class 0)."""
     if logits.shape[-1] == 1:
         return torch.where(cls == 1, logits[:, 0], -logits[:, 0])
     return logits.gather(-1, cls[:, None]).squeeze(-1)

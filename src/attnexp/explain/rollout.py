@@ -1,4 +1,4 @@
-"""Attention rollout (Abnar & Zuidema 2020, beyond.md §4): how much each input position flows into
+"""Attention rollout (Abnar & Zuidema 2020): how much each input position flows into
 each output position through a Transformer's self-attention, the residual connections included.
 
 Per layer l, the heads' mean attention Ā_l (rows sum to 1) is mixed with the identity for the

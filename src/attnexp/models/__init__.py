@@ -4,7 +4,7 @@
 Names: `{lstm,cnn,average}-{tanh,dot,uniform}` (J&W / W&P; QA/NLI datasets get the question-
 conditioned variant of `tanh`/`dot`), `{encoder}-guided-{source model}` (W&P's diagnostic model with
 the source model's attention imposed), `{han,flan}-{rnn,conv,none}` (S&S), `transformer-cls`
-(beyond.md §5).
+(the small Transformer trained from scratch).
 """
 
 from __future__ import annotations

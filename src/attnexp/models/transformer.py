@@ -1,4 +1,4 @@
-"""A small encoder-only Transformer trained from scratch (beyond.md §5; Hao et al. 2021's setting), in
+"""A small encoder-only Transformer trained from scratch (Hao et al. 2021's setting), in
 the nanoGPT manner: one readable module, attention computed explicitly in fp32.
 
     tokens (B, T) `<SOS> w_1 .. w_n <EOS> <PAD>..`, `<SOS>` acting as `[CLS]`
@@ -28,7 +28,7 @@ layer (attention attribution scales them), and a head mask (head pruning).
 the real tokens in every head, trained end to end.
 
 Positions beyond `max_length` are masked as keys in every layer, so they never reach `[CLS]`: the
-same output as truncating the input there (beyond.md §5: max length 256, truncate), while every
+same output as truncating the input there (max length 256, truncated), while every
 per-token vector keeps the instance's full length (D-ALIGN).
 """
 

@@ -1,4 +1,4 @@
-"""Figures of Hao et al. (2021) on the Transformer (beyond.md §5), from the tables of
+"""Figures of Hao et al. (2021) on the Transformer, from the tables of
 `attnexp.experiments.attention_attribution`: the head-pruning curve (test accuracy against the share
 of heads pruned, by attribution, by attention and by random orders with a ± sd band) and the
 attribution graph of one example (tokens on the x-axis, layers on the y-axis).

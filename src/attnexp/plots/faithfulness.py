@@ -1,4 +1,4 @@
-"""Faithfulness figure (beyond.md §2), from the per-instance ERASER tables of
+"""Faithfulness figure (ERASER, DeYoung et al. 2020), from the per-instance ERASER tables of
 `attnexp.experiments.faithfulness`: for one dataset, the perturbation curves whose mean height is
 the AOPC, one column per model and unit (tokens; a HAN's sentences and tokens), comprehensiveness on
 top and sufficiency below, one line per ranking with a band of ± one standard error over instances.

@@ -1,6 +1,7 @@
-"""Jain & Wallace (2019) figures (reference/jain_wallace.md §6), from the per-instance and summary
-tables of `attnexp.experiments.jain_wallace`: F-τ-hist, F-τ-kde, F-τ-diff, F-perm, F-adv-hist,
-F-adv-violin, F-enc, and the ground-truth bars of `synthetic` (beyond.md §3).
+"""Jain & Wallace (2019) figures (their §5–§6), from the per-instance and summary
+tables of `attnexp.experiments.jain_wallace`: the τ histograms, τ densities and τ differences, the
+permutation violins, the adversarial JSD histogram and violins, the encoder comparison, and the
+ground-truth bars of `synthetic` and the planted datasets.
 
 Every function takes a table, returns a Figure and never fails on a small or degenerate table (one
 class, a handful of instances, undefined τ): empty panels say "no data", constant samples are drawn
@@ -159,7 +160,7 @@ def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue:
 
 
 def tau_histograms(correlations: pd.DataFrame, title: str) -> plt.Figure:
-    """F-τ-hist: per-instance τ(attention, gradient) and τ(attention, loo), stacked by predicted class."""
+    """τ histograms: per-instance τ(attention, gradient) and τ(attention, loo), stacked by predicted class."""
     use_house_style()
     table, classes, palette = _with_classes(correlations.dropna(subset=["tau"]))
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True, sharey=True, layout="constrained")
@@ -175,7 +176,7 @@ def tau_histograms(correlations: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def tau_densities(correlations: pd.DataFrame, title: str) -> plt.Figure:
-    """F-τ-kde: the density of τ over instances, one curve per pair (attention~ig when computed)."""
+    """τ densities: the density of τ over instances, one curve per pair (attention~ig when computed)."""
     use_house_style()
     present = set(correlations["pair"])
     pairs = [p for p in ("attention~loo", "attention~gradient", "gradient~loo", "attention~ig") if p != "attention~ig" or p in present]
@@ -190,7 +191,7 @@ def tau_densities(correlations: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def tau_differences(correlations: pd.DataFrame, title: str) -> plt.Figure:
-    """F-τ-diff: per instance, how much more gradients agree with LOO than attention does:
+    """τ differences: per instance, how much more gradients agree with LOO than attention does:
     τ(gradient, loo) − τ(attention, loo) and τ(gradient, loo) − τ(attention, gradient)."""
     use_house_style()
     _require_unique(correlations, ["id", "pair"], "correlations")
@@ -241,12 +242,12 @@ def _peakedness_violin(table: pd.DataFrame, value: str, value_label: str, title:
 
 
 def permutation_violin(permutation: pd.DataFrame, title: str) -> plt.Figure:
-    """F-perm: median output change under permutation against the peak of the model's attention."""
+    """Permutation violins: median output change under permutation against the peak of the model's attention."""
     return _peakedness_violin(permutation, "median_output_difference", "median output difference Δŷ", title)
 
 
 def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
-    """F-adv-hist: ε-max JSD, each class's histogram normalised to sum to 1."""
+    """Adversarial histogram: ε-max JSD, each class's histogram normalised to sum to 1."""
     use_house_style()
     table, classes, palette = _with_classes(adversarial.dropna(subset=["eps_max_jsd"]))
     fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
@@ -263,7 +264,7 @@ def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def adversarial_violin(adversarial: pd.DataFrame, title: str) -> plt.Figure:
-    """F-adv-violin: ε-max JSD against the peak of the model's attention."""
+    """Adversarial violins: ε-max JSD against the peak of the model's attention."""
     return _peakedness_violin(adversarial, "eps_max_jsd", "ε-max JSD", title)
 
 
@@ -272,7 +273,7 @@ def adversarial_violin(adversarial: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def encoder_comparison(summary: pd.DataFrame, title: str = "Kendall τ by encoder, tanh attention") -> plt.Figure:
-    """F-enc: mean τ ± std per dataset, one bar per encoder of the `<encoder>-tanh` models; one panel
+    """Encoder comparison: mean τ ± std per dataset, one bar per encoder of the `<encoder>-tanh` models; one panel
     for τ(attention, gradient), one for τ(attention, loo). Uses the "Overall" rows (pooled from the
     per-class rows where there is none) of the lowest seed of each model."""
     use_house_style()
@@ -295,7 +296,7 @@ def encoder_comparison(summary: pd.DataFrame, title: str = "Kendall τ by encode
 
 
 def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against the planted cues") -> plt.Figure:
-    """Mean ± std over instances of precision@|G|, AUPRC and mass on G (beyond.md §3), per model
+    """Mean ± std over instances of precision@|G|, AUPRC and mass on G, per model
     and explanation method. Uses the "Overall" rows of the lowest seed of each model; several
     datasets become "dataset / model"."""
     use_house_style()
@@ -303,7 +304,7 @@ def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against 
     _require_unique(rows, ["dataset", "model", "method"], "summary")
     keys = sorted(set(zip(rows["dataset"], rows["model"])))
     several = len({dataset for dataset, _ in keys}) > 1
-    # a planted model below its dev-accuracy gate (beyond.md §3) stays visible, marked as failed
+    # a planted model below its dev-accuracy gate stays visible, marked as failed
     accepted = rows["accepted"] if "accepted" in rows else [True] * len(rows)
     failed = {(d, m) for d, m, ok in zip(rows["dataset"], rows["model"], accepted) if not ok}
     name = {(d, m): (f"{d} / {m}" if several else m) + (" (failed)" if (d, m) in failed else "") for d, m in keys}

@@ -1,10 +1,10 @@
-"""Serrano & Smith (2019) figures (serrano_smith.md §7), from the per-instance tables of
+"""Serrano & Smith (2019) figures (their §5–§6), from the per-instance tables of
 `attnexp.experiments.serrano_smith`:
 
-- F-ΔJS: single-weight erasure, ΔJS = JS(p, q_top) − JS(p, q_random) against Δα = α_top − α_random,
+- ΔJS scatter: single-weight erasure, ΔJS = JS(p, q_top) − JS(p, q_random) against Δα = α_top − α_random,
   one panel per dataset, for one model (S&S's subsample: at most `per_bin` points per x-bin of
   width `bin_width`, the single largest ΔJS dropped; y is the raw difference, D-SS-PLOT).
-- F-box / F-mass: removal until the decision flips, the fraction of items removed (or the attention
+- Removal box plots: removal until the decision flips, the fraction of items removed (or the attention
   mass removed) at the first flip per ranking, one panel per model, for one dataset. No-flip
   instances are left out of each box and their share is printed above it (D-SS-NOFLIP); "Random"
   is the first of the permutations (D-SS-BOX).
@@ -56,7 +56,7 @@ def subsample(table: pd.DataFrame, bin_width: float, per_bin: int, seed: int) ->
 
 
 def delta_js(tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_bin: int, seed: int) -> plt.Figure:
-    """F-ΔJS for one model: {dataset: single-weight erasure table} -> one panel per dataset,
+    """The ΔJS scatter for one model: {dataset: single-weight erasure table} -> one panel per dataset,
     the top item by attention against its random item."""
     use_house_style()
     datasets = sorted(tables)
@@ -82,7 +82,8 @@ def delta_js(tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_
 
 
 def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str = "fraction") -> plt.Figure:
-    """F-box (`fraction`) or F-mass (`removed_mass`) for one dataset: {model: removal table} -> one
+    """The removal box plot of the fraction removed (`fraction`) or of the attention mass removed
+    (`removed_mass`) for one dataset: {model: removal table} -> one
     panel per model, a box per ranking over the instances that flip, % no-flip above each box."""
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {sorted(QUANTITIES)}, got {quantity!r}")

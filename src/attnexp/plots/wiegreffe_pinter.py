@@ -1,4 +1,4 @@
-"""Wiegreffe & Pinter (2019) figures (wiegreffe_pinter.md §6), from the tables of
+"""Wiegreffe & Pinter (2019) figures, from the tables of
 `attnexp.experiments.wiegreffe_pinter`:
 
 - Figure 2 (violin): per test instance, the attention JSD to the base model (median over the seed

@@ -66,7 +66,7 @@ def reader_for(dataset: str):
         "synthetic": synthetic.read,
         "synthetic_qa": synthetic.read,
     }
-    if dataset.startswith("planted_"):  # beyond.md §3: planted cues on any binary dataset
+    if dataset.startswith("planted_"):  # planted cues on any binary dataset (Zhou et al. 2022)
         return planted.read
     if dataset not in readers:
         raise KeyError(f"no reader for dataset {dataset!r}; known: {sorted(readers)}")

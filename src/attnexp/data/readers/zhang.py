@@ -1,6 +1,6 @@
 """Yelp, Amazon and Yahoo Answers from the Zhang et al. (2015) CSVs, as used by Serrano & Smith (2019).
 
-Protocol (S&S §3.3, `serrano_smith.md`; D-SS-YAHOO for Yahoo):
+Protocol (S&S §3.3; D-SS-YAHOO for Yahoo):
 - `yelp_review_full_csv/{train,test}.csv`: label, text (5 classes);
   `amazon_review_full_csv/`: label, title, text (5 classes; the title is unused);
   `yahoo_answers_csv/`: label, question title, question content, best answer (10 classes; text =
