@@ -13,6 +13,7 @@ os.environ.update(
 )
 
 from attnexp.config import training_selection, training_settings, validate_config
+from attnexp.scorecard import same_data_stand_ins
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
 from attnexp.plan import (

@@ -73,6 +73,22 @@ def test_stand_in_files_and_stand_in_datasets_are_named():
     assert cause(ss) == "data stand-in (our 20news20 for S&S's yahoo)"
 
 
+def test_a_stand_in_that_repackages_the_same_data_is_no_cause():
+    from attnexp.scorecard import same_data_stand_ins
+
+    config = {"datasets": {
+        "imdb": {"sources": [{"file": "a.tar.gz", "substitute": {"splits_affected": [], "files": [{"file": "a.repack.tar.gz"}]}}]},
+        "babi3": {"sources": [{"file": "b.tar.gz", "substitute": {"splits_affected": ["train", "dev"], "files": [{"file": "b.first1k.txt"}]}}]},
+        "sst": {"sources": [{"file": "c.zip"}]},
+    }}
+    same = same_data_stand_ins(config)
+    assert same == {"a.repack.tar.gz"}
+    repack = table2(ours=0.60, dataset="imdb", condition=PRETRAINED.replace("stand-ins=none", "stand-ins=a.repack.tar.gz"))
+    assert cause(repack, same) == "unexplained" and cause(repack) == "data stand-in (imdb: a.repack.tar.gz)"
+    subset = table2(ours=0.60, dataset="babi3", condition=PRETRAINED.replace("stand-ins=none", "stand-ins=b.first1k.txt, a.repack.tar.gz"))
+    assert cause(subset, same) == "data stand-in (babi3: b.first1k.txt)"
+
+
 def test_a_named_deviation_in_the_condition_is_a_protocol_deviation():
     row = table2(ours=0.60, quantity="mean tau(attention, loo), class 0", condition=PRETRAINED.replace("loo_op=delete", "loo_op=unk (D-LOO-OP; J&W: delete)"))
     assert cause(row) == "protocol deviation (D-LOO-OP)"

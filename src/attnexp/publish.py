@@ -50,7 +50,7 @@ import yaml
 
 from attnexp import io
 from attnexp.claims import concatenate, read_claims
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, scorecard, summary, update_readme
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 from attnexp.tables import to_markdown
 
 __all__ = [
@@ -265,18 +265,18 @@ def _claims_order(path: Path) -> tuple[int, str]:
     return (order.index(path.stem) if path.stem in order else len(order), path.stem)
 
 
-def _load_scorecard(root: Path, notes: list[str]) -> tuple[pd.DataFrame | None, str]:
+def _load_scorecard(root: Path, notes: list[str], same_data: frozenset[str] = frozenset()) -> tuple[pd.DataFrame | None, str]:
     tables = root / "results" / "tables"
     try:
         if (tables / "scorecard.csv").is_file():
             return read_scorecard(tables / "scorecard.csv"), "results/tables/scorecard.csv"
         if (tables / "claims.csv").is_file():
             notes.append("no scorecard (results/tables/scorecard.csv): the claims of results/tables/claims.csv were scored here")
-            return scorecard(read_claims(tables / "claims.csv")), "results/tables/claims.csv"
+            return scorecard(read_claims(tables / "claims.csv"), same_data), "results/tables/claims.csv"
         files = sorted((root / "results" / "claims").glob("*.csv"), key=_claims_order)
         if files:
             notes.append(f"no claims table (results/tables/claims.csv): the claims of {', '.join(f'results/claims/{f.name}' for f in files)} were scored here")
-            return scorecard(concatenate(files)), "results/claims/*.csv"
+            return scorecard(concatenate(files), same_data), "results/claims/*.csv"
     except (OSError, ValueError) as err:
         notes.append(f"the claims could not be read ({err})")
         return None, "none"
@@ -298,9 +298,6 @@ def read_run(root: str | Path) -> Run:
                 tables[table.name] = path.read_text(encoding="utf-8")
     figures = results / "figures"
     pngs = sorted(p.relative_to(figures).as_posix() for p in figures.rglob("*.png")) if figures.is_dir() else []
-    card, card_source = _load_scorecard(root, notes)
-    if not tables and card is None and not pngs:
-        raise PublishError(f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png")
     record = config = config_text = None
     if (root / RECORD).is_file():
         try:
@@ -310,6 +307,9 @@ def read_run(root: str | Path) -> Run:
         except (OSError, ValueError, yaml.YAMLError) as err:
             notes.append(f"the run record could not be read ({err})")
             record = config = config_text = None
+    card, card_source = _load_scorecard(root, notes, same_data_stand_ins(config) if isinstance(config, dict) else frozenset())
+    if not tables and card is None and not pngs:
+        raise PublishError(f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png")
     return Run(root, tables, card, card_source, pngs, record, config, config_text, notes)
 
 

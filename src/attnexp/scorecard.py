@@ -20,8 +20,10 @@ claims table's order. Each row has one outcome (the summary counts them):
 `cause`, for a missed row every rule that applies, in this order, joined by "; ":
 1. `model outside the paper (<model>)`: the paper's claims were made on other models
    (`PAPERS[paper].models`, e.g. a W&P claim on the Transformer).
-2. `data stand-in (<what>)`: the condition names stand-in files (`stand-ins=<files>`, not `none`) or
-   says our dataset stands for the paper's (`our X stands for <paper>'s Y`).
+2. `data stand-in (<what>)`: the condition names stand-in files (`stand-ins=<files>`, not `none`) that
+   change the data, or says our dataset stands for the paper's (`our X stands for <paper>'s Y`). A
+   stand-in that only repackages the same data (`same_data`: config `substitute.splits_affected: []`,
+   `same_data_stand_ins`) is no cause.
 3. embeddings: the condition's `embeddings=<ours>` is not what the paper used (`PAPERS[paper]`):
    `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, `embeddings (<what
    stands in>, D-EMB)` for pretrained vectors that stand in for the paper's (`STAND_IN_VECTORS`), else
@@ -56,7 +58,7 @@ from attnexp.tables import to_markdown
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
-    "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
+    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
 ]
 
 SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause")
@@ -150,7 +152,19 @@ def _deviations(text: str) -> list[str]:
     return [f"{DEVIATION_KINDS.get(d, 'protocol deviation')} ({d})" for d in dict.fromkeys(_DEVIATION.findall(text))]
 
 
-def cause(row) -> str:
+def same_data_stand_ins(config: dict) -> frozenset[str]:
+    """The stand-in files of `config` that repackage the canonical data without changing a split
+    (`substitute.splits_affected: []`, e.g. a deterministic repack of the same archive)."""
+    files = set()
+    for dataset in (config.get("datasets") or {}).values():
+        for source in dataset.get("sources") or []:
+            substitute = source.get("substitute") or {}
+            if substitute and not substitute.get("splits_affected"):
+                files |= {f["file"] for f in substitute.get("files", [])}
+    return frozenset(files)
+
+
+def cause(row, same_data: frozenset[str] = frozenset()) -> str:
     """The named cause of a missed or not-comparable row (module docstring); empty otherwise."""
     verdict, condition = row["verdict"], "" if _missing(row["condition"]) else str(row["condition"])
     if verdict.startswith("not comparable"):
@@ -161,8 +175,9 @@ def cause(row) -> str:
     protocol, settings, causes = PAPERS.get(row["paper"]), _settings(condition), []
     if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
         causes.append(f"model outside the paper ({row['model']})")
-    if settings.get("stand-ins", "none") != "none":
-        causes.append(f"data stand-in ({row['dataset']}: {settings['stand-ins']})")
+    changing = [f.strip() for f in settings.get("stand-ins", "none").split(",") if f.strip() not in ("none", "", *same_data)]
+    if changing:
+        causes.append(f"data stand-in ({row['dataset']}: {', '.join(changing)})")
     causes += [f"data stand-in (our {ours} for {theirs.strip()})" for ours, theirs in _STANDS_FOR.findall(condition)]
     ours = settings.get("embeddings")
     own = (protocol.own_embeddings or {}).get(row["dataset"]) if protocol else None
@@ -180,12 +195,12 @@ def cause(row) -> str:
     return "; ".join(dict.fromkeys(causes)) or "unexplained"
 
 
-def scorecard(claims: pd.DataFrame) -> pd.DataFrame:
+def scorecard(claims: pd.DataFrame, same_data: frozenset[str] = frozenset()) -> pd.DataFrame:
     """The claims table -> the scorecard (same rows, same order, two columns added)."""
     table = claims.reset_index(drop=True).copy()
     rows = table.to_dict("records")
     table["tolerance_basis"] = [tolerance_basis(r) for r in rows]
-    table["cause"] = [cause(r) for r in rows]
+    table["cause"] = [cause(r, same_data) for r in rows]
     return table[list(SCORECARD_COLUMNS)]
 
 
@@ -254,9 +269,9 @@ def read_scorecard(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path) -> pd.DataFrame:
+def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path, same_data: frozenset[str] = frozenset()) -> pd.DataFrame:
     """results/tables/claims.csv -> results/tables/scorecard.{csv,md}; returns the scorecard."""
-    card = scorecard(read_claims(claims_path))
+    card = scorecard(read_claims(claims_path), same_data)
     io.write_csv(out_csv, card)
     io.write_text(out_md, scorecard_markdown(card))
     return card
