@@ -27,6 +27,7 @@ include: "rules/attention_attribution.smk"
 include: "rules/debate_matrix.smk"
 include: "rules/claims.smk"
 include: "rules/publish.smk"
+include: "rules/report.smk"
 
 
 rule all:

@@ -114,21 +114,9 @@ rule attention_attribution_tables:
         ],
     output:
         pruning_csv="results/tables/attention_attribution_pruning.csv",
-        pruning_md=report(
-            "results/tables/attention_attribution_pruning.md",
-            caption="../report/attention_attribution_tables.rst",
-            category="Beyond - attention attribution",
-            subcategory="head pruning",
-            labels={"table": "head pruning"},
-        ),
+        pruning_md="results/tables/attention_attribution_pruning.md",
         agreement_csv="results/tables/attention_attribution_agreement.csv",
-        agreement_md=report(
-            "results/tables/attention_attribution_agreement.md",
-            caption="../report/attention_attribution_tables.rst",
-            category="Beyond - attention attribution",
-            subcategory="rollout agreement",
-            labels={"table": "rollout agreement"},
-        ),
+        agreement_md="results/tables/attention_attribution_agreement.md",
         claims="results/claims/attention_attribution.csv",
     log:
         "results/logs/attention_attribution/tables.log",

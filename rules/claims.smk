@@ -8,13 +8,7 @@ rule tabulate_claims:
         CLAIMS,
     output:
         csv="results/tables/claims.csv",
-        md=report(
-            "results/tables/claims.md",
-            caption="../report/claims.rst",
-            category="Replication scorecard",
-            subcategory="claims",
-            labels={"table": "claims"},
-        ),
+        md="results/tables/claims.md",
     log:
         "results/logs/tabulate_claims.log",
     conda:
@@ -27,20 +21,8 @@ rule tabulate_scorecard:
     input:
         claims="results/tables/claims.csv",
     output:
-        csv=report(
-            "results/tables/scorecard.csv",
-            caption="../report/scorecard.rst",
-            category="Replication scorecard",
-            subcategory="scorecard",
-            labels={"table": "scorecard (csv)"},
-        ),
-        md=report(
-            "results/tables/scorecard.md",
-            caption="../report/scorecard.rst",
-            category="Replication scorecard",
-            subcategory="scorecard",
-            labels={"table": "scorecard (markdown)"},
-        ),
+        csv="results/tables/scorecard.csv",
+        md="results/tables/scorecard.md",
     log:
         "results/logs/tabulate_scorecard.log",
     conda:

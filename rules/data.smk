@@ -60,20 +60,8 @@ rule tabulate_datasets:
         stats=expand("results/data/{dataset}/stats.json", dataset=ENABLED),
         published=PUBLISHED / "jain_wallace_table1.csv",
     output:
-        csv=report(
-            "results/tables/datasets.csv",
-            caption="../report/datasets.rst",
-            category="Data and models",
-            subcategory="datasets",
-            labels={"table": "datasets (csv)"},
-        ),
-        md=report(
-            "results/tables/datasets.md",
-            caption="../report/datasets.rst",
-            category="Data and models",
-            subcategory="datasets",
-            labels={"table": "datasets (markdown)"},
-        ),
+        csv="results/tables/datasets.csv",
+        md="results/tables/datasets.md",
     log:
         "results/logs/tabulate_datasets.log",
     conda:

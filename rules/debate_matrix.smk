@@ -28,13 +28,7 @@ rule debate_matrix:
         **DEBATE_WP_TABLES,
     output:
         csv="results/tables/debate_matrix.csv",
-        md=report(
-            "results/tables/debate_matrix.md",
-            caption="../report/debate_matrix.rst",
-            category="Beyond - debate matrix",
-            subcategory="every paper's test on every model",
-            labels={"table": "debate matrix"},
-        ),
+        md="results/tables/debate_matrix.md",
     log:
         "results/logs/debate_matrix.log",
     conda:

@@ -111,21 +111,9 @@ rule faithfulness_tables:
         ],
     output:
         aopc_csv="results/tables/faithfulness_aopc.csv",
-        aopc_md=report(
-            "results/tables/faithfulness_aopc.md",
-            caption="../report/faithfulness_aopc.rst",
-            category="Beyond - faithfulness",
-            subcategory="AOPC",
-            labels={"table": "AOPC"},
-        ),
+        aopc_md="results/tables/faithfulness_aopc.md",
         envelopes_csv="results/tables/faithfulness_seed_envelopes.csv",
-        envelopes_md=report(
-            "results/tables/faithfulness_seed_envelopes.md",
-            caption="../report/faithfulness_seed_envelopes.rst",
-            category="Beyond - faithfulness",
-            subcategory="seed envelopes",
-            labels={"table": "seed envelopes"},
-        ),
+        envelopes_md="results/tables/faithfulness_seed_envelopes.md",
         claims="results/claims/faithfulness.csv",
     log:
         "results/logs/faithfulness/tables.log",

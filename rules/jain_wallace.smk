@@ -135,13 +135,7 @@ rule jw_tables:
         mean_tau=PUBLISHED / "jain_wallace_mean_tau.csv",
     output:
         table2_csv="results/tables/jain_wallace_table2.csv",
-        table2_md=report(
-            "results/tables/jain_wallace_table2.md",
-            caption="../report/jain_wallace_table2.rst",
-            category="Jain & Wallace 2019",
-            subcategory="tables",
-            labels={"table": "Table 2"},
-        ),
+        table2_md="results/tables/jain_wallace_table2.md",
         summary_csv="results/tables/jain_wallace_correlations.csv",
         summary_md="results/tables/jain_wallace_correlations.md",
         encoders_pdf="results/figures/jain_wallace/encoder_comparison.pdf",
@@ -176,13 +170,7 @@ rule jw_ground_truth:
         metrics=[trained(run) for run in JW_GROUND_TRUTH_RUNS],
     output:
         csv="results/tables/ground_truth.csv",
-        md=report(
-            "results/tables/ground_truth.md",
-            caption="../report/ground_truth.rst",
-            category="Jain & Wallace 2019",
-            subcategory="tables",
-            labels={"table": "ground truth"},
-        ),
+        md="results/tables/ground_truth.md",
         pdf="results/figures/jain_wallace/ground_truth.pdf",
         png=report(
             "results/figures/jain_wallace/ground_truth.png",

@@ -120,17 +120,7 @@ rule ss_tables:
         published=PUBLISHED / "serrano_smith_flip_sooner.csv",
     output:
         **{
-            f"{name}_{ext}": (
-                report(
-                    f"results/tables/serrano_smith_{name}.{ext}",
-                    caption=f"../report/serrano_smith_{name}.rst",
-                    category="Serrano & Smith 2019",
-                    subcategory="tables",
-                    labels={"table": name},
-                )
-                if ext == "md"
-                else f"results/tables/serrano_smith_{name}.{ext}"
-            )
+            f"{name}_{ext}": f"results/tables/serrano_smith_{name}.{ext}"
             for name in SS_TABLES
             for ext in ("csv", "md")
         },

@@ -57,20 +57,8 @@ rule tabulate_performance:
         metrics=model_targets("metrics.json"),
         published=PUBLISHED / "performance.csv",
     output:
-        csv=report(
-            "results/tables/performance.csv",
-            caption="../report/performance.rst",
-            category="Data and models",
-            subcategory="test performance",
-            labels={"table": "performance (csv)"},
-        ),
-        md=report(
-            "results/tables/performance.md",
-            caption="../report/performance.rst",
-            category="Data and models",
-            subcategory="test performance",
-            labels={"table": "performance (markdown)"},
-        ),
+        csv="results/tables/performance.csv",
+        md="results/tables/performance.md",
         claims="results/claims/performance.csv",
     log:
         "results/logs/tabulate_performance.log",

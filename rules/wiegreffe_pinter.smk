@@ -123,17 +123,7 @@ rule wp_tables:
         published=PUBLISHED / "performance.csv",
     output:
         **{
-            f"{name}_{ext}": (
-                report(
-                    f"results/tables/wiegreffe_pinter_{name}.{ext}",
-                    caption=f"../report/wiegreffe_pinter_{name}.rst",
-                    category="Wiegreffe & Pinter 2019",
-                    subcategory="tables",
-                    labels={"table": name},
-                )
-                if ext == "md"
-                else f"results/tables/wiegreffe_pinter_{name}.{ext}"
-            )
+            f"{name}_{ext}": f"results/tables/wiegreffe_pinter_{name}.{ext}"
             for name in WP_TABLES
             for ext in ("csv", "md")
         },

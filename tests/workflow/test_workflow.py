@@ -228,14 +228,18 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
     assert "WARNING/" not in made.stdout + made.stderr  # e.g. a ':' in a category breaks its link target
     report = (first / "report.html").read_text(errors="replace")
-    assert "datasets.md" in report and "performance.md" in report and "jain_wallace_table2.md" in report
-    assert "wiegreffe_pinter_diagnostic.md" in report and "frontier.png" in report
-    assert "faithfulness_aopc.md" in report and "aopc.png" in report
-    assert "attention_attribution_pruning.md" in report and "head_pruning.png" in report
+    # tables as HTML pages the report shows in place (a Markdown file would only download)
+    assert "datasets.html" in report and "performance.html" in report and "jain_wallace_table2.html" in report
+    assert "wiegreffe_pinter_diagnostic.html" in report and "frontier.png" in report
+    assert "faithfulness_aopc.html" in report and "aopc.png" in report
+    assert "attention_attribution_pruning.html" in report and "head_pruning.png" in report
+    assert '"mime_type": "text/html", "job_properties": {"rule": "render_table"' in report
+    table2 = (first / "results/report/jain_wallace_table2.html").read_text()
+    assert "<table>" in table2 and "<th>gradient_lstm</th>" in table2
     # grouped by paper: each category once in the report's index, the scorecard in its own
     for category in ("Data and models", "Jain & Wallace 2019", "Serrano & Smith 2019", "Wiegreffe & Pinter 2019", "Beyond - faithfulness", "Replication scorecard"):
         assert f'"{category}": {{' in report, category
-    assert "scorecard.md" in report and "scorecard.csv" in report
+    assert "scorecard.html" in report
 
 
 # ----------------------------------------------------------------------------- download failures
