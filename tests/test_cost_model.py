@@ -59,3 +59,45 @@ def test_measured_jobs_read_benchmark_files_and_training_timings(cost_model, tmp
     (run / "timing.json").write_text(json.dumps({"train_seconds": 40.0, "epochs_run": 4}))
     jobs = {(j["type"], j["family"]): (j["seconds"], j["units"]) for j in cost_model.measured_jobs(results, config)}
     assert jobs == {(("explain", "loo"), "lstm"): (12.5, 5000.0), (("train_model", None), "cnn"): (40.0, 8000.0)}
+
+
+def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_counted_unpriced():
+    import yaml
+
+    from attnexp.config import validate_config
+    from attnexp.cost import fit_rates, price, price_markdown
+
+    config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    jobs = [  # 2 s of start-up (the fastest explanation job) + 0.001 s per test token
+        {"type": ("explain", "gradient"), "family": "lstm", "dataset": "sst", "seconds": 2.5, "units": 500.0},
+        {"type": ("explain", "gradient"), "family": "lstm", "dataset": "synthetic", "seconds": 2.0, "units": 1.0, "generated": True},
+        {"type": ("train_model", None), "family": "lstm", "dataset": "sst", "seconds": 80.0, "units": 8000.0},
+    ]
+    rates = fit_rates(jobs, {"sst": STATS, "imdb": STATS}, about="test")
+    assert rates["overhead_seconds"] == 2.0
+    pooled = {(r["rule"], r["method"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in rates["rates"]}
+    assert pooled[("explain", "gradient", "lstm", None)] == 0.001  # the generated dataset's reduced models are not pooled
+    assert pooled[("explain", "gradient", "lstm", "synthetic")] == 0.0
+    plan = [
+        ("explain", {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "gradient"}),  # its own dataset's rate
+        ("explain", {"dataset": "imdb", "model": "cnn-tanh", "seed": "10", "method": "gradient"}),  # cnn never measured: the type's rate
+        ("train_model", {"dataset": "imdb", "model": "lstm-tanh", "seed": "10"}),  # the family's rate x the protocol's 8 epochs
+        ("explain", {"dataset": "babi1", "model": "lstm-tanh", "seed": "10", "method": "loo"}),  # never measured
+        ("jw_tables", {}),  # light
+    ]
+    by_type, light, _ = price(plan, rates, config)
+    gradient, train, loo = by_type[("explain", "gradient")], by_type[("train_model", None)], by_type[("explain", "loo")]
+    assert gradient["jobs"] == 2 and gradient["borrowed"] == 1 and abs(gradient["seconds"] - 2 * (2.0 + 0.5)) < 1e-9
+    assert abs(train["seconds"] - 0.01 * 100 * 20 * 8) < 1e-9 and train["borrowed"] == 0
+    assert loo["unpriced"] == 1 and light == {"jw_tables": 1}
+    text = "\n".join(price_markdown(by_type, light, (2,), 1))
+    assert "Priced: 3 of 4 compute jobs" in text and "1 of them at the median rate of their job type" in text
+    assert "Not priced: 1 compute jobs" in text and "| 2 cores | 3 min |" in text  # the longest job (160 s) bounds it
+
+
+def test_the_cost_command_fails_in_one_line_on_a_missing_rates_file(tmp_path, capsys):
+    from attnexp.cost import main
+
+    assert main(["--rates", str(tmp_path / "nope.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nope.json" in err and err.count("\n") == 1

@@ -1,0 +1,291 @@
+"""What a run will cost before it starts: the jobs `snakemake --dry-run` plans for a config, priced
+with seconds per unit of work measured on jobs that ran.
+
+    python -m attnexp.cost [--configfile overlay.yaml ...] [--cores 2] [--rates benchmarks/cost_rates.json]
+
+Each measured job gives a rate, seconds per unit of work, where the unit is what the job's cost grows
+with:
+
+| job type | unit |
+|---|---|
+| train_model | training tokens x epochs run (the protocol's epochs for a planned job) |
+| explain loo | test tokens x mean test length (every instance re-run once per token) |
+| faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
+| other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
+| preprocess_dataset, build_embeddings | training tokens |
+
+A planned job's seconds = a start-up cost (the fastest measured explanation job: interpreter, torch
+import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
+`cnn`, `han`, `transformer`, ...) on its dataset, else on any dataset, else of its type alone (a
+rough guess, counted apart) x its units, from the dataset's split sizes. A job of a type never measured, or of a dataset whose size was never
+measured, is counted as not priced, and said so. Wall time on N cores: the job-seconds over the jobs
+that run side by side (N / threads per job), never less than the longest job.
+
+`benchmarks/cost_model.py` measures the rates from run folders and writes the rates file
+(`benchmarks/cost_rates.json`) this command reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = [
+    "job_type", "family", "tokens", "units", "parse_benchmark_path", "measured_jobs", "planned_jobs", "fit_rates", "price",
+    "price_markdown", "RATES_PATH", "main",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+RATES_PATH = REPO / "benchmarks" / "cost_rates.json"
+QUADRATIC = {("explain", "loo")}
+ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forward passes per instance
+TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
+ALL_SPLITS = {"export_attention"}
+# job types that always count as compute, priced or not
+HEAVY = {"train_model", "explain", "jw_permutation", "jw_adversarial", "ss_interventions", "faithfulness_eraser",
+         "attention_attribution_heads", "attention_attribution_graphs", "export_attention", "preprocess_dataset", "build_embeddings"}
+
+
+def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
+    return (rule, wildcards.get("method")) if rule == "explain" else (rule, None)
+
+
+def family(config: dict, dataset: str, model: str | None) -> str:
+    from attnexp.plan import model_spec
+
+    if model is None:
+        return "-"
+    spec = model_spec(config, dataset, model)
+    return {"flat": spec.encoder, "qa": f"qa-{spec.encoder}", "hierarchical": spec.name.split("-")[0], "transformer": "transformer"}[spec.family]
+
+
+def tokens(stats: dict, split: str) -> float:
+    part = stats["splits"][split]
+    return part["n"] * part["mean_length"]
+
+
+def units(kind: tuple[str, str | None], stats: dict, epochs: float | None) -> float:
+    rule, method = kind
+    if rule == "train_model":
+        return tokens(stats, "train") * epochs
+    if rule in TRAINING_TOKENS:
+        return tokens(stats, "train")
+    if rule in ALL_SPLITS:
+        return sum(tokens(stats, s) for s in stats["splits"])
+    test = tokens(stats, "test")
+    if (rule, method) in QUADRATIC:
+        return test * stats["splits"]["test"]["mean_length"]
+    if rule == "faithfulness_eraser":
+        return test * (ERASER_PASSES + stats["splits"]["test"]["mean_length"])
+    return test
+
+
+def parse_benchmark_path(path: Path, root: Path) -> tuple[str, dict]:
+    """results/benchmarks/<rule>/<dataset>[/<model>/seed<seed>[/<method>]].tsv -> (rule, wildcards)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    rule, rest = parts[0], parts[1:]
+    wildcards = {"dataset": rest[0]}
+    if len(rest) >= 3:
+        wildcards |= {"model": rest[1], "seed": rest[2].removeprefix("seed")}
+    if len(rest) == 4:
+        wildcards["method"] = rest[3]
+    return rule, wildcards
+
+
+def measured_jobs(results: Path, config: dict) -> list[dict]:
+    """Every measured job of one results folder: type, family, seconds, units."""
+    jobs = []
+    stats_of = {}
+
+    def stats(dataset):
+        if dataset not in stats_of:
+            path = results / "data" / dataset / "stats.json"
+            stats_of[dataset] = json.loads(path.read_text()) if path.exists() else None
+        return stats_of[dataset]
+
+    root = results / "benchmarks"
+    for path in sorted(root.rglob("*.tsv")) if root.exists() else []:
+        rule, wildcards = parse_benchmark_path(path, root)
+        if rule == "train_model":
+            continue  # timing.json below: the training loop's own seconds
+        with path.open() as f:
+            seconds = float(next(csv.DictReader(f, delimiter="\t"))["s"])
+        data = stats(wildcards["dataset"])
+        if data is None or wildcards["dataset"] not in config["datasets"]:
+            continue
+        kind = job_type(rule, wildcards)
+        try:
+            fam = family(config, wildcards["dataset"], wildcards.get("model"))
+        except ValueError:
+            continue
+        jobs.append({"type": kind, "family": fam, "dataset": wildcards["dataset"], "seconds": seconds, "units": units(kind, data, None),
+                     "generated": config["datasets"][wildcards["dataset"]]["protocol"] == "generated"})
+    for path in sorted((results / "models").glob("*/*/seed*/timing.json")):
+        dataset, model = path.parts[-4], path.parts[-3]
+        timing, data = json.loads(path.read_text()), stats(dataset)
+        if data is None or dataset not in config["datasets"] or "epochs_run" not in timing:
+            continue
+        try:
+            fam = family(config, dataset, model)
+        except ValueError:
+            continue
+        kind = ("train_model", None)
+        jobs.append({"type": kind, "family": fam, "dataset": dataset, "seconds": timing["train_seconds"], "units": units(kind, data, timing["epochs_run"]),
+                     "generated": config["datasets"][dataset]["protocol"] == "generated"})
+    return jobs
+
+
+def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
+    """Measured jobs -> the rates file's content: the start-up seconds, the median seconds per unit
+    per (type, method, family, dataset), per (type, method, family) and per (type, method), and each
+    measured dataset's split sizes. Generated datasets (whose presets train reduced models) give only
+    their own dataset's rates, not the pooled ones."""
+    # every job pays the interpreter, torch import and model restore before any work: the fastest
+    # measured explanation job's seconds; the rest scales with the units
+    overhead = min((j["seconds"] for j in jobs if j["type"][0] == "explain"), default=0.0)
+    rates = defaultdict(list)
+    for job in jobs:
+        if job["units"] > 0:
+            rate = max(job["seconds"] - (0.0 if job["type"][0] == "train_model" else overhead), 0.0) / job["units"]
+            rates[(*job["type"], job["family"], job["dataset"])].append(rate)
+            if not job.get("generated"):
+                rates[(*job["type"], job["family"], None)].append(rate)
+                rates[(*job["type"], None, None)].append(rate)
+    return {
+        "about": about,
+        "overhead_seconds": overhead,
+        "rates": [{"rule": r, "method": m, "family": f, "dataset": d, "seconds_per_unit": statistics.median(v), "jobs": len(v)}
+                  for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))],
+        "datasets": {name: {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
+                     for name, stats in sorted(datasets.items())},
+    }
+
+
+def planned_jobs(*configfiles: Path, config_overrides: list[str] = ()) -> list[tuple[str, dict]]:
+    """(rule, wildcards) of every job `snakemake --dry-run` plans from scratch for the config."""
+    with tempfile.TemporaryDirectory() as workdir:
+        command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
+                   "--directory", workdir, "-n", "--cores", "8"]
+        if configfiles:
+            command += ["--configfile", *map(str, configfiles)]
+        if config_overrides:
+            command += ["--config", *config_overrides]
+        done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        raise ValueError("the dry run failed: " + (lines[-1] if lines else f"exit status {done.returncode}"))
+    jobs, rule = [], None
+    for line in done.stdout.splitlines():
+        if m := re.match(r"^(?:local)?rule (\w+):", line):
+            rule = m.group(1)
+            jobs.append((rule, {}))
+        elif rule and (m := re.match(r"^\s+wildcards: (.*)", line)):
+            jobs[-1] = (rule, dict(item.split("=", 1) for item in m.group(1).split(", ")))
+    return jobs
+
+
+def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict, dict, float]:
+    """The plan priced: per job type {jobs, seconds, unpriced, longest}, the light jobs by rule
+    (never measured, seconds each), and the start-up seconds."""
+    from attnexp.config import training_settings
+
+    table = {(r["rule"], r["method"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in rates["rates"]}
+    measured_types = {(r["rule"], r["method"]) for r in rates["rates"]}
+    datasets, overhead = rates["datasets"], rates["overhead_seconds"]
+    by_type = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "unpriced": 0, "borrowed": 0, "longest": 0.0})
+    light = defaultdict(int)
+    for rule, wildcards in plan:
+        kind = job_type(rule, wildcards)
+        if kind not in measured_types and rule not in HEAVY:
+            light[rule] += 1
+            continue
+        row = by_type[kind]
+        row["jobs"] += 1
+        dataset, model = wildcards.get("dataset"), wildcards.get("model")
+        rate = None
+        if dataset in datasets and dataset in config["datasets"]:
+            fam = family(config, dataset, model) if model else "-"
+            rate = table.get((*kind, fam, dataset), table.get((*kind, fam, None)))
+            if rate is None and (*kind, None, None) in table:  # a family never measured: the job type's median rate
+                rate = table[(*kind, None, None)]
+                row["borrowed"] += 1
+        if rate is None:
+            row["unpriced"] += 1
+            continue
+        epochs = training_settings(config, dataset, model)["epochs"] if rule == "train_model" else None
+        seconds = (0.0 if rule == "train_model" else overhead) + rate * units(kind, datasets[dataset], epochs)
+        row["seconds"] += seconds
+        row["longest"] = max(row["longest"], seconds)
+    return dict(by_type), dict(light), overhead
+
+
+def wall_seconds(by_type: dict, cores: int, threads: int) -> float:
+    total = sum(r["seconds"] for r in by_type.values())
+    longest = max((r["longest"] for r in by_type.values()), default=0.0)
+    return max(total / max(1, cores // max(1, threads)), longest)
+
+
+def _hours(seconds: float) -> str:
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
+def price_markdown(by_type: dict, light: dict, cores: tuple[int, ...], threads: int) -> list[str]:
+    total = sum(r["seconds"] for r in by_type.values())
+    planned = sum(r["jobs"] for r in by_type.values())
+    unpriced = sum(r["unpriced"] for r in by_type.values())
+    borrowed = sum(r["borrowed"] for r in by_type.values())
+    lines = ["| job type | planned jobs | priced | of those, at another family's rate | job-hours priced | share |", "|---|---|---|---|---|---|"]
+    for kind, row in sorted(by_type.items(), key=lambda item: (-item[1]["seconds"], item[0][0], item[0][1] or "")):
+        name = kind[0] + (f" ({kind[1]})" if kind[1] else "")
+        share = f"{row['seconds'] / total:.0%}" if total else "–"
+        lines.append(f"| {name} | {row['jobs']} | {row['jobs'] - row['unpriced']} | {row['borrowed']} | {row['seconds'] / 3600:,.2f} | {share} |")
+    lines += [
+        "",
+        f"Priced: {planned - unpriced} of {planned} compute jobs, {total:,.0f} job-seconds ({total / 3600:,.1f} h); "
+        f"{borrowed} of them at the median rate of their job type, their model family never measured (a rough guess: "
+        "a hierarchical or long-document model costs more per token than a flat one). "
+        f"Not priced: {unpriced} compute jobs (a dataset or a job type and model family never measured), and "
+        f"{sum(light.values())} light jobs (tables, figures, downloads; seconds each).",
+        "",
+        "| machine | expected wall time of the priced jobs |",
+        "|---|---|",
+    ]
+    lines += [f"| {n} cores | {_hours(wall_seconds(by_type, n, threads))} |" for n in cores]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnexp.cost", description="The expected cost of `snakemake` with a config, before it runs.")
+    parser.add_argument("--configfile", nargs="*", default=[], help="the overlays the run will use (as given to snakemake)")
+    parser.add_argument("--config", nargs="*", default=[], help="the --config key=value settings the run will use")
+    parser.add_argument("--cores", type=int, nargs="+", default=[2, 8], help="the machines to price the plan for")
+    parser.add_argument("--rates", type=Path, default=RATES_PATH, help="the measured rates (benchmarks/cost_model.py writes them)")
+    args = parser.parse_args(argv)
+    try:
+        from attnexp.config import load_config
+
+        rates = json.loads(args.rates.read_text(encoding="utf-8"))
+        config = load_config(*args.configfile)
+        plan = planned_jobs(*map(Path, args.configfile), config_overrides=args.config)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    by_type, light, _ = price(plan, rates, config)
+    threads = config["train"]["threads"]
+    print(f"The plan of `snakemake{''.join(' --configfile ' + f for f in args.configfile)}`: {len(plan)} jobs; "
+          f"{threads} thread(s) per job; rates: {rates['about']}\n")
+    print("\n".join(price_markdown(by_type, light, tuple(args.cores), threads)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
