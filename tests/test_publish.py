@@ -94,7 +94,7 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
     out = tmp_path / "out"
     assert publish(run, out) == 0
     pages = {p.name for p in out.glob("*.md")}
-    assert pages == {"README.md", "jain-wallace-2019.md", "serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "beyond.md", "data-and-models.md"}
+    assert pages == {"README.md", "jain-wallace-2019.md", "serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "beyond-the-papers.md", "data-and-models.md"}
     index = (out / "README.md").read_text()
     assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 1 | 0 |" in index
     # every miss with its cause, the unexplained ones first (the J&W miss has no named cause)
@@ -190,7 +190,7 @@ def test_an_incomplete_run_is_published_with_what_is_missing_at_the_top(tmp_path
     assert "Jain & Wallace" not in top  # complete: its table and figures are all there
     assert "> **Incomplete run**: missing `results/tables/serrano_smith_erasure.md`" in (out / "serrano-smith-2019.md").read_text()
     # a table the run's config never asked for is named on its page, not counted as missing
-    assert "Not in this run's config: `results/tables/debate_matrix.md`" in (out / "beyond.md").read_text()
+    assert "Not in this run's config: `results/tables/debate_matrix.md`" in (out / "beyond-the-papers.md").read_text()
 
 
 def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
@@ -263,7 +263,7 @@ def test_quick_preset_run_is_published_byte_identically(quick_runs, tmp_path):
     pngs = [p for p in published if p.endswith(".png")]
     assert len(pngs) >= 10 and all((out / p).stat().st_size <= MAX_PNG_BYTES for p in pngs)
     assert "### Jain & Wallace Table 2" in (out / "jain-wallace-2019.md").read_text()
-    assert "### The debate matrix" in (out / "beyond.md").read_text()
+    assert "### The debate matrix" in (out / "beyond-the-papers.md").read_text()
     for page in ("serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "data-and-models.md"):
         assert "tables=0" not in (out / page).read_text(), page
     # rerun over the published pages, and into the same folder made afresh: byte for byte
@@ -294,3 +294,17 @@ def test_invocations_are_read_from_the_snakemake_logs(tmp_path):
     assert invocations(tmp_path) == [
         {"start": "2026-11-26 00:00:00", "end": "2026-11-26 00:10:30", "seconds": 630.0, "jobs": 2, "targets": "jain_wallace"},
     ]
+
+
+def test_the_folders_of_the_machine_that_ran_are_not_published(tmp_path):
+    run = fake_run(tmp_path / "run")
+    source = {"commit": None, "uncommitted_changes": False, "configfiles": [{"path": "config.yaml", "in_checkout": True, "sha256": None}],
+              "config_overrides": {"mirror": "/home/someone/datasets"}}
+    write_run_record({"mirror": "/home/someone/datasets", "datasets": {"sst": {"enabled": True}}}, source, [], "9.27.1",
+                     run / "results/run/config.yaml", run / "results/run/run.json")
+    out = tmp_path / "out"
+    assert publish(run, out) == 0
+    published = "".join(p.read_text() for p in out.rglob("*") if p.suffix in (".md", ".yaml"))
+    assert "/home/someone" not in published
+    assert "--config mirror=DIR" in (out / "README.md").read_text()
+    assert "mirror: DIR  # a folder of the machine that ran, not published" in (out / "config.yaml").read_text()

@@ -64,6 +64,8 @@ RECORD, RUN_CONFIG = "results/run/run.json", "results/run/config.yaml"
 MAX_PNG_BYTES = 200_000
 MAX_PNG_WIDTH = 1600
 INDEX = "README.md"
+# config keys that name a folder of the machine that ran (not published: nothing in the results depends on it)
+LOCAL_KEYS, LOCAL_FOLDER = ("mirror",), "DIR"
 COUNTS = re.compile(r"<!-- attnexp\.publish: tables=(\d+) figures=(\d+) claims=(\d+) -->")
 
 
@@ -156,7 +158,7 @@ PAGES = (
         ),
     ),
     Page(
-        "beyond", "Beyond the papers: faithfulness, the Transformer and the debate matrix",
+        "beyond-the-papers", "Beyond the papers: faithfulness, the Transformer and the debate matrix",
         "Every paper's test on every model side by side (the debate matrix), ERASER faithfulness of every ranking "
         "(DeYoung et al. 2020), and a small Transformer with head pruning by attention attribution (Hao et al. 2021) "
         "and attention rollout (Abnar & Zuidema 2020).",
@@ -630,7 +632,7 @@ def _page_of(paper: str) -> str:
     for page in PAGES:
         if paper in page.papers:
             return page.slug
-    return "beyond"
+    return "beyond-the-papers"
 
 
 def _datasets(run: Run) -> list[str]:
@@ -747,6 +749,14 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
     return "\n".join(lines) + "\n", counts, index_note
 
 
+def _without_local_folders(config_text: bytes) -> bytes:
+    """The run's config with the folders of the machine that ran (`LOCAL_KEYS`) named `DIR`."""
+    text = config_text.decode("utf-8")
+    for key in LOCAL_KEYS:
+        text = re.sub(rf"^{key}: (?!null$).*$", f"{key}: {LOCAL_FOLDER}  # a folder of the machine that ran, not published", text, flags=re.M)
+    return text.encode("utf-8")
+
+
 def _made_with(run: Run) -> tuple[str, str]:
     """The Snakemake command (its config part) and the config files in words."""
     files = [f["path"] for f in run.record.get("configfiles", [])]
@@ -754,7 +764,7 @@ def _made_with(run: Run) -> tuple[str, str]:
     command = "snakemake --cores N" + "".join(f" --configfile {f}" for f in overlays)
     overrides = run.record.get("config_overrides") or {}
     if overrides:
-        command += " --config " + " ".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+        command += " --config " + " ".join(f"{k}={LOCAL_FOLDER if k in LOCAL_KEYS else v}" for k, v in sorted(overrides.items()))
     words = "`config.yaml`" + (" with " + ", ".join(f"`{f}`" for f in overlays) + " over it" if overlays else " alone")
     return command, words
 
@@ -895,7 +905,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     files[INDEX] = ("\n".join(lines) + "\n").encode("utf-8")
     counts[INDEX] = totals
     if run.config_text is not None:
-        files["config.yaml"] = run.config_text
+        files["config.yaml"] = _without_local_folders(run.config_text)
     return Built(files, counts, card, top)
 
 
