@@ -46,3 +46,13 @@ def test_links_of_the_docs_resolve_inside_the_repository_or_are_public_urls(page
         if not resolved.is_relative_to(REPO) or not resolved.exists():
             broken.append(target)
     assert not broken, f"{page}: links that leave the repository or point nowhere: {broken}"
+
+
+def test_the_configuration_reference_is_generated_from_the_schema_and_up_to_date():
+    from attnexp.config_reference import update_page
+
+    page = REPO / "docs" / "configuration.md"
+    assert not update_page(page, check=True), "docs/configuration.md is stale: run python -m attnexp.config_reference docs/configuration.md"
+    text = page.read_text(encoding="utf-8")
+    assert "| `train.protocols.jain_wallace.epochs` | integer | `8` |" in text
+    assert "| `datasets.<name>.select_on` |" in text and "| `embeddings.source` |" in text
