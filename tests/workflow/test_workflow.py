@@ -224,7 +224,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert len(graphs["graphs"]) == 2 and all(g["edges"][0]["layer"] == 2 for g in graphs["graphs"])
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
-    made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"))
+    made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"),
+                     "--report-metadata", str(REPO / "report" / "metadata.yaml"))
     assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
     assert "WARNING/" not in made.stdout + made.stderr  # e.g. a ':' in a category breaks its link target
     report = (first / "report.html").read_text(errors="replace")
@@ -234,6 +235,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "faithfulness_aopc.html" in report and "aopc.png" in report
     assert "attention_attribution_pruning.html" in report and "head_pruning.png" in report
     assert '"mime_type": "text/html", "job_properties": {"rule": "render_table"' in report
+    # the landing page: the scorecard's counts (report/metadata.yaml) instead of the rule graph
+    assert f'var metadata = {{"Published numbers and claims compared": {len(claims.splitlines()) - 1}, "Matched": ' in report
     table2 = (first / "results/report/jain_wallace_table2.html").read_text()
     assert "<table>" in table2 and "<th>gradient_lstm</th>" in table2
     # grouped by paper: each category once in the report's index, the scorecard in its own
