@@ -72,14 +72,14 @@ def test_markdown_tables_render_as_html_pages_for_the_report():
     from attnexp.tables import markdown_html
 
     markdown = (
-        "# Table 2: `tanh` attention\n\nCells: ours **beside** J&W's; see [the docs](docs/methods.md).\n\n"
+        "# Table 2: `tanh` attention\n\nCells: ours **beside** J&W's; see [the docs](docs/protocol-notes.md).\n\n"
         + to_markdown(pd.DataFrame({"dataset": ["sst"], "cell": ["0.21 ± 0.18 | 0.30"], "note": [None]}))
         + "\n- one item\n\n<details>\n<summary>more</summary>\n\n</details>\n"
     )
     page = markdown_html(markdown, title="Table 2 & more")
     assert page.startswith("<!DOCTYPE html>") and "<title>Table 2 &amp; more</title>" in page
     assert "<h1>Table 2: <code>tanh</code> attention</h1>" in page
-    assert "<p>Cells: ours <strong>beside</strong> J&amp;W's; see <a href=\"docs/methods.md\">the docs</a>.</p>" in page
+    assert "<p>Cells: ours <strong>beside</strong> J&amp;W's; see <a href=\"docs/protocol-notes.md\">the docs</a>.</p>" in page
     # a bar escaped inside a cell stays in the cell; a missing value is the dash
     assert "<tr><td>sst</td><td>0.21 ± 0.18 | 0.30</td><td>–</td></tr>" in page
     assert "<th>dataset</th><th>cell</th><th>note</th>" in page
