@@ -146,8 +146,8 @@ def reference_leave_one_out(model, examples, op: str = "delete") -> list[np.ndar
 #   (B, K, L, H) product for the adversary's candidates); JSD through `kld` with its clamps, over all
 #   K x K candidate pairs; leave-one-out deletes position t from every row of the batch, t = 1 .. the
 #   batch's longest; the gradient pass also forms J&W's `XxE` product (the gradient against the summed
-#   embedding matrix; computed for its cost, not compared). Calibrated against the original
-#   code itself, run on the same machine kind: benchmarks/README.md.
+#   embedding matrix; computed for its cost, not compared). The original code itself, as a whole
+#   process beside the pipeline: benchmarks/jain_wallace_whole_run.py.
 # - `pipeline`: the same strategy on this project's decoder (the context as one batched contraction,
 #   attention imposed rather than recomputed, JSD of `attnexp.metrics`, only the rows that have a
 #   token t): a reference faster than the original code, for the conservative ratio.
