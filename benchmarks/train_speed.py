@@ -187,7 +187,10 @@ def main() -> None:
             f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
             f"{result.test['accuracy']:.4f} | {result.test['accuracy'] - ref.test['accuracy']:+.4f} | {differs:.1e} |"
         )
-    command = "python benchmarks/train_speed.py " + " ".join(sys.argv[1:])
+    # the run folder is the reader's own: named <run> (and the vectors relative to it)
+    results = str(Path(args.results))
+    command = "python benchmarks/train_speed.py " + " ".join(sys.argv[1:]).replace(results, "<run>/results")
+    vectors = str(vectors).replace(results, "<run>/results")
     table = [
         f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core {platform.machine()} CPU machine: `{command}`",
         "",
