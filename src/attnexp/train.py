@@ -15,9 +15,9 @@ small Transformer (AdamW, linear warm-up then decay, best dev accuracy).
 
 The optimiser step (`optimizer_implementation`, `embedding_update` in every protocol): torch's fused
 Adam/AdamW kernel by default, one pass over each parameter. The same update rule as the
-per-parameter loop that torch runs on the CPU unless told otherwise (`for_loop`, the step before
-2026-11-23 and the reference of benchmarks/train_speed.py), only rounded differently: at SST lengths
-the dense update of the trainable (V, E) embedding was 45 % of a step. `embedding_update: lazy` is a
+per-parameter loop that torch runs on the CPU unless told otherwise (`for_loop`, the optimiser of
+benchmarks/train_speed.py's `packed_for_loop` variant), only rounded differently: at SST lengths the
+loop's dense update of the trainable (V, E) embedding takes about 38 % of a step. `embedding_update: lazy` is a
 named deviation from the papers: the embedding gets sparse gradients and only the rows of the batch's
 words are updated (`LazyAdam`), so absent rows keep their value, momentum and weight decay until they
 next appear (benchmarks/README.md has its measured effect).
