@@ -363,12 +363,20 @@ def report(results: dict, args: argparse.Namespace, checkout: Path, sizes: dict,
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     original, ours = results["original"], results["ours"]
     load_before, load_after = loads
+    def _shown_arguments(args) -> str:
+        """The command line with the reader's own folders as placeholders (the original's checkout, the run)."""
+        text = " ".join(sys.argv[1:]).replace(str(args.original), "<checkout of J&W's code>")
+        for path in (args.data, args.vectors):
+            run = Path(path).resolve().parents[2]
+            text = text.replace(str(run), "<run>")
+        return text
+
     lines = [
-        f"Measured {datetime.date.today().isoformat()} on {platform.platform()} ({os.cpu_count()} CPUs), Python {platform.python_version()}, "
+        f"Measured {datetime.date.today().isoformat()} on a {os.cpu_count()}-core {platform.machine().replace('_', '-')} CPU machine ({platform.system()}), Python {platform.python_version()}, "
         f"torch {torch.__version__} on both sides; medians of {args.rounds} interleaved rounds (spread = min–max); "
         f"1-minute load average {load_before:.1f} before, {load_after:.1f} after.",
         "",
-        "    python benchmarks/jain_wallace_whole_run.py " + " ".join(sys.argv[1:]),
+        "    python benchmarks/jain_wallace_whole_run.py " + _shown_arguments(args),
         "",
         f"SST (our preprocessed split: train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}; vectors: {vectors_meta.get('stand_in') or vectors_meta.get('source')}), "
         f"BiLSTM + tanh, {args.epochs} epochs, checkpoint on dev ROC AUC. Original: J&W's code at {commit} "
