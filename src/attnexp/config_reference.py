@@ -97,9 +97,9 @@ def reference_markdown(schema: dict, config: dict) -> str:
 
     table = pd.DataFrame(rows(schema, config))
     scalar = [k for k in schema["properties"] if not (table["key"].str.startswith(k + ".")).any()]
-    groups = [("general settings", scalar, "")] + [(k, [k], "") for k in schema["properties"] if k not in scalar]
+    groups = [("general settings", scalar)] + [(k, [k]) for k in schema["properties"] if k not in scalar]
     parts = []
-    for title, sections, _ in groups:
+    for title, sections in groups:
         part = table[table["key"].isin(sections) | table["key"].map(lambda key: any(key.startswith(s + ".") for s in sections))]
         described = part[part["key"] == sections[0]]["description"] if len(sections) == 1 else part.iloc[:0]["description"]
         shown = part.assign(key=part["key"].map(lambda k: f"`{k}`"))

@@ -50,7 +50,7 @@ import yaml
 
 from attnexp import io
 from attnexp.claims import concatenate, read_claims
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, condition_settings, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 from attnexp.tables import to_markdown
 
 __all__ = [
@@ -332,15 +332,10 @@ def _job_seconds(root: Path) -> list[tuple[str, float]]:
     return jobs
 
 
-def _compute_time(root: Path) -> tuple[float, int]:
-    """The `s` column of every benchmark file (results/benchmarks/**/*.tsv) summed, and their count."""
-    jobs = _job_seconds(root)
-    return sum(s for _, s in jobs), len(jobs)
-
-
-def compute_by_stage(root: str | Path) -> pd.DataFrame:
-    """Jobs and compute seconds per stage (`_job_seconds`), the most expensive first."""
-    jobs = pd.DataFrame(_job_seconds(Path(root)), columns=["stage", "seconds"])
+def compute_by_stage(root: str | Path, jobs: list[tuple[str, float]] | None = None) -> pd.DataFrame:
+    """Jobs and compute seconds per stage (`_job_seconds`, read from `root` unless given), the most
+    expensive first."""
+    jobs = pd.DataFrame(_job_seconds(Path(root)) if jobs is None else jobs, columns=["stage", "seconds"])
     table = jobs.groupby("stage", sort=True).agg(jobs=("seconds", "size"), seconds=("seconds", "sum")).reset_index()
     table["share"] = table["seconds"] / max(table["seconds"].sum(), 1e-9)
     return table.sort_values(["seconds", "stage"], ascending=[False, True], kind="stable").reset_index(drop=True)
@@ -612,7 +607,8 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
         if outcome(row["verdict"]) == MISSED and "embeddings (" in text and index in theirs.index:
             other_row = theirs.loc[index]
             other_row = other_row.iloc[0] if isinstance(other_row, pd.DataFrame) else other_row
-            text += f"; with {other_row['condition'].split('embeddings=')[1].split(';')[0]} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
+            vectors = condition_settings(other_row["condition"]).get("embeddings", "other")
+            text += f"; with {vectors} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
         causes.append(text)
     return card.assign(cause=causes)
 
@@ -817,7 +813,8 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
         targets = record.get("targets", [])
         present = sum((run.root / t).exists() for t in targets)
         rows.append(("outputs", f"{present} of the {len(targets)} outputs of the run's `all` exist"))
-    total, count = _compute_time(run.root)
+    jobs = _job_seconds(run.root)
+    total, count = sum(seconds for _, seconds in jobs), len(jobs)
     if count:
         rows.append(("compute time", f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
                                      "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
@@ -831,7 +828,7 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
     table = pd.DataFrame(rows, columns=["", "value"])
     lines = ["## Provenance", "", to_markdown(table)]
     if count:
-        stages = compute_by_stage(run.root)
+        stages = compute_by_stage(run.root, jobs)
         stages["hours"] = stages["seconds"].map(lambda v: f"{v / 3600:.2f}")
         stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
         lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",

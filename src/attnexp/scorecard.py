@@ -58,7 +58,7 @@ from attnexp.tables import to_markdown
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
-    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
+    "condition_settings", "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
 ]
 
 SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause")
@@ -141,7 +141,7 @@ def tolerance_basis(row) -> str:
     return f"unregistered: no entry for ({row['paper']!r}, {row['table']!r}) in attnexp.scorecard.TOLERANCE_BASES"
 
 
-def _settings(condition: str) -> dict[str, str]:
+def condition_settings(condition: str) -> dict[str, str]:
     """`key=value` parts of a condition ("select_on=dev; embeddings=word2vec_local; …")."""
     pairs = (part.split("=", 1) for part in condition.split(";") if "=" in part)
     return {key.strip(): value.strip() for key, value in pairs}
@@ -172,7 +172,7 @@ def cause(row, same_data: frozenset[str] = frozenset()) -> str:
         return "; ".join(_deviations(reason)) or reason
     if outcome(verdict) != MISSED:
         return ""
-    protocol, settings, causes = PAPERS.get(row["paper"]), _settings(condition), []
+    protocol, settings, causes = PAPERS.get(row["paper"]), condition_settings(condition), []
     if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
         causes.append(f"model outside the paper ({row['model']})")
     changing = [f.strip() for f in settings.get("stand-ins", "none").split(",") if f.strip() not in ("none", "", *same_data)]
