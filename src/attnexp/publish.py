@@ -371,7 +371,7 @@ def _wall_time(root: Path) -> tuple[float, int, str] | None:
     """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
     invocations that ran jobs; their count; the last timestamp."""
     found = invocations(root)
-    return (sum(i["seconds"] for i in found), len(found), found[-1]["end"]) if found else None
+    return (sum(i["seconds"] for i in found), len(found), max(i["end"] for i in found)) if found else None  # overlapping invocations end out of order
 
 
 # ----------------------------------------------------------------------------- figures
