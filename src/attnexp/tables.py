@@ -148,8 +148,11 @@ _INLINE = [
 ]
 _STYLE = (
     "body{font-family:system-ui,sans-serif;font-size:14px;margin:1em;color:#222}"
-    "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
-    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    "table{border-collapse:collapse;margin:0.5em 0 1.5em;width:max-content}"
+    # A wide table (the scorecard's every claim) scrolls sideways rather than squeezing a column to
+    # one character; long prose cells wrap at a readable width.
+    "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;"
+    "max-width:30em}"
     "th{background:#f2f2f2;position:sticky;top:0}tr:nth-child(even) td{background:#fafafa}"
     "code{background:#f2f2f2;padding:0 3px}"
 )
