@@ -576,3 +576,16 @@ def test_set_determinism_keeps_freed_memory_and_skips_nan_fills():
         "print(torch.equal(*runs))\n"
     )
     assert out.split() == ["False", "True", "True"]
+
+
+def test_set_determinism_flushes_denormals_to_zero_in_every_torch_thread():
+    # a job's first torch call: the worker threads, started by the first parallel operation after
+    # it, inherit the setting (threads started before would not)
+    out = _in_a_fresh_interpreter(
+        "import torch\n"
+        "from attnexp.runtime import set_determinism\n"
+        "set_determinism(3, 2)\n"
+        "tiny = torch.full((1 << 20,), 1e-39)\n"  # a denormal float32, on enough elements for both threads
+        "print(torch.get_num_threads(), bool((tiny * 1.5).eq(0).all()), bool((torch.full((4,), 1e-30) * 1.5).ne(0).all()))\n"
+    )
+    assert out.split() == ["2", "True", "True"]
