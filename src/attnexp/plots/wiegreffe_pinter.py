@@ -91,14 +91,17 @@ def seed_scatter(table: pd.DataFrame, comparison: str, title: str) -> plt.Figure
 def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
     """Figure 4 for one base run: rows of kind `adversary` (one per λ) and the reference rows."""
     use_house_style()
-    fig, ax = plt.subplots(figsize=(5, 4.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5, 4.4), layout="constrained")
     adversaries = table[table["kind"] == "adversary"].sort_values("lambda")
     if table.empty:
         _no_data(ax)
     if len(adversaries):
-        ax.plot(adversaries["jsd"], adversaries["tvd"], "-o", color="black", markersize=4, linewidth=0.8, label="adversary (λ)")
-        for _, row in adversaries.iterrows():
-            ax.annotate(f"λ={row['lambda']:g}", (row["jsd"], row["tvd"]), textcoords="offset points", xytext=(4, 3), fontsize=6)
+        ax.plot(adversaries["jsd"], adversaries["tvd"], "-", color="black", linewidth=0.8, zorder=2)
+        # one colour per λ in the legend: text labels beside the points collided where adversaries
+        # of neighbouring λ reach the same JSD (near ln 2)
+        shades = sns.color_palette("viridis", len(adversaries))
+        for shade, (_, row) in zip(shades, adversaries.iterrows()):
+            ax.scatter(row["jsd"], row["tvd"], s=22, color=shade, edgecolor="black", linewidth=0.4, zorder=4, label=f"adversary, λ = {row['lambda']:g}")
     palette = dict(zip(REFERENCES, sns.color_palette("colorblind", len(REFERENCES))))
     for kind, (label, marker) in REFERENCES.items():
         rows = table[table["kind"] == kind]
@@ -107,7 +110,7 @@ def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
     ax.axvline(LN2, color="grey", linewidth=0.6, linestyle=":")
     ax.set(xlabel="mean JSD(α_a, α_base), test", ylabel="mean TVD(ŷ_a, ŷ_base), test", xlim=(0, LN2 * 1.02), ylim=(0, None))
     if len(table):  # below the axes: inside, it hid the seed and uniform points in the upper left
-        fig.legend(loc="outside lower center", ncols=4, fontsize=7, frameon=False)
+        fig.legend(loc="outside lower center", ncols=3, fontsize=7, frameon=False)
     fig.suptitle(title)
     return fig
 
