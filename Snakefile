@@ -34,3 +34,7 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+# Last, once every rule exists: a misspelt target gets the valid names.
+check_targets()

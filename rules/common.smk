@@ -26,6 +26,7 @@ from attnexp.plan import (
     run_dirs,
     wiegreffe_pinter_companions,
 )
+from attnexp.workflow import command_line_targets, unknown_targets
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
@@ -285,3 +286,14 @@ def trained(run):
 
 def wp_lambdas(wildcards):
     return sorted(wp_companions(wildcards).adversaries)
+
+
+def check_targets():
+    """A misspelt target, named like a rule but none, gets the closest rule name and the workflow's
+    aggregate targets in one line each, instead of Snakemake's "No rule to produce"."""
+    aggregates = sorted(
+        r.name for r in workflow.rules if not r.output and not r.has_wildcards()
+    )
+    unknown_targets(
+        command_line_targets(sys.argv[1:]), [r.name for r in workflow.rules], aggregates
+    )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 
-from attnexp.workflow import ConsoleProgress
+import pytest
+
+from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, unknown_targets
 
 
 class Clock:
@@ -41,3 +43,22 @@ def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_le
     assert lines[1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left)"
     assert lines[-1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 400/400 instances (4.0/s)"
     assert len(lines) == 5  # 0, 120, 240, 360 (every 30 s) and the last
+
+
+def test_command_line_targets_are_read_by_snakemakes_own_parser():
+    argv = ["--cores", "2", "--configfile", "a.yaml", "b.yaml", "--config", "mirror=x", "--", "jain_walace", "results/x.txt"]
+    assert command_line_targets(argv) == ["jain_walace", "results/x.txt"]
+    assert command_line_targets(["-n", "all", "--cores", "1"]) == ["all"]
+    assert command_line_targets(["--not-a-snakemake-option"]) == []
+
+
+def test_unknown_targets_name_the_closest_rule_and_pass_rules_files_and_existing_paths(tmp_path):
+    rules, aggregates = ["all", "jain_wallace", "train_model"], ["all", "jain_wallace"]
+    with pytest.raises(UnknownTargetError) as err:
+        unknown_targets(["jain_walace", "zzz", "all", "results/a.csv"], rules, aggregates, tmp_path)
+    assert str(err.value).splitlines() == [
+        "unknown target 'jain_walace': no rule of that name. Did you mean 'jain_wallace'? Targets: all, jain_wallace, or an output file",
+        "unknown target 'zzz': no rule of that name. Targets: all, jain_wallace, or an output file",
+    ]
+    (tmp_path / "notes").write_text("")
+    unknown_targets(["notes", "train_model", "results/a.csv"], rules, aggregates, tmp_path)  # no error

@@ -1,9 +1,11 @@
 """What every rule script shares: its stderr goes to the rule's log, progress of long jobs to the
-console, and expected failures end the job with one readable line instead of a traceback."""
+console, and expected failures end the job with one readable line instead of a traceback. And the
+Snakefile's check of the targets a command line asks for (`unknown_targets`)."""
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import re
 import sys
 import time
@@ -49,6 +51,41 @@ class ConsoleProgress:
             text += f" [full log: {self.log_path}]"
             self.named_log = True
         print(f"[{self.label}] {text}", file=self.console, flush=True)
+
+
+# A target written like a rule name (no folder, no suffix); anything else is a file Snakemake resolves
+_RULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class UnknownTargetError(ValueError):
+    pass
+
+
+def command_line_targets(argv: list[str]) -> list[str]:
+    """The targets of a `snakemake` command line, read by Snakemake's own argument parser; none
+    where it is not one (the workflow run through the API, a test harness)."""
+    from snakemake.cli import get_argument_parser
+
+    try:
+        parsed, _ = get_argument_parser().parse_known_args(argv)
+    except (SystemExit, Exception):  # not a snakemake command line: nothing to check
+        return []
+    return list(getattr(parsed, "targets", None) or [])
+
+
+def unknown_targets(requested: list[str], rules: list[str], target_rules: list[str], workdir: str | Path = ".") -> None:
+    """Raise UnknownTargetError, one line per target, for a requested target written like a rule name
+    that is neither a rule nor an existing file, with the closest rule name and the target rules, in
+    place of Snakemake's generic "No rule to produce"."""
+    problems = []
+    for target in requested:
+        if not _RULE_NAME.fullmatch(target) or target in rules or (Path(workdir) / target).exists():
+            continue
+        close = difflib.get_close_matches(target, rules, n=1, cutoff=0.6)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        problems.append(f"unknown target '{target}': no rule of that name.{hint} Targets: {', '.join(target_rules)}, or an output file")
+    if problems:
+        raise UnknownTargetError("\n".join(problems))
 
 
 def log_to(path: str) -> Callable[[str], None]:

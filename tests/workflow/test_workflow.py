@@ -89,6 +89,16 @@ def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_misspelt_target_gets_the_closest_rule_and_the_targets(tmp_path):
+    result = snakemake(tmp_path, "-n", "--cores", "1", "--", "jain_walace", check=False)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "unknown target 'jain_walace': no rule of that name. Did you mean 'jain_wallace'? Targets: all, " in message
+    assert "MissingRuleException" not in message and not (tmp_path / "results").exists()
+    # an existing rule, and a file, pass the check
+    assert snakemake(tmp_path, "-n", "--cores", "1", "--", "data").returncode == 0
+
+
 def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
     result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"download": {"retries": "many"}}), check=False)
     assert result.returncode != 0
