@@ -325,6 +325,19 @@ def test_obtain_mirror_with_explicit_filename(tmp_path: Path, server: LoopbackSe
     assert server.total_hits == 0
 
 
+def test_obtain_mirror_copy_checked_by_sha1(tmp_path: Path, server: LoopbackServer) -> None:
+    # fastText's wiki.simple.vec, which J&W used, is published with a sha1 only
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "good.tsv").write_bytes(BODY)
+    record = obtain(server.url("/good.tsv"), tmp_path / "d.tsv", mirror=mirror, sha1=hashlib.sha1(BODY).hexdigest())
+    assert record["origin"] == str(mirror / "good.tsv") and record["sha256"] == SHA256
+    assert server.total_hits == 0
+    with pytest.raises(ChecksumError):
+        obtain(server.url("/good.tsv"), tmp_path / "e.tsv", mirror=mirror, sha1=hashlib.sha1(OTHER).hexdigest(), **FAST)
+    assert not (tmp_path / "e.tsv").exists()
+
+
 def test_obtain_corrupt_mirror_copy_raises_and_leaves_nothing(
     tmp_path: Path, server: LoopbackServer
 ) -> None:

@@ -338,7 +338,7 @@ def obtain(
         source = find_in_mirror(mirror, name)
         if source is not None:
             say(f"copying {source} from the mirror")
-            digest = _copy_from_mirror(source, dest, sha256=sha256, md5=md5)
+            digest = _copy_from_mirror(source, dest, sha256=sha256, md5=md5, sha1=sha1)
             return {"file": dest.name, "origin": str(source), "sha256": digest}
         say(f"{name} is not in mirror {mirror}; downloading {url}")
     digest = fetch(
