@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import re
+
 import pytest
 import torch
 
@@ -20,6 +22,7 @@ from attnexp.runtime import (
     SplitData,
     checkpoint_metadata,
     export_attention,
+    weights_digest,
     load_checkpoint,
     load_splits,
     load_test_examples,
@@ -92,7 +95,8 @@ def test_predict_returns_the_splits_order(config):
 
 def test_checkpoint_metadata(fitted, config):
     _, model_path = fitted
-    _, meta = load_checkpoint(model_path)
+    state, meta = load_checkpoint(model_path)
+    assert meta.pop("weights_sha256") == weights_digest(state)
     assert meta["model"] == "lstm-tanh" and meta["family"] == "flat" and meta["classes"] == ["0", "1"]
     assert meta["vocab_size"] == len(VOCAB) and meta["config"]["class"] == "FlatConfig" and meta["config"]["hidden_size"] == 8
     spec = parse_model_name("lstm-tanh", "binary")
@@ -141,7 +145,49 @@ def test_load_checkpoint_refuses_other_files(tmp_path):
         load_checkpoint(pickled)
     good = tmp_path / "good.pt"
     save_checkpoint(good, {"w": torch.zeros(1)}, {"model": "x"})
-    assert load_checkpoint(good, {"model": "x"})[1] == {"model": "x"}
+    assert load_checkpoint(good, {"model": "x"})[1] == {"model": "x", "weights_sha256": weights_digest({"w": torch.zeros(1)})}
+
+
+def _flip_inside(path, tensor: torch.Tensor, n: int = 64) -> None:
+    """Flip n bytes in the middle of the tensor's bytes as stored in the file (torch stores them
+    uncompressed, so they appear verbatim)."""
+    data = bytearray(path.read_bytes())
+    raw = tensor.contiguous().numpy().tobytes()
+    at = data.find(raw)
+    assert at >= 0 and len(raw) > 2 * n
+    start = at + len(raw) // 2
+    data[start:start + n] = bytes(b ^ 0xFF for b in data[start:start + n])
+    path.write_bytes(bytes(data))
+
+
+def test_a_checkpoint_with_flipped_weight_bytes_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "model.pt"
+    weights = {"encoder.weight": torch.linspace(-1, 1, 4096).reshape(64, 64), "bias": torch.ones(3)}
+    save_checkpoint(path, weights, {"model": "x"})
+    load_checkpoint(path)  # intact: loads
+    _flip_inside(path, weights["encoder.weight"])
+    torch.load(path, weights_only=True)  # torch itself loads the damaged archive without complaint
+    with pytest.raises(CheckpointError, match=rf"^{re.escape(str(path))}: damaged, its weights do not match the digest"):
+        load_checkpoint(path)
+
+
+def test_non_finite_weights_are_refused_at_save_and_at_load(tmp_path):
+    path = tmp_path / "model.pt"
+    weights = {"w": torch.tensor([1.0, float("nan"), float("inf")]), "b": torch.zeros(2)}
+    with pytest.raises(CheckpointError, match=r"not written, the weights are not finite: w \(2 of 3 values\)"):
+        save_checkpoint(path, weights, {"model": "x"})
+    assert not path.exists()
+    # written by something else with a matching digest: refused when read
+    torch.save({"metadata": {"model": "x", "weights_sha256": weights_digest(weights)}, "state_dict": weights}, path)
+    with pytest.raises(CheckpointError, match=r"the weights are not finite: w \(2 of 3 values\)"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_without_a_weights_digest_is_refused(tmp_path):
+    path = tmp_path / "model.pt"
+    torch.save({"metadata": {"model": "x"}, "state_dict": {"w": torch.zeros(2)}}, path)
+    with pytest.raises(CheckpointError, match="no weights digest in its metadata"):
+        load_checkpoint(path)
 
 
 # --------------------------------------------------------------------------------------------------

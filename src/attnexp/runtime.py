@@ -348,7 +348,33 @@ def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list
     }
 
 
+def weights_digest(state_dict: dict) -> str:
+    """sha256 of the weights as numbers: each tensor's name, dtype, shape and bytes, in name order.
+    Recorded in the checkpoint when it is written and checked when it is read, because torch does
+    not check its archive's CRCs: flipped bytes inside the weights load without complaint."""
+    h = hashlib.sha256()
+    for name in sorted(state_dict):
+        tensor = state_dict[name].detach().to("cpu").contiguous()
+        h.update(f"{name}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
+        h.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return h.hexdigest()
+
+
+def _non_finite(state_dict: dict) -> list[str]:
+    return [
+        f"{name} ({int((~torch.isfinite(t)).sum())} of {t.numel()} values)"
+        for name, t in state_dict.items()
+        if t.is_floating_point() and not bool(torch.isfinite(t).all())
+    ]
+
+
 def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
+    """Write the weights and metadata, with the weights' digest (`weights_digest`); weights with NaN
+    or infinite values are refused, never saved."""
+    bad = _non_finite(state_dict)
+    if bad:
+        raise CheckpointError(f"{path}: not written, the weights are not finite: " + ", ".join(bad))
+    metadata = {**metadata, "weights_sha256": weights_digest(state_dict)}
     # Through a file object: given a path, torch.save names the archive's inner folder after the
     # (random) temp file name, and identical checkpoints would differ in bytes.
     with io.atomic_path(path) as tmp, open(tmp, "wb") as f:
@@ -356,15 +382,24 @@ def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
 
 
 def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dict, dict]:
-    """-> (state_dict, metadata). `expected`: metadata keys that must match, e.g. the vocabulary hash
+    """-> (state_dict, metadata), the weights verified against the digest recorded when they were
+    written and checked finite. `expected`: metadata keys that must match, e.g. the vocabulary hash
     and config hash of the data and config at hand; a mismatch names each differing key."""
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same error to the user
-        raise CheckpointError(f"{path}: not a readable attnexp checkpoint ({err})") from err
+        raise CheckpointError(f"{path}: not a readable attnexp checkpoint ({err}); delete it and rerun to retrain") from err
     if not isinstance(payload, dict) or set(payload) != {"metadata", "state_dict"}:
         raise CheckpointError(f"{path}: expected a dict with 'metadata' and 'state_dict'")
-    metadata = payload["metadata"]
+    metadata, state = payload["metadata"], payload["state_dict"]
+    recorded = metadata.get("weights_sha256") if isinstance(metadata, dict) else None
+    if recorded is None:
+        raise CheckpointError(f"{path}: no weights digest in its metadata (written by an older attnexp); delete it and rerun to retrain")
+    if weights_digest(state) != recorded:
+        raise CheckpointError(f"{path}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain")
+    bad = _non_finite(state)
+    if bad:
+        raise CheckpointError(f"{path}: the weights are not finite: {', '.join(bad)}; delete it and rerun to retrain")
     differing = [
         f"{key}: checkpoint has {metadata.get(key)!r}, expected {value!r}"
         for key, value in (expected or {}).items()
@@ -372,7 +407,7 @@ def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dic
     ]
     if differing:
         raise CheckpointError(f"{path} was trained for a different setup:\n  " + "\n  ".join(differing))
-    return payload["state_dict"], metadata
+    return state, metadata
 
 
 def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:
