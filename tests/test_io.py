@@ -1,7 +1,11 @@
 """attnexp.io: `write_records_csv` writes the bytes `write_csv` writes for the same records as a
-pandas table, without pandas (the model jobs' start-up)."""
+pandas table, without pandas (the model jobs' start-up); outputs get the umask's mode; a killed
+job's temp files go when the output is written again."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 import numpy as np
 import pandas as pd
@@ -33,3 +37,29 @@ def test_write_records_csv_writes_what_pandas_writes(tmp_path, records):
     io.write_records_csv(tmp_path / "ours.csv", records)
     io.write_csv(tmp_path / "pandas.csv", pd.DataFrame(records))
     assert (tmp_path / "ours.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_outputs_get_the_umasks_mode_not_the_temp_files_private_one(tmp_path):
+    text, table = tmp_path / "a.txt", tmp_path / "t.jsonl"
+    io.write_text(text, "x\n")
+    io.write_jsonl(table, [{"a": 1}])
+    expected = 0o666 & ~_umask()
+    assert expected != 0o600  # the test would not tell the two apart otherwise
+    assert stat.S_IMODE(text.stat().st_mode) == expected and stat.S_IMODE(table.stat().st_mode) == expected
+
+
+def test_temp_files_left_by_a_killed_job_are_removed_when_the_output_is_written_again(tmp_path):
+    stale = [tmp_path / ".model.tmp.k1ll3d.pt", tmp_path / ".model.tmp.zz.pt"]
+    for path in stale:
+        path.write_bytes(b"")
+    other = tmp_path / ".other.tmp.k1ll3d.pt"  # another output's temp file: not this job's
+    other.write_bytes(b"")
+    with io.atomic_path(tmp_path / "model.pt") as tmp:
+        tmp.write_bytes(b"weights")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.tmp.k1ll3d.pt", "model.pt"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import json
 import math
 import numbers
@@ -13,15 +14,37 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# The mode a plain open() gives a new file here; mkstemp's 0600 would otherwise survive the rename, and
+# on a shared or cluster filesystem no one else could read the data, models or tables.
+FILE_MODE = 0o666 & ~_umask()
+DIR_MODE = 0o777 & ~_umask()
+
+
+def temp_beside(path: Path, prefix: str, suffix: str) -> Path:
+    """A new, empty, dot-named temp file in `path`'s folder (so the final rename is atomic, and globs
+    and Snakemake skip it), with the umask's mode. Temp files of the same name pattern, left by a job
+    killed before it could remove them, are removed first: one job writes one output."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f"{glob.escape(prefix)}*{glob.escape(suffix)}"):
+        stale.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
+    os.fchmod(fd, FILE_MODE)
+    os.close(fd)
+    return Path(tmp)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds.
     The temp name keeps `path`'s suffix, because some writers (np.save, savefig) go by it."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.tmp.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp)
+    tmp = temp_beside(path, f".{path.stem}.tmp.", path.suffix)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -378,3 +378,13 @@ def test_obtain_unreachable_url_without_mirror(tmp_path: Path) -> None:
     message = str(caught.value)
     assert url in message and "mirror" in message
     assert list(out.iterdir()) == []
+
+
+def test_a_partial_download_left_by_a_killed_job_is_removed_by_the_next(tmp_path: Path, server: LoopbackServer) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "good.tsv").write_bytes(BODY)
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / ".data.tsv.k1ll3d.part").write_bytes(BODY[:10])
+    obtain(server.url("/good.tsv"), tmp_path / "raw" / "data.tsv", filename="good.tsv", mirror=mirror, sha256=SHA256)
+    assert [p.name for p in (tmp_path / "raw").iterdir()] == ["data.tsv"]

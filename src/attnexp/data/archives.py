@@ -8,6 +8,7 @@ beside `dest` that is renamed into place only when complete, so `dest` is never 
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import stat
@@ -16,6 +17,8 @@ import tempfile
 import zipfile
 from pathlib import Path, PureWindowsPath
 from typing import Callable
+
+from attnexp.io import DIR_MODE
 
 __all__ = ["UnsafeArchiveError", "safe_extract"]
 
@@ -134,9 +137,11 @@ def _stage(dest: Path, fill: Callable[[Path], object]) -> list[str]:
     Beside `dest` so the final rename stays on one filesystem; removed if anything fails.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dest.parent.glob(f".{glob.escape(dest.name)}.*.tmp"):  # left by a killed extraction
+        shutil.rmtree(stale, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
     try:
-        staging.chmod(0o755)  # mkdtemp's private 0o700 would otherwise become dest's mode.
+        staging.chmod(DIR_MODE)  # mkdtemp's private 0o700 would otherwise become dest's mode.
         fill(staging)
         files = _relative_files(staging)
         _replace_folder(staging, dest)

@@ -15,13 +15,14 @@ import http.client
 import os
 import shutil
 import socket
-import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Callable, Iterable
+
+from attnexp.io import temp_beside
 
 __all__ = [
     "ChecksumError",
@@ -136,10 +137,7 @@ def _install(
     filesystem; it is dot-prefixed so globs and Snakemake do not pick it up; it is removed on
     every failure path.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    os.close(fd)
-    tmp = Path(name)
+    tmp = temp_beside(dest, f".{dest.name}.", ".part")
     try:
         fill(tmp)
         digest = verify_checksum(tmp, sha256=sha256, md5=md5, sha1=sha1, origin=origin)
