@@ -25,6 +25,8 @@ rule extract_archive:
         "results/logs/extract_archive/{dataset}/{file}.log",
     conda:
         "../envs/attnexp.yaml"
+    params:
+        source=source_record,
     script:
         "../scripts/extract_archive.py"
 

@@ -2,20 +2,21 @@
 
 from pathlib import Path
 
-from attnexp.data.download import file_digest
+from attnexp.data.download import DamagedResourceError, file_digest, verify_resource
 from attnexp.data.preprocess import SplitSizeError, build_dataset
 from attnexp.data.readers import SourceFiles
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-sources = [
-    {"file": s["file"], "sha256": file_digest(path), "substitute": s["substitute"], "splits_affected": s["splits_affected"]}
-    for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
-] + [
-    {"file": Path(path).name, "sha256": file_digest(path), "substitute": None, "splits_affected": []}
-    for path in [*snakemake.input.local, *snakemake.input.base]
-]
-with fail_cleanly(SplitSizeError, FileNotFoundError):
+with fail_cleanly(SplitSizeError, FileNotFoundError, DamagedResourceError):
+    # the downloaded files verified again before they are read (a damaged one is removed)
+    sources = [
+        {"file": s["file"], "sha256": verify_resource(path, s["digest"]), "substitute": s["substitute"], "splits_affected": s["splits_affected"]}
+        for s, path in zip(snakemake.params.sources, snakemake.input.downloaded)
+    ] + [
+        {"file": Path(path).name, "sha256": file_digest(path), "substitute": None, "splits_affected": []}
+        for path in [*snakemake.input.local, *snakemake.input.base]
+    ]
     build_dataset(
         snakemake.wildcards.dataset,
         snakemake.params.dataset,

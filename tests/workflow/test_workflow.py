@@ -292,6 +292,27 @@ def test_corrupted_mirror_copy_fails_with_checksum_error_and_leaves_nothing(tmp_
     assert not (work / "results" / "data").exists()
 
 
+@needs_mirror
+def test_an_archive_damaged_in_resources_is_caught_before_extraction_and_fetched_again(tmp_path):
+    archive = "resources/sst/trainDevTestTrees_PTB.zip"
+    snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", archive)
+    data = bytearray((tmp_path / archive).read_bytes())
+    data[1000] ^= 0xFF  # damaged after it was verified
+    (tmp_path / archive).write_bytes(bytes(data))
+    unpacked = "resources/sst/unpacked/trainDevTestTrees_PTB.zip"
+    failed = snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", unpacked, check=False)
+    assert failed.returncode != 0
+    errors = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {archive}: damaged since it was verified (sha256 {hashlib.sha256(bytes(data)).hexdigest()}, expected "
+        "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc); removed, the next run downloads or copies it again"
+    ]
+    assert not (tmp_path / archive).exists() and not (tmp_path / unpacked).exists()
+    snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", unpacked)  # the next run recovers
+    assert hashlib.sha256((tmp_path / archive).read_bytes()).hexdigest() == "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc"
+    assert sorted(p.name for p in (tmp_path / unpacked).rglob("*.txt")) == ["dev.txt", "test.txt", "train.txt"]
+
+
 # ----------------------------------------------------------------------------- the data DAG on the mirror
 
 

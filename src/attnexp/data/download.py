@@ -26,12 +26,14 @@ from attnexp.io import temp_beside
 
 __all__ = [
     "ChecksumError",
+    "DamagedResourceError",
     "DownloadError",
     "fetch",
     "file_digest",
     "find_in_mirror",
     "obtain",
     "verify_checksum",
+    "verify_resource",
 ]
 
 Log = Callable[[str], None]
@@ -116,6 +118,27 @@ def verify_checksum(
     actual = _digests(path, {algorithm, "sha256"})
     if actual[algorithm] != expected:
         raise ChecksumError(origin, algorithm, expected, actual[algorithm])
+    return actual["sha256"]
+
+
+class DamagedResourceError(DownloadError):
+    """A source file that was verified when it arrived no longer matches its digest."""
+
+
+def verify_resource(path: str | os.PathLike, digest: tuple[str, str | None]) -> str:
+    """Check a source file already in place (in `resources/`) against its configured digest before a
+    job reads it; return its sha256. A file that no longer matches was damaged after it was verified
+    (a disk fault, an edit, a partial copy): it is removed, so that the next run downloads or copies
+    it again, and DamagedResourceError says so."""
+    algorithm, expected = digest
+    path = Path(path)
+    actual = _digests(path, {algorithm, "sha256"})
+    if expected is not None and actual[algorithm] != expected.strip().lower():
+        path.unlink(missing_ok=True)
+        raise DamagedResourceError(
+            f"{path}: damaged since it was verified ({algorithm} {actual[algorithm]}, expected {expected}); "
+            "removed, the next run downloads or copies it again"
+        )
     return actual["sha256"]
 
 
