@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import io
+import sys
 
 import pytest
 
-from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, unknown_targets
+from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, fail_cleanly, unknown_targets
 
 
 class Clock:
@@ -62,3 +64,28 @@ def test_unknown_targets_name_the_closest_rule_and_pass_rules_files_and_existing
     ]
     (tmp_path / "notes").write_text("")
     unknown_targets(["notes", "train_model", "results/a.csv"], rules, aggregates, tmp_path)  # no error
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device", "results/models/m.pt"), "error: results/models/m.pt: no space left on the device: free some and rerun"),
+        (PermissionError(errno.EACCES, "Permission denied", "results/data"), "error: results/data: permission denied: check the folder's permissions"),
+        (ValueError("train.jsonl:3: record has no 'label'"), "error: train.jsonl:3: record has no 'label'"),
+    ],
+)
+def test_fail_cleanly_gives_the_console_one_line_and_the_log_the_traceback(capfd, monkeypatch, error, line):
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with pytest.raises(SystemExit) as ended:
+        with fail_cleanly(ValueError):
+            raise error
+    assert ended.value.code == 1
+    assert capfd.readouterr().err.splitlines() == [line]
+    assert "Traceback (most recent call last)" in log.getvalue() and log.getvalue().rstrip().endswith(line)
+
+
+def test_fail_cleanly_lets_unlisted_errors_through():
+    with pytest.raises(KeyError):
+        with fail_cleanly(ValueError):
+            raise KeyError("x")

@@ -48,6 +48,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        if err.errno is not None and err.filename in (None, str(tmp)):  # name the output, not its temp file
+            raise OSError(err.errno, err.strerror, str(path)) from err
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -378,7 +378,31 @@ def save_checkpoint(path: str | Path, state_dict: dict, metadata: dict) -> None:
     # Through a file object: given a path, torch.save names the archive's inner folder after the
     # (random) temp file name, and identical checkpoints would differ in bytes.
     with io.atomic_path(path) as tmp, open(tmp, "wb") as f:
-        torch.save({"metadata": metadata, "state_dict": state_dict}, f)
+        writer = _WriteErrorKept(f)
+        try:
+            torch.save({"metadata": metadata, "state_dict": state_dict}, writer)
+        except RuntimeError as err:
+            if writer.error is not None:  # torch reports a failed write as "unexpected pos"
+                raise writer.error from err
+            raise
+
+
+class _WriteErrorKept:
+    """A binary file's writer that keeps the OSError a write raised (no space left, a quota), which
+    torch's archive writer would otherwise turn into "unexpected pos"."""
+
+    def __init__(self, f) -> None:
+        self.f, self.error = f, None
+
+    def write(self, data) -> int:
+        try:
+            return self.f.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.f.flush()
 
 
 def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dict, dict]:

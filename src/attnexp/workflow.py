@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import re
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -104,13 +106,34 @@ def log_to(path: str) -> Callable[[str], None]:
 
 @contextlib.contextmanager
 def fail_cleanly(*errors: type[BaseException]):
-    """Turn the listed, expected errors into `error: <message>` in the log and exit status 1."""
+    """Turn the listed, expected errors, and any OSError (no space left, permission denied, a file
+    gone), into one `error: <message>` line on the console and in the log, with the traceback in the
+    log only, and exit status 1."""
     try:
         yield
-    except errors as err:
-        print(f"error: {err}", file=sys.stderr, flush=True)
-        print(f"error: {err}", file=sys.__stderr__, flush=True)
+    except (*errors, OSError) as err:
+        traceback.print_exc(file=sys.stderr)  # the job's log (`log_to`)
+        line = f"error: {describe_error(err)}"
+        print(line, file=sys.stderr, flush=True)
+        print(line, file=sys.__stderr__, flush=True)
         sys.exit(1)
+
+
+_OS_HINTS = {
+    errno.ENOSPC: "no space left on the device: free some and rerun",
+    errno.EDQUOT: "disk quota exceeded: free some and rerun",
+    errno.EACCES: "permission denied: check the folder's permissions",
+    errno.EROFS: "read-only file system",
+}
+
+
+def describe_error(err: BaseException) -> str:
+    """One line: an OSError as `<file>: <what happened>` (Python's `[Errno 28] ...: 'path'` made
+    readable), anything else as its message."""
+    if isinstance(err, OSError) and err.errno is not None:
+        what = _OS_HINTS.get(err.errno, err.strerror or str(err))
+        return f"{err.filename}: {what}" if err.filename else what
+    return str(err)
 
 
 def logged_device(setting: str, log: Callable[[str], None]) -> str:
