@@ -8,12 +8,13 @@ import pandas as pd
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
 from attnexp.plots.attention_attribution import graph_figure, pruning_figure
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-run = RunKey.of_file(snakemake.input.pruning)
-name = f"{run.dataset}, {run.model} (seed {run.seed})"
-save_figure(pruning_figure(pd.read_csv(snakemake.input.pruning), f"{name}: head pruning"), snakemake.output.pruning_pdf, snakemake.output.pruning_png)
-graphs = json.loads(open(snakemake.input.graphs, encoding="utf-8").read())
-save_figure(graph_figure(graphs["graphs"], graphs["layers"], f"{name}: attribution graphs (τ = {graphs['threshold']})"), snakemake.output.graphs_pdf, snakemake.output.graphs_png)
-log(f"figures of {name} written")
+with fail_cleanly(ValueError, KeyError):
+    run = RunKey.of_file(snakemake.input.pruning)
+    name = f"{run.dataset}, {run.model} (seed {run.seed})"
+    save_figure(pruning_figure(pd.read_csv(snakemake.input.pruning), f"{name}: head pruning"), snakemake.output.pruning_pdf, snakemake.output.pruning_png)
+    graphs = json.loads(open(snakemake.input.graphs, encoding="utf-8").read())
+    save_figure(graph_figure(graphs["graphs"], graphs["layers"], f"{name}: attribution graphs (τ = {graphs['threshold']})"), snakemake.output.graphs_pdf, snakemake.output.graphs_png)
+    log(f"figures of {name} written")

@@ -7,7 +7,7 @@ log = log_to(snakemake.log[0])
 plan = dict(snakemake.params.plan)
 if "path" in plan:  # a pretrained file: where the workflow put it
     plan["path"] = snakemake.input.vectors
-with fail_cleanly(EmbeddingSourceError):
+with fail_cleanly(EmbeddingSourceError, ValueError):
     build_embeddings(
         snakemake.input.vocab,
         snakemake.input.corpus,

@@ -6,14 +6,15 @@ import pandas as pd
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
 from attnexp.plots.faithfulness import perturbation_curves
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-tables = {}
-for path in snakemake.input:
-    run = RunKey.of_file(path)
-    table = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
-    for unit, part in table.groupby("unit", sort=False):  # a HAN has a column per unit
-        tables[f"{run.model} (seed {run.seed})" + (f", {unit}" if table["unit"].nunique() > 1 else "")] = part
-save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)
-log(f"{len(tables)} models plotted")
+with fail_cleanly(ValueError, KeyError):
+    tables = {}
+    for path in snakemake.input:
+        run = RunKey.of_file(path)
+        table = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
+        for unit, part in table.groupby("unit", sort=False):  # a HAN has a column per unit
+            tables[f"{run.model} (seed {run.seed})" + (f", {unit}" if table["unit"].nunique() > 1 else "")] = part
+    save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)
+    log(f"{len(tables)} models plotted")

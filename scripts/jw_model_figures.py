@@ -5,20 +5,21 @@ import pandas as pd
 
 from attnexp.plots import save_figure
 from attnexp.plots import jain_wallace as plots
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-w = snakemake.wildcards
-title = f"{w.dataset} {w.model} (seed {w.seed})"
-tables = {name: pd.read_csv(snakemake.input[name]) for name in ("correlations", "permutation", "adversarial")}
-figures = {
-    "tau_histograms": plots.tau_histograms(tables["correlations"], title),
-    "tau_densities": plots.tau_densities(tables["correlations"], title),
-    "tau_differences": plots.tau_differences(tables["correlations"], title),
-    "permutation": plots.permutation_violin(tables["permutation"], title),
-    "adversarial_histogram": plots.adversarial_histogram(tables["adversarial"], title),
-    "adversarial_violin": plots.adversarial_violin(tables["adversarial"], title),
-}
-for name, figure in figures.items():
-    save_figure(figure, snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
-log(f"{len(figures)} figures written for {title}")
+with fail_cleanly(ValueError, KeyError):
+    w = snakemake.wildcards
+    title = f"{w.dataset} {w.model} (seed {w.seed})"
+    tables = {name: pd.read_csv(snakemake.input[name]) for name in ("correlations", "permutation", "adversarial")}
+    figures = {
+        "tau_histograms": plots.tau_histograms(tables["correlations"], title),
+        "tau_densities": plots.tau_densities(tables["correlations"], title),
+        "tau_differences": plots.tau_differences(tables["correlations"], title),
+        "permutation": plots.permutation_violin(tables["permutation"], title),
+        "adversarial_histogram": plots.adversarial_histogram(tables["adversarial"], title),
+        "adversarial_violin": plots.adversarial_violin(tables["adversarial"], title),
+    }
+    for name, figure in figures.items():
+        save_figure(figure, snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
+    log(f"{len(figures)} figures written for {title}")

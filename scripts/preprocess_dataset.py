@@ -8,7 +8,7 @@ from attnexp.data.readers import SourceFiles
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-with fail_cleanly(SplitSizeError, FileNotFoundError, DamagedResourceError):
+with fail_cleanly(SplitSizeError, DamagedResourceError, ValueError):
     # the downloaded files verified again before they are read (a damaged one is removed)
     sources = [
         {"file": s["file"], "sha256": verify_resource(path, s["digest"]), "substitute": s["substitute"], "splits_affected": s["splits_affected"]}

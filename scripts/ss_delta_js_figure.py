@@ -5,11 +5,12 @@ import pandas as pd
 
 from attnexp.plots import save_figure
 from attnexp.plots.serrano_smith import delta_js
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-tables = {d: pd.read_csv(p, dtype={"id": str}) for d, p in zip(snakemake.params.datasets, snakemake.input)}
-plot = snakemake.params.plot
-figure = delta_js(tables, snakemake.wildcards.model, plot["bin_width"], plot["per_bin"], snakemake.params.seed)
-save_figure(figure, snakemake.output.pdf, snakemake.output.png)
-log(f"single-weight erasure figure of {snakemake.wildcards.model} over {sorted(tables)}")
+with fail_cleanly(ValueError, KeyError):
+    tables = {d: pd.read_csv(p, dtype={"id": str}) for d, p in zip(snakemake.params.datasets, snakemake.input)}
+    plot = snakemake.params.plot
+    figure = delta_js(tables, snakemake.wildcards.model, plot["bin_width"], plot["per_bin"], snakemake.params.seed)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+    log(f"single-weight erasure figure of {snakemake.wildcards.model} over {sorted(tables)}")

@@ -5,11 +5,12 @@ import pandas as pd
 
 from attnexp.plots import save_figure
 from attnexp.plots.serrano_smith import removal_boxes
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-tables = {m: pd.read_csv(p, dtype={"id": str}) for m, p in zip(snakemake.params.models, snakemake.input)}
-dataset = snakemake.wildcards.dataset
-for name, quantity in (("removal_fraction", "fraction"), ("removed_mass", "removed_mass")):
-    save_figure(removal_boxes(tables, dataset, quantity), snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
-log(f"removal box plots of {dataset} over {sorted(tables)}")
+with fail_cleanly(ValueError, KeyError):
+    tables = {m: pd.read_csv(p, dtype={"id": str}) for m, p in zip(snakemake.params.models, snakemake.input)}
+    dataset = snakemake.wildcards.dataset
+    for name, quantity in (("removal_fraction", "fraction"), ("removed_mass", "removed_mass")):
+        save_figure(removal_boxes(tables, dataset, quantity), snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
+    log(f"removal box plots of {dataset} over {sorted(tables)}")

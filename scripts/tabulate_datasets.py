@@ -6,19 +6,20 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.tables import dataset_table, to_markdown
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-stats = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.stats]
-table = dataset_table(stats, pd.read_csv(snakemake.input.published))
-with io.atomic_path(snakemake.output.csv) as tmp:
-    table.to_csv(tmp, index=False)
-notes = "\n".join(f"- {row.dataset}: {row.substitute_notes}" for row in table.itertuples() if isinstance(row.substitute_notes, str))
-io.write_text(
-    snakemake.output.md,
-    "# Datasets: ours beside Jain & Wallace Table 1\n\n"
-    + to_markdown(table, drop=("substitute_notes", "published_source"))
-    + "\nPublished values: Jain & Wallace 2019, Table 1 (references/jain_wallace_table1.csv).\n"
-    + (f"\nStand-in files used (what differs from the canonical source):\n\n{notes}\n" if notes else ""),
-)
-log(f"{len(table)} datasets tabulated")
+with fail_cleanly(ValueError, KeyError):
+    stats = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.stats]
+    table = dataset_table(stats, pd.read_csv(snakemake.input.published))
+    with io.atomic_path(snakemake.output.csv) as tmp:
+        table.to_csv(tmp, index=False)
+    notes = "\n".join(f"- {row.dataset}: {row.substitute_notes}" for row in table.itertuples() if isinstance(row.substitute_notes, str))
+    io.write_text(
+        snakemake.output.md,
+        "# Datasets: ours beside Jain & Wallace Table 1\n\n"
+        + to_markdown(table, drop=("substitute_notes", "published_source"))
+        + "\nPublished values: Jain & Wallace 2019, Table 1 (references/jain_wallace_table1.csv).\n"
+        + (f"\nStand-in files used (what differs from the canonical source):\n\n{notes}\n" if notes else ""),
+    )
+    log(f"{len(table)} datasets tabulated")

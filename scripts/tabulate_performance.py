@@ -9,16 +9,17 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import write_claims
 from attnexp.tables import performance_claims, performance_markdown, performance_table
-from attnexp.workflow import log_to
+from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
-runs = []
-for path in snakemake.input.metrics:
-    run = json.loads(Path(path).read_text(encoding="utf-8"))
-    runs.append(run | {"dataset": run["provenance"]["dataset"]})
-table = performance_table(runs, pd.read_csv(snakemake.input.published))
-with io.atomic_path(snakemake.output.csv) as tmp:
-    table.to_csv(tmp, index=False)
-io.write_text(snakemake.output.md, performance_markdown(table))
-write_claims(snakemake.output.claims, performance_claims(table, snakemake.params.tolerance))
-log(f"{len(runs)} trained models tabulated")
+with fail_cleanly(ValueError, KeyError):
+    runs = []
+    for path in snakemake.input.metrics:
+        run = json.loads(Path(path).read_text(encoding="utf-8"))
+        runs.append(run | {"dataset": run["provenance"]["dataset"]})
+    table = performance_table(runs, pd.read_csv(snakemake.input.published))
+    with io.atomic_path(snakemake.output.csv) as tmp:
+        table.to_csv(tmp, index=False)
+    io.write_text(snakemake.output.md, performance_markdown(table))
+    write_claims(snakemake.output.claims, performance_claims(table, snakemake.params.tolerance))
+    log(f"{len(runs)} trained models tabulated")

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.preprocess import read_records
 from attnexp.models import ModelSpec, build_model, config_record
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
@@ -41,6 +42,7 @@ __all__ = [
     "SplitData",
     "read_vocab",
     "read_guides",
+    "read_split",
     "read_classes",
     "load_splits",
     "split_labels",
@@ -223,10 +225,18 @@ def _read_labels(path: Path) -> list:
                 except json.JSONDecodeError:
                     pass  # e.g. whitespace after the colon: parsed whole below
             try:
-                labels.append(json.loads(line)["label"])
+                record = json.loads(line)
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
+            if not isinstance(record, dict) or "label" not in record:
+                raise ValueError(f"{path}:{line_no}: no 'label' (expected id, tokens, label, sentences)")
+            labels.append(record["label"])
     return labels
+
+
+def read_split(data_dir: str | Path, split: str) -> list[dict]:
+    """The records of a preprocessed split, each checked (`data.preprocess.read_records`)."""
+    return read_records(Path(data_dir) / f"{split}.jsonl")
 
 
 def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
@@ -257,7 +267,7 @@ def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: d
     every instance of every split."""
     splits = {}
     for split in ("train", "dev", "test"):
-        examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), vocab, classes)
+        examples = to_examples(read_split(data_dir, split), vocab, classes)
         split_guides = None
         if guides is not None:
             split_guides = guides.get(split, {})
@@ -269,7 +279,7 @@ def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: d
 def split_labels(data_dir: str | Path, split: str) -> tuple[list[str], np.ndarray]:
     """Instance ids and class indices (the training split's class order) of a split, in file order."""
     classes = {c: i for i, c in enumerate(read_classes(data_dir))}
-    records = io.read_jsonl(Path(data_dir) / f"{split}.jsonl")
+    records = read_split(data_dir, split)
     return [r["id"] for r in records], np.array([classes[r["label"]] for r in records])
 
 
@@ -284,7 +294,7 @@ def _raw_classes(data_dir: str | Path, classes: list[str]) -> list:
 
 def load_examples(data_dir: str | Path, split: str, vocab: list[str], classes: list[str]) -> list[Example]:
     """A split as model inputs, labels mapped through the checkpoint's `classes`."""
-    records = io.read_jsonl(Path(data_dir) / f"{split}.jsonl")
+    records = read_split(data_dir, split)
     return to_examples(records, vocab, _raw_classes(data_dir, classes))
 
 
@@ -521,7 +531,7 @@ def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Pa
 
     def records():
         for split in ("train", "dev", "test"):
-            examples = to_examples(io.read_jsonl(Path(data_dir) / f"{split}.jsonl"), run.vocab, classes)
+            examples = to_examples(read_split(data_dir, split), run.vocab, classes)
             data = SplitData(examples, None if guides is None else guides[split])
             probs, attention = predict(run.model, data, batch_size, model_device(run.model))
             for e, p, a in zip(examples, probs, attention):

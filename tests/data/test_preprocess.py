@@ -16,6 +16,7 @@ from attnexp.data.preprocess import (
     check_expected_sizes,
     dataset_stats,
     length_filter,
+    read_records,
     split_off,
 )
 
@@ -447,3 +448,35 @@ def test_build_dataset_rejects_wrong_splits(tmp_path, monkeypatch):
     monkeypatch.setattr("attnexp.data.readers.reader_for", lambda name: lambda files, cfg: {"train": [], "test": []})
     with pytest.raises(ValueError, match="expected"):
         build_dataset("toy", _cfg(), None, [], tmp_path, "split_extreme", log=lambda m: None)
+
+
+GOOD = {"id": "test-00001", "tokens": ["a", "good", "film"], "label": 1, "sentences": [[0, 3]]}
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        ({k: v for k, v in GOOD.items() if k != "label"}, "no 'label' (expected id, tokens, label, sentences)"),
+        (GOOD | {"tokens": []}, "'tokens' is empty (every instance has at least one token)"),
+        (GOOD | {"tokens": "a good film"}, "'tokens' is not a list of strings"),
+        (GOOD | {"label": [1]}, "'label' is [1], expected a string or an integer"),
+        (GOOD | {"label": True}, "'label' is True, expected a string or an integer"),
+        (GOOD | {"id": 7}, "'id' is 7, expected a string"),
+        (GOOD | {"sentences": [[0, 4]]}, "'sentences' is not a list of [start, end] token spans within the tokens"),
+        (GOOD | {"question": "why"}, "'question' is not a list of strings"),
+        ([1, 2], "expected a JSON object, got list"),
+    ],
+)
+def test_a_malformed_split_record_is_one_error_naming_the_file_and_line(tmp_path, record, problem):
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        read_records(path)
+    assert str(err.value) == f"{path}:2: {problem}"
+
+
+def test_well_formed_split_records_are_read_as_written(tmp_path):
+    path = tmp_path / "train.jsonl"
+    records = [GOOD, GOOD | {"id": "q", "label": "yes", "question": ["is", "it"], "rationale": [0]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert read_records(path) == records

@@ -808,7 +808,7 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     explanations.write_text("".join(json.dumps(r) + "\n" for r in lines))
     test = tmp_path / "data" / "synthetic" / "test.jsonl"
     test.parent.mkdir(parents=True)
-    test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "rationale": [1]}) + "\n")
+    test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "sentences": [[0, 3]], "rationale": [1]}) + "\n")
     metrics = tmp_path / "models" / "synthetic" / "lstm-tanh" / "seed10" / "metrics.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}}))
@@ -838,7 +838,7 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
         paths[model] = (explanations, metrics)
     test = tmp_path / "data" / "planted_sst" / "test.jsonl"
     test.parent.mkdir(parents=True)
-    test.write_text(json.dumps({"id": "a", "tokens": ["the", "film"], "label": 1, "rationale": [0]}) + "\n")
+    test.write_text(json.dumps({"id": "a", "tokens": ["the", "film"], "label": 1, "sentences": [[0, 2]], "rationale": [0]}) + "\n")
     table = jwt.write_ground_truth(
         [e for e, _ in paths.values()], [test], [m for _, m in paths.values()], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
     )

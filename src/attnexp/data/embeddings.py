@@ -210,6 +210,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
     """Write the (V, dim) float32 matrix as .npy and a JSON record of what produced it."""
     from attnexp import io
     from attnexp.data.download import file_digest
+    from attnexp.data.preprocess import read_records
 
     vocab = Path(vocab_path).read_text(encoding="utf-8").split("\n")[:-1]
     dim = plan["dim"]
@@ -228,7 +229,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
         sentences = (
             record["tokens"][a:b]
             for path in corpus_paths
-            for record in io.read_jsonl(path)
+            for record in read_records(path)
             for a, b in record["sentences"]
         )
         vectors = train_word2vec(sentences, plan["word2vec"], seed)

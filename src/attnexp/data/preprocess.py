@@ -196,3 +196,42 @@ def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, mis
     check_expected_sizes(name, stats, expected, cfg["size_tolerance"])
     write_dataset(out_dir, splits, vocab, stats)
     return stats
+
+
+def _record_problem(record) -> str | None:
+    """What is wrong with one record of a preprocessed split (the format `build_dataset` writes), or None."""
+    if not isinstance(record, dict):
+        return f"expected a JSON object, got {type(record).__name__}"
+    missing = [key for key in ("id", "tokens", "label", "sentences") if key not in record]
+    if missing:
+        return f"no {', '.join(repr(k) for k in missing)} (expected id, tokens, label, sentences)"
+    if not isinstance(record["id"], str):
+        return f"'id' is {record['id']!r}, expected a string"
+    tokens = record["tokens"]
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        return "'tokens' is not a list of strings"
+    if not tokens:
+        return "'tokens' is empty (every instance has at least one token)"
+    if isinstance(record["label"], bool) or not isinstance(record["label"], (str, int)):
+        return f"'label' is {record['label']!r}, expected a string or an integer"
+    spans = record["sentences"]
+    if not isinstance(spans, list) or not all(
+        isinstance(s, list) and len(s) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in s) and 0 <= s[0] < s[1] <= len(tokens)
+        for s in spans
+    ):
+        return "'sentences' is not a list of [start, end] token spans within the tokens"
+    question = record.get("question")
+    if question is not None and (not isinstance(question, list) or not all(isinstance(t, str) for t in question)):
+        return "'question' is not a list of strings"
+    return None
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The records of a preprocessed split file, each checked (fields, types, non-empty tokens, spans
+    within the tokens): a bad one is a ValueError naming the file and line."""
+    records = io.read_jsonl(path)
+    for line_no, record in enumerate(records, 1):
+        problem = _record_problem(record)
+        if problem:
+            raise ValueError(f"{path}:{line_no}: {problem}")
+    return records

@@ -19,6 +19,7 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.claims import claim, numeric_verdict, write_claims
+from attnexp.data.preprocess import read_records
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import explanation_sets, read_explanations
 from attnexp.metrics import SCIPY_VERSION
@@ -213,7 +214,7 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
     marked `accepted: False`, and reported as failed."""
-    tests = {Path(p).parts[-2]: io.read_jsonl(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
+    tests = {Path(p).parts[-2]: read_records(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
     parts = []
     for directory, paths in explanation_sets(explanation_paths).items():

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.preprocess import read_records
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
 from attnexp.runtime import SplitData, predict, probabilities, split_labels
@@ -331,7 +332,7 @@ def example_records(base_export, adversary_export, data_dir, max_tokens: int) ->
     """Table 1: the chosen test instance's tokens, base and adversary attention, and its id."""
     base, adversary = read_export(base_export, "test"), read_export(adversary_export, "test")
     i = example_instance(base, adversary, max_tokens)
-    record = io.read_jsonl(Path(data_dir) / "test.jsonl")[i]
+    record = read_records(Path(data_dir) / "test.jsonl")[i]
     if record["id"] != base.ids[i] or len(record["tokens"]) != base.lengths[i]:
         raise ValueError(f"{data_dir}/test.jsonl: instance {i} is {record['id']!r}, the export has {base.ids[i]!r}")
     return record["tokens"], {"base": base.attention[i], "adversary": adversary.attention[i]}, record["id"]
