@@ -43,6 +43,7 @@ rule attention_attribution_heads:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
         device=config["device"],
@@ -65,6 +66,7 @@ rule attention_attribution_graphs:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
         device=config["device"],

@@ -38,6 +38,7 @@ rule explain:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=lambda w: {
             key: config["explain"][key]

@@ -70,6 +70,7 @@ rule jw_permutation:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=JW_PERMUTATION,
         device=config["device"],
@@ -93,6 +94,7 @@ rule jw_adversarial:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=JW_ADVERSARY,
         device=config["device"],

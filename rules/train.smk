@@ -19,6 +19,7 @@ rule train_model:
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         settings=lambda wildcards: training_settings(
             config, wildcards.dataset, wildcards.model
@@ -42,9 +43,11 @@ rule export_attention:
         "results/benchmarks/export_attention/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
     resources:
         gpu=GPUS,
     params:
+        torch_threads=config["train"]["threads"],
         data_dir="results/data/{dataset}",
         batch_size=128,
         device=config["device"],

@@ -4,7 +4,7 @@ accuracy per head order and pruned fraction), Hao et al. 2021."""
 
 from attnexp.experiments.attention_attribution import write_head_pruning
 from attnexp.runtime import CheckpointError, DeviceError
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -15,7 +15,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         snakemake.output.pruning,
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         log=log,
         device=logged_device(snakemake.params.device, log),
     )

@@ -3,7 +3,7 @@ scores for every test instance (attnexp.explain)."""
 
 from attnexp.explain import write_explanations
 from attnexp.runtime import CheckpointError, DeviceError
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -13,7 +13,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         method=snakemake.wildcards.method,
         log=log,
         device=logged_device(snakemake.params.device, log),

@@ -2,7 +2,7 @@
 model's attention and probabilities for every instance of every split (id, split, length)."""
 
 from attnexp.runtime import CheckpointError, DeviceError, export_attention
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -13,5 +13,6 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         batch_size=snakemake.params.batch_size,
         guide_path=snakemake.input.get("guide"),
         device=logged_device(snakemake.params.device, log),
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
     )
 log(f"attention exported to {snakemake.output[0]}")

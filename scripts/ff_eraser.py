@@ -4,7 +4,7 @@ have no explanations and are ranked by their own attention and leave-one-unit-ou
 
 from attnexp.experiments.faithfulness import write_faithfulness
 from attnexp.runtime import CheckpointError, DeviceError
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -15,7 +15,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         device=logged_device(snakemake.params.device, log),
     )
 log(f"ERASER scores written to {snakemake.output[0]}")

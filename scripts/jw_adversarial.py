@@ -3,7 +3,7 @@ per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candid
 
 from attnexp.experiments.jain_wallace import write_adversarial
 from attnexp.runtime import CheckpointError, DeviceError
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -14,7 +14,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         snakemake.output.attention,
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         log=log,
         device=logged_device(snakemake.params.device, log),
     )

@@ -3,7 +3,7 @@ output change under random permutations of the attention per test instance (J&W 
 
 from attnexp.experiments.jain_wallace import write_permutation
 from attnexp.runtime import CheckpointError, DeviceError
-from attnexp.workflow import fail_cleanly, log_to, logged_device
+from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -13,7 +13,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         device=logged_device(snakemake.params.device, log),
     )
 log(f"permutation results written to {snakemake.output[0]}")

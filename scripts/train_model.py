@@ -6,7 +6,7 @@ from attnexp.experiments.wiegreffe_pinter import ModelConsistentAdversary
 from attnexp.plan import model_spec
 from attnexp.runtime import CheckpointError, DeviceError, split_labels
 from attnexp.train import class_weights, fit
-from attnexp.workflow import fail_cleanly, log_to
+from attnexp.workflow import fail_cleanly, log_to, torch_threads
 
 log = log_to(snakemake.log[0])
 stats = json.loads(open(snakemake.input.stats, encoding="utf-8").read())
@@ -16,6 +16,7 @@ provenance = {
     "embeddings": vectors_meta["source"] if vectors_meta else "random",
     "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
     "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
+    "torch_threads": snakemake.params.torch_threads,
 }
 spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
@@ -31,7 +32,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         settings=snakemake.params.settings,
         select_on=snakemake.params.select_on,
         seed=int(snakemake.wildcards.seed),
-        threads=snakemake.threads,
+        threads=torch_threads(snakemake.params.torch_threads, snakemake.threads, log),
         device_setting=snakemake.params.device,
         out_model=snakemake.output.model,
         out_metrics=snakemake.output.metrics,

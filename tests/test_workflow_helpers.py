@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, fail_cleanly, unknown_targets
+from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, fail_cleanly, torch_threads, unknown_targets
 
 
 class Clock:
@@ -89,3 +89,10 @@ def test_fail_cleanly_lets_unlisted_errors_through():
     with pytest.raises(KeyError):
         with fail_cleanly(ValueError):
             raise KeyError("x")
+
+
+def test_a_job_runs_the_configured_torch_threads_and_says_when_it_was_given_fewer():
+    said = []
+    assert torch_threads(2, 2, said.append) == 2 and said == []
+    assert torch_threads(2, 1, said.append) == 2
+    assert said == ["threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads all the same, so that its results are those of the configured setting"]

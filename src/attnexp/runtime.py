@@ -521,10 +521,12 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
 # Exporting attention (W&P's guided models read it)
 
 
-def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu") -> None:
+def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu", threads: int = 1) -> None:
     """Per instance of every split: id, split, length, the selected model's attention over the
     attended items and its class probabilities (W&P save these for the guided models, D-ALIGN). The
-    model runs on `device` (the config's setting: auto | cpu | cuda)."""
+    model runs on `device` (the config's setting: auto | cpu | cuda), with `threads` torch threads
+    (not torch's default of every core: the last bits would depend on the machine)."""
+    set_determinism(0, threads)  # evaluation only: the seed draws nothing
     run = restore_run(checkpoint, data_dir, device=device)
     classes = _raw_classes(data_dir, run.classes)
     guides = read_guides(guide_path) if guide_path else None

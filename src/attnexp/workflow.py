@@ -136,6 +136,17 @@ def describe_error(err: BaseException) -> str:
     return str(err)
 
 
+def torch_threads(configured: int, given: int, log: Callable[[str], None]) -> int:
+    """The torch threads a model job runs: the configured `train.threads`, a param of its rule, so
+    that changing it reruns the job (a float sum's order, and so the last bits of a result, depend on
+    it). Snakemake gives a job fewer threads when `--cores` is lower; the job still runs the
+    configured count, for results that are those of the config, and its log says so."""
+    if given < configured:
+        log(f"threads: Snakemake scheduled this job on {given} core(s) (--cores); it runs train.threads = {configured} "
+            f"torch threads all the same, so that its results are those of the configured setting")
+    return configured
+
+
 def logged_device(setting: str, log: Callable[[str], None]) -> str:
     """The config's `device` setting (auto | cpu | cuda), passed through after writing the device it
     resolves to into the job's log (what `auto` chose); a device the machine lacks raises

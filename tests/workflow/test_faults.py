@@ -55,17 +55,17 @@ TEMP = {MODEL: r"write:^\.model\.tmp\..*\.pt$", GRADIENT: r"write:^\.gradient\.t
 COUNTS = {"injected": 0, "survived": 0, "outputs lost": 0}
 
 
-def snakemake(workdir: Path, *targets: str, fault: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *targets: str, fault: dict | None = None, threads: int | None = None, dry: bool = False) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("ATTNEXP_FAULT_SCRIPT", None)
     if fault:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOK), env.get("PYTHONPATH")]))
         env.update({f"ATTNEXP_FAULT_{key.upper()}": value for key, value in fault.items()})
     overlay = workdir.parent / f"{workdir.name}.overlay.json"
-    overlay.write_text(json.dumps(OVERLAY))
+    overlay.write_text(json.dumps(OVERLAY | ({"train": {"threads": threads}} if threads else {})))
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
                "--cores", "1", "--directory", str(workdir), "--configfile", str(REPO / "presets" / "quick.yaml"), str(overlay),
-               "--", *(targets or TARGETS)]
+               *(["-n"] if dry else []), "--", *(targets or TARGETS)]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
 
 
@@ -206,6 +206,23 @@ def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_r
     assert not (root / GRADIENT).exists() and not (root / "pwned").exists()
     (root / damaged).unlink()  # what the error says to do (a split: its preprocessing runs again)
     recovered(reference, root)
+
+
+def test_the_thread_count_identifies_a_result_and_a_lowered_one_is_stated(reference, tmp_path):
+    """train.threads changes the last bits of a result, so changing it reruns every model job; with
+    fewer cores than it (here --cores 1 against 2) a job still runs the configured count, and says so."""
+    root = tmp_path / "run"
+    shutil.copytree(reference, root, symlinks=True)
+    planned = snakemake(root, threads=2, dry=True)
+    assert planned.returncode == 0
+    for rule in ("train_model", "explain", "jw_permutation"):
+        assert f"rule {rule}:" in planned.stdout or f"localrule {rule}:" in planned.stdout, rule
+    ran = snakemake(root, MODEL, threads=2)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    log = (root / f"results/models/{RUN}/train.log").read_text()
+    assert "threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads" in log
+    assert json.loads((root / f"results/models/{RUN}/metrics.json").read_text())["provenance"]["torch_threads"] == 2
+    assert "rule train_model:" in snakemake(root, MODEL, dry=True).stdout  # back to 1 thread: trained again
 
 
 def test_zz_fault_counts(capsys):
