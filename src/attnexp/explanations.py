@@ -43,6 +43,8 @@ def _read_file(path: Path) -> list[dict]:
             vector = np.asarray(record[method], dtype=np.float64)
             if len(vector) != record["length"]:
                 raise ValueError(f"{path}: instance {record['id']!r} has {len(vector)} {method} values for length {record['length']}")
+            if not np.isfinite(vector).all():
+                raise ValueError(f"{path}: instance {record['id']!r} has non-finite {method} values; delete the file and rerun")
             record[method] = vector
         if "probs" in record:
             record["probs"] = np.asarray(record["probs"], dtype=np.float64)

@@ -245,6 +245,8 @@ def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     for record in io.read_jsonl(path):
         if len(record["attention"]) != record["length"]:
             raise ValueError(f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}")
+        if not np.isfinite(np.asarray(record["attention"], dtype=np.float64)).all():
+            raise ValueError(f"{path}: instance {record['id']!r} has non-finite attention weights; delete the file and rerun")
         guides.setdefault(record["split"], {})[record["id"]] = np.asarray(record["attention"], dtype=np.float32)
     return guides
 

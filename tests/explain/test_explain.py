@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -478,6 +479,21 @@ def test_read_explanations_rejects_a_vector_of_the_wrong_length(tmp_path, key):
     bad = explanation_line(**{key: [0.1, 0.2]})
     with pytest.raises(ValueError, match=key):
         read_explanations(write_lines(tmp_path / "bad.jsonl", [explanation_line(id="first"), bad]))
+
+
+@pytest.mark.parametrize("key", ["attention", "gradient", "loo", "ig"])
+def test_read_explanations_refuses_non_finite_scores_naming_the_instance(tmp_path, key):
+    bad = explanation_line(id="b", **{key: [0.1, float("nan"), 0.3]})
+    path = write_lines(tmp_path / "bad.jsonl", [explanation_line(id="first"), bad])
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: instance 'b' has non-finite {key} values"):
+        read_explanations(path)
+
+
+def test_non_finite_scores_are_never_written():
+    from attnexp.explain import _serialisable
+
+    with pytest.raises(ValueError, match=r"^instance 'x': 1 of its gradient values are not finite; nothing written"):
+        _serialisable({"id": "x", "length": 2, "gradient": np.array([0.5, np.inf])})
 
 
 # --- one file per method: written by write_explanations, joined by read_explanations ---

@@ -144,9 +144,14 @@ def _float32s(values) -> list[float]:
 
 
 def _serialisable(record: dict) -> dict:
+    """The record as JSON values; scores or probabilities that are not finite (a model or method
+    that diverged) are refused, never written, with the instance named."""
     out = dict(record)
     for key in ("probs", *METHODS):
         if key in record:
+            bad = int((~np.isfinite(np.asarray(record[key], dtype=np.float64))).sum())
+            if bad:
+                raise ValueError(f"instance {record['id']!r}: {bad} of its {key} values are not finite; nothing written")
             out[key] = _float32s(record[key])
     if "ig_delta" in record:
         out["ig_delta"] = _float32s([record["ig_delta"]])[0]
