@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import glob
+import hashlib
 import json
 import math
 import numbers
@@ -54,6 +55,23 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_digest(path: str | os.PathLike, recorded: str | None, record: str) -> None:
+    """Refuse a file whose sha256 differs from the one `record` (a file name) holds for it, recorded
+    when it was written: one ValueError naming the file and what to do."""
+    if recorded is None:
+        raise ValueError(f"{path}: {record} records no digest for it (written by an older attnexp); delete the folder and rerun")
+    if sha256_of(path) != recorded:
+        raise ValueError(f"{path}: damaged, it does not match the digest {record} recorded when it was written; delete the folder and rerun")
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.data.preprocess import read_records
+from attnexp.data.preprocess import read_records, verify_split_file
 from attnexp.models import ModelSpec, build_model, config_record
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
@@ -195,6 +195,8 @@ class SplitData:
 
 
 def read_vocab(path: str | Path) -> list[str]:
+    """A dataset's vocabulary, checked against the digest its stats.json recorded."""
+    verify_split_file(path)
     return Path(path).read_text(encoding="utf-8").splitlines()
 
 

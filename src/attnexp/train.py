@@ -43,6 +43,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnexp import io
+from attnexp.data.embeddings import load_vectors
 from attnexp.metrics import classification_metrics
 from attnexp.models import ModelSpec, build_model, model_config
 from attnexp.models.inputs import Batch, length_bucketed_batches
@@ -421,7 +422,7 @@ def fit(
     classes = read_classes(data_dir)
     guides = read_guides(guide_path) if guide_path else None
     splits = load_splits(data_dir, vocab, classes, guides)
-    vectors = np.load(vectors_path) if vectors_path else None
+    vectors = load_vectors(vectors_path) if vectors_path else None
     model, config = build_and_initialise(spec, vocab, len(classes), vectors, settings)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}")

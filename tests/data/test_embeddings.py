@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from attnexp.config import validate_config
-from attnexp.data.embeddings import embedding_matrix, plan_embeddings, read_pretrained
+from attnexp.data.embeddings import embedding_matrix, load_vectors, plan_embeddings, read_pretrained
 
 CONFIG = validate_config(yaml.safe_load(open("config.yaml")))
 EMB = CONFIG["embeddings"]
@@ -52,3 +52,25 @@ def test_embedding_matrix_pad_zero_and_missing_words():
     normal, _ = embedding_matrix(vocab, vectors, 2, "normal", seed=1)
     assert not normal[0].any() and normal[1].any()
     assert np.array_equal(normal, embedding_matrix(vocab, vectors, 2, "normal", seed=1)[0])
+
+
+def test_vectors_are_checked_against_the_digest_recorded_beside_them(tmp_path):
+    import json
+    import re
+
+    import pytest
+
+    from attnexp import io
+
+    path = tmp_path / "vectors.npy"
+    np.save(path, np.arange(12, dtype=np.float32).reshape(3, 4), allow_pickle=False)
+    (tmp_path / "vectors.json").write_text(json.dumps({"vectors_sha256": io.sha256_of(path)}))
+    assert load_vectors(path).shape == (3, 4)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: damaged, it does not match the digest vectors.json recorded"):
+        load_vectors(path)
+    (tmp_path / "vectors.json").write_text(json.dumps({"source": "word2vec"}))
+    with pytest.raises(ValueError, match="vectors.json records no digest for it"):
+        load_vectors(path)

@@ -3,7 +3,9 @@ D-VOCAB vocabulary, stats, the published-size check and build_dataset end to end
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 
 import pytest
 
@@ -398,7 +400,10 @@ def test_build_dataset_end_to_end(tmp_path, fake_reader):
         ],
     }
     assert stats == expected_stats
-    assert json.loads((out / "stats.json").read_text(encoding="utf-8")) == expected_stats
+    written = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+    # stats.json also records each file's digest, which every reader checks
+    assert written.pop("files") == {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt")}
+    assert written == expected_stats
     assert "toy/train: 5 read, 3 after the length filter" in messages
     assert "toy/dev: 2 read, 1 after the length filter" in messages
     assert "toy/test: 4 read, 2 after the length filter" in messages
@@ -480,3 +485,17 @@ def test_well_formed_split_records_are_read_as_written(tmp_path):
     records = [GOOD, GOOD | {"id": "q", "label": "yes", "question": ["is", "it"], "rationale": [0]}]
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     assert read_records(path) == records
+
+
+def test_a_split_file_changed_after_it_was_written_is_refused_when_read(tmp_path):
+    stats = {"splits": {}}
+    (tmp_path / "test.jsonl").write_text(json.dumps(GOOD) + "\n", encoding="utf-8")
+    (tmp_path / "stats.json").write_text(json.dumps(stats), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"stats.json records no digest for it \(written by an older attnexp\)"):
+        read_records(tmp_path / "test.jsonl")
+    digest = hashlib.sha256((tmp_path / "test.jsonl").read_bytes()).hexdigest()
+    (tmp_path / "stats.json").write_text(json.dumps(stats | {"files": {"test.jsonl": digest}}), encoding="utf-8")
+    assert read_records(tmp_path / "test.jsonl") == [GOOD]
+    (tmp_path / "test.jsonl").write_text(json.dumps(GOOD | {"label": 0}) + "\n", encoding="utf-8")  # an edit, valid JSON
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / 'test.jsonl'))}: damaged, it does not match the digest stats.json recorded"):
+        read_records(tmp_path / "test.jsonl")

@@ -172,11 +172,18 @@ def _malicious_pickle(path: Path) -> None:
     path.write_bytes(pickle.dumps({"metadata": {}, "state_dict": _Malicious()}))
 
 
-def _replace_record(path: Path, change) -> None:
+def _replace_record(path: Path, change, digest_too: bool = True) -> None:
+    """Line 5 of a split changed; with `digest_too`, its digest in stats.json as well, as a faulty
+    preprocessing step would have written it (the record checks catch it), else as damage after the
+    fact (the digest catches it)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     record = json.loads(lines[4])
     lines[4] = json.dumps(change(record))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if digest_too:
+        stats = json.loads((path.parent / "stats.json").read_text())
+        stats["files"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        (path.parent / "stats.json").write_text(json.dumps(stats))
 
 
 TEST_SPLIT = "results/data/synthetic/test.jsonl"
@@ -187,6 +194,7 @@ DAMAGE = {
     "checkpoint-empty": (MODEL, lambda p: p.write_bytes(b""), f"error: {MODEL}: not a readable attnexp checkpoint"),
     "checkpoint-header-flipped": (MODEL, lambda p: p.write_bytes(bytes(b ^ 0xFF for b in p.read_bytes()[:8]) + p.read_bytes()[8:]), f"error: {MODEL}: not a readable attnexp checkpoint"),
     "checkpoint-malicious-pickle": (MODEL, _malicious_pickle, f"error: {MODEL}: not a readable attnexp checkpoint"),
+    "split-edited-after-it-was-written": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"label": 1 - r["label"]}, digest_too=False), f"error: {TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun"),
     "record-without-label": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}), f"error: {TEST_SPLIT}:5: no 'label' (expected id, tokens, label, sentences)"),
     "record-with-empty-tokens": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": [], "sentences": []}), f"error: {TEST_SPLIT}:5: 'tokens' is empty (every instance has at least one token)"),
     "record-of-the-wrong-shape": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": "one string"}), f"error: {TEST_SPLIT}:5: 'tokens' is not a list of strings"),
@@ -204,7 +212,11 @@ def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_r
     lines = error_lines(result)
     assert len(lines) == 1 and lines[0].startswith(expected), lines
     assert not (root / GRADIENT).exists() and not (root / "pwned").exists()
-    (root / damaged).unlink()  # what the error says to do (a split: its preprocessing runs again)
+    # what the error says to do: delete the file, or for a split, its folder (preprocessing runs again)
+    if damaged == TEST_SPLIT:
+        shutil.rmtree((root / damaged).parent)
+    else:
+        (root / damaged).unlink()
     recovered(reference, root)
 
 

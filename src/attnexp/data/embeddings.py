@@ -27,6 +27,7 @@ __all__ = [
     "glove_package_files",
     "read_glove_package",
     "train_word2vec",
+    "load_vectors",
     "embedding_matrix",
     "build_embeddings",
 ]
@@ -238,6 +239,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
     with io.atomic_path(out_vectors) as tmp:
         np.save(tmp, matrix, allow_pickle=False)
     meta = {
+        "vectors_sha256": io.sha256_of(out_vectors),  # checked by every reader (`load_vectors`)
         "source": plan["source"],
         "paper_vectors": plan["paper"],
         "stand_in": _stand_in(plan),
@@ -252,6 +254,15 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
     io.write_json(out_meta, meta)
     log(f"{covered}/{len(vocab) - 1} vocabulary words have a vector ({plan['source']}: {plan['why']})")
     return meta
+
+
+def load_vectors(path: str | Path) -> np.ndarray:
+    """A dataset's embedding matrix, checked against the digest `vectors.json` beside it recorded."""
+    from attnexp import io
+
+    path = Path(path)
+    io.verify_digest(path, io.read_json(path.with_suffix(".json")).get("vectors_sha256"), "vectors.json")
+    return np.load(path, allow_pickle=False)
 
 
 def _stand_in(plan: dict) -> str | None:

@@ -145,12 +145,14 @@ def _label_order(label: str):
 
 
 def write_dataset(out_dir: str | Path, splits: dict[str, list[Document]], vocab: list[str], stats: dict) -> None:
-    """Write `{split}.jsonl`, `vocab.txt`, `stats.json`, each atomically."""
+    """Write `{split}.jsonl`, `vocab.txt`, `stats.json` (with the sha256 of the others), each atomically."""
     out_dir = Path(out_dir)
     for split in SPLITS:
         io.write_jsonl(out_dir / f"{split}.jsonl", (d.to_record() for d in splits[split]))
     io.write_text(out_dir / "vocab.txt", "\n".join(vocab) + "\n")
-    io.write_json(out_dir / "stats.json", stats)
+    # the digests every reader checks (`read_records`, `runtime.read_vocab`)
+    files = {name: io.sha256_of(out_dir / name) for name in [f"{split}.jsonl" for split in SPLITS] + ["vocab.txt"]}
+    io.write_json(out_dir / "stats.json", stats | {"files": files})
 
 
 class SplitSizeError(AssertionError):
@@ -226,9 +228,20 @@ def _record_problem(record) -> str | None:
     return None
 
 
+def verify_split_file(path: str | Path) -> None:
+    """Check a file of a preprocessed dataset against the digest its `stats.json` recorded when the
+    dataset was written; files outside such a folder (no stats.json beside them) are not checked."""
+    path = Path(path)
+    stats = path.parent / "stats.json"
+    if stats.exists():
+        io.verify_digest(path, io.read_json(stats).get("files", {}).get(path.name), "stats.json")
+
+
 def read_records(path: str | Path) -> list[dict]:
-    """The records of a preprocessed split file, each checked (fields, types, non-empty tokens, spans
-    within the tokens): a bad one is a ValueError naming the file and line."""
+    """The records of a preprocessed split file, the file checked against its recorded digest
+    (`verify_split_file`) and each record checked (fields, types, non-empty tokens, spans within the
+    tokens): a bad one is a ValueError naming the file and line."""
+    verify_split_file(path)
     records = io.read_jsonl(path)
     for line_no, record in enumerate(records, 1):
         problem = _record_problem(record)
