@@ -796,7 +796,7 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
         if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
             changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
             now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
-            if changed:
+            if changed and now != digest:  # edits that change no setting (comments) are not worth a note
                 notes.append(f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
                              f"{'is' if len(changed) == 1 else 'are'} not the run's.")
             elif not record.get("config_overrides") and now is not None and now != digest:
