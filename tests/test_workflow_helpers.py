@@ -96,3 +96,23 @@ def test_a_job_runs_the_configured_torch_threads_and_says_when_it_was_given_fewe
     assert torch_threads(2, 2, said.append) == 2 and said == []
     assert torch_threads(2, 1, said.append) == 2
     assert said == ["threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads all the same, so that its results are those of the configured setting"]
+
+
+def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, signal
+        from attnexp import io
+        from attnexp.workflow import fail_cleanly, log_to
+        log = log_to({str(tmp_path / 'job.log')!r})
+        with fail_cleanly(ValueError):
+            with io.atomic_path({str(tmp_path / 'out.txt')!r}) as tmp:
+                tmp.write_text("half")
+                os.kill(os.getpid(), signal.SIGTERM)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == ["error: stopped by SIGTERM; the output being written was not kept"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log"]

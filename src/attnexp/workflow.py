@@ -8,6 +8,7 @@ import contextlib
 import difflib
 import errno
 import re
+import signal
 import sys
 import time
 import traceback
@@ -92,10 +93,12 @@ def unknown_targets(requested: list[str], rules: list[str], target_rules: list[s
 
 def log_to(path: str) -> Callable[[str], None]:
     """Send stderr to the rule's log file (first thing a script does) and return a line logger that
-    also echoes progress lines to the console (`ConsoleProgress`)."""
+    also echoes progress lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job
+    through `fail_cleanly`: the output being written is not kept, and the job says so in one line."""
     console = sys.stderr
     sys.stderr = open(path, "w", buffering=1, encoding="utf-8")
     progress = ConsoleProgress(path, console)
+    signal.signal(signal.SIGTERM, _interrupted)  # Snakemake, a scheduler or a user stopping the job
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -104,14 +107,25 @@ def log_to(path: str) -> Callable[[str], None]:
     return log
 
 
+class Interrupted(Exception):
+    """The job was told to stop (SIGTERM)."""
+
+
+def _interrupted(signum, frame) -> None:
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; the output being written was not kept")
+
+
 @contextlib.contextmanager
 def fail_cleanly(*errors: type[BaseException]):
-    """Turn the listed, expected errors, and any OSError (no space left, permission denied, a file
-    gone), into one `error: <message>` line on the console and in the log, with the traceback in the
-    log only, and exit status 1."""
+    """Turn the listed, expected errors, any OSError (no space left, permission denied, a file gone)
+    and a stop (SIGTERM, Ctrl-C) into one `error: <message>` line on the console and in the log, with
+    the traceback in the log only, and exit status 1."""
     try:
         yield
-    except (*errors, OSError) as err:
+    except KeyboardInterrupt:
+        print("error: stopped by Ctrl-C; the output being written was not kept", file=sys.__stderr__, flush=True)
+        sys.exit(1)
+    except (*errors, OSError, Interrupted) as err:
         traceback.print_exc(file=sys.stderr)  # the job's log (`log_to`)
         line = f"error: {describe_error(err)}"
         print(line, file=sys.stderr, flush=True)

@@ -131,6 +131,8 @@ def test_a_killed_job_leaves_nothing_trusted_and_the_rerun_recovers(reference, t
     result = snakemake(root, fault={"script": SCRIPT[target], "trigger": trigger, "action": action})
     assert result.returncode != 0, "the fault did not fire"
     assert not (root / target).exists()  # the killed job's output is not there to be trusted
+    if action == "term":  # a job told to stop says so (SIGKILL leaves it no time to)
+        assert error_lines(result) == ["error: stopped by SIGTERM; the output being written was not kept"]
     recovered(reference, root)
 
 
