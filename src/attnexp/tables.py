@@ -54,7 +54,7 @@ def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
     def cell(value) -> str:
         return "–" if pd.isna(value) else str(value).replace("|", "\\|")
 
-    lines = ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
