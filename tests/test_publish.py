@@ -314,3 +314,15 @@ def test_the_folders_of_the_machine_that_ran_are_not_published(tmp_path):
     assert "/home/someone" not in published
     assert "--config mirror=DIR" in (out / "README.md").read_text()
     assert "mirror: DIR  # a folder of the machine that ran, not published" in (out / "config.yaml").read_text()
+
+
+def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_numbers():
+    import pandas as pd
+
+    from attnexp.publish import _grouped_comparisons
+
+    emb = "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
+    card = pd.DataFrame({"cause": [f"{emb}; with word2vec_local vectors (../w2v): 0.211, differs", f"{emb}; with word2vec_local vectors (../w2v): 0.636, match", "unexplained", None]})
+    assert _grouped_comparisons(card)["cause"].tolist() == [
+        f"{emb}; with word2vec_local vectors (../w2v): differs", f"{emb}; with word2vec_local vectors (../w2v): match", "unexplained", None,
+    ]

@@ -613,6 +613,16 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
     return card.assign(cause=causes)
 
 
+_COMPARED = re.compile(r"; with (\S+) vectors \(([^)]*)\): \S+, (.+)$")
+
+
+def _grouped_comparisons(card: pd.DataFrame) -> pd.DataFrame:
+    """The card with each cause's other-vectors number dropped and only its verdict kept, so that the
+    README's count of misses by cause groups them (\"...; with word2vec_local vectors (...): match\")."""
+    causes = [_COMPARED.sub(lambda m: f"; with {m[1]} vectors ({m[2]}): {m[3]}", c) if isinstance(c, str) else c for c in card["cause"]]
+    return card.assign(cause=causes)
+
+
 # ----------------------------------------------------------------------------- building the pages
 
 
@@ -994,7 +1004,7 @@ def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = No
         if built.card is None:
             raise PublishError(f"{readme}: no claims in the run to write its status block from")
         link = Path(os.path.relpath(out / INDEX, readme.parent)).as_posix()
-        update_readme(readme, built.card, f"the run in `{name}`", command="python -m attnexp.publish --readme", link=link)
+        update_readme(readme, _grouped_comparisons(built.card), f"the run in `{name}`", command="python -m attnexp.publish --readme", link=link)
     return built
 
 
