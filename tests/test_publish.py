@@ -322,7 +322,7 @@ def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_nu
     from attnexp.publish import _grouped_comparisons
 
     emb = "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
-    card = pd.DataFrame({"cause": [f"{emb}; with word2vec_local vectors (../w2v): 0.211, differs", f"{emb}; with word2vec_local vectors (../w2v): 0.636, match", "unexplained", None]})
+    card = pd.DataFrame({"cause": [f"{emb}; with word2vec_local vectors (../w2v): 0.211, differs", f"{emb}; with word2vec_local vectors (../w2v): 0.636, match", "unexplained", ""]})
     assert _grouped_comparisons(card)["cause"].tolist() == [
-        f"{emb}; with word2vec_local vectors (../w2v): differs", f"{emb}; with word2vec_local vectors (../w2v): match", "unexplained", None,
+        f"{emb}; with word2vec_local vectors (../w2v): differs", f"{emb}; with word2vec_local vectors (../w2v): match", "unexplained", "",
     ]
