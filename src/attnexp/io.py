@@ -21,10 +21,11 @@ def _umask() -> int:
     return mask
 
 
-# The mode a plain open() gives a new file here; mkstemp's 0600 would otherwise survive the rename, and
-# on a shared or cluster filesystem no one else could read the data, models or tables.
-FILE_MODE = 0o666 & ~_umask()
-DIR_MODE = 0o777 & ~_umask()
+# The modes a plain open() or mkdir() gives here; mkstemp's 0600 (mkdtemp's 0700) would otherwise
+# survive the rename, and on a shared or cluster filesystem no one else could read the outputs.
+_UMASK = _umask()
+FILE_MODE = 0o666 & ~_UMASK
+DIR_MODE = 0o777 & ~_UMASK
 
 
 def temp_beside(path: Path, prefix: str, suffix: str) -> Path:
@@ -57,12 +58,19 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
+def file_digests(path: str | os.PathLike, algorithms: Iterable[str]) -> dict[str, str]:
+    """Hex digests of `path` for several algorithms (any hashlib knows) in a single read of the file."""
+    hashers = {name: hashlib.new(name) for name in algorithms}
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+        while chunk := f.read(1 << 20):  # 1 MiB: few syscalls, bounded memory
+            for hasher in hashers.values():
+                hasher.update(chunk)
+    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
+
+
+def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """Hex digest of the file at `path`."""
+    return file_digests(path, [algorithm])[algorithm]
 
 
 def verify_digest(path: str | os.PathLike, recorded: str | None, record: str) -> None:
@@ -70,7 +78,7 @@ def verify_digest(path: str | os.PathLike, recorded: str | None, record: str) ->
     when it was written: one ValueError naming the file and what to do."""
     if recorded is None:
         raise ValueError(f"{path}: {record} records no digest for it (written by an older attnexp); delete the folder and rerun")
-    if sha256_of(path) != recorded:
+    if file_digest(path) != recorded:
         raise ValueError(f"{path}: damaged, it does not match the digest {record} recorded when it was written; delete the folder and rerun")
 
 

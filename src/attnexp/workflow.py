@@ -122,10 +122,7 @@ def fail_cleanly(*errors: type[BaseException]):
     the traceback in the log only, and exit status 1."""
     try:
         yield
-    except KeyboardInterrupt:
-        print("error: stopped by Ctrl-C; the output being written was not kept", file=sys.__stderr__, flush=True)
-        sys.exit(1)
-    except (*errors, OSError, Interrupted) as err:
+    except (*errors, OSError, Interrupted, KeyboardInterrupt) as err:
         traceback.print_exc(file=sys.stderr)  # the job's log (`log_to`)
         line = f"error: {describe_error(err)}"
         print(line, file=sys.stderr, flush=True)
@@ -144,6 +141,8 @@ _OS_HINTS = {
 def describe_error(err: BaseException) -> str:
     """One line: an OSError as `<file>: <what happened>` (Python's `[Errno 28] ...: 'path'` made
     readable), anything else as its message."""
+    if isinstance(err, KeyboardInterrupt):
+        return "stopped by Ctrl-C; the output being written was not kept"
     if isinstance(err, OSError) and err.errno is not None:
         what = _OS_HINTS.get(err.errno, err.strerror or str(err))
         return f"{err.filename}: {what}" if err.filename else what

@@ -10,7 +10,6 @@ exponential backoff; failures that another attempt cannot fix (HTTP 4xx, checksu
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import shutil
@@ -20,9 +19,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
-from attnexp.io import temp_beside
+from attnexp.io import file_digest, file_digests, temp_beside
 
 __all__ = [
     "ChecksumError",
@@ -67,21 +66,6 @@ class _Truncated(Exception):
 # --------------------------------------------------------------------------- checksums
 
 
-def _digests(path: str | os.PathLike, algorithms: Iterable[str]) -> dict[str, str]:
-    """Hex digests of `path` for several algorithms in a single read of the file."""
-    hashers = {name: hashlib.new(name) for name in algorithms}
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK_SIZE):
-            for hasher in hashers.values():
-                hasher.update(chunk)
-    return {name: hasher.hexdigest() for name, hasher in hashers.items()}
-
-
-def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
-    """Hex digest of the file at `path` (any algorithm hashlib knows)."""
-    return _digests(path, [algorithm])[algorithm]
-
-
 def _expected_digest(
     sha256: str | None, md5: str | None, sha1: str | None = None
 ) -> tuple[str, str]:
@@ -115,7 +99,7 @@ def verify_checksum(
     check, so callers can always record a strong digest.
     """
     algorithm, expected = _expected_digest(sha256, md5, sha1)
-    actual = _digests(path, {algorithm, "sha256"})
+    actual = file_digests(path, {algorithm, "sha256"})
     if actual[algorithm] != expected:
         raise ChecksumError(origin, algorithm, expected, actual[algorithm])
     return actual["sha256"]
@@ -132,7 +116,7 @@ def verify_resource(path: str | os.PathLike, digest: tuple[str, str | None]) -> 
     it again, and DamagedResourceError says so."""
     algorithm, expected = digest
     path = Path(path)
-    actual = _digests(path, {algorithm, "sha256"})
+    actual = file_digests(path, {algorithm, "sha256"})
     if expected is not None and actual[algorithm] != expected.strip().lower():
         path.unlink(missing_ok=True)
         raise DamagedResourceError(

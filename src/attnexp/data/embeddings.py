@@ -239,7 +239,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
     with io.atomic_path(out_vectors) as tmp:
         np.save(tmp, matrix, allow_pickle=False)
     meta = {
-        "vectors_sha256": io.sha256_of(out_vectors),  # checked by every reader (`load_vectors`)
+        "vectors_sha256": io.file_digest(out_vectors),  # checked by every reader (`load_vectors`)
         "source": plan["source"],
         "paper_vectors": plan["paper"],
         "stand_in": _stand_in(plan),

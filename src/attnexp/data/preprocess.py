@@ -151,7 +151,7 @@ def write_dataset(out_dir: str | Path, splits: dict[str, list[Document]], vocab:
         io.write_jsonl(out_dir / f"{split}.jsonl", (d.to_record() for d in splits[split]))
     io.write_text(out_dir / "vocab.txt", "\n".join(vocab) + "\n")
     # the digests every reader checks (`read_records`, `runtime.read_vocab`)
-    files = {name: io.sha256_of(out_dir / name) for name in [f"{split}.jsonl" for split in SPLITS] + ["vocab.txt"]}
+    files = {name: io.file_digest(out_dir / name) for name in [f"{split}.jsonl" for split in SPLITS] + ["vocab.txt"]}
     io.write_json(out_dir / "stats.json", stats | {"files": files})
 
 
