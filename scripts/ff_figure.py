@@ -1,8 +1,7 @@
 """Rule faithfulness_figure: results/figures/faithfulness/{dataset}/aopc.{pdf,png}, the ERASER
 perturbation curves of every model of one dataset."""
 
-import pandas as pd
-
+from attnexp import io
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
 from attnexp.plots.faithfulness import perturbation_curves
@@ -13,7 +12,7 @@ with fail_cleanly(ValueError, KeyError):
     tables = {}
     for path in snakemake.input:
         run = RunKey.of_file(path)
-        table = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
+        table = io.read_table(path, dtype={"id": str, "ranking": str, "unit": str})
         for unit, part in table.groupby("unit", sort=False):  # a HAN has a column per unit
             tables[f"{run.model} (seed {run.seed})" + (f", {unit}" if table["unit"].nunique() > 1 else "")] = part
     save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)

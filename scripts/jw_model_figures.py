@@ -1,8 +1,7 @@
 """Rule jw_model_figures: one model's J&W figures (τ histograms, densities and differences,
 permutation violins, adversarial JSD histogram and violins) from its per-instance tables, as PDF and PNG."""
 
-import pandas as pd
-
+from attnexp import io
 from attnexp.plots import save_figure
 from attnexp.plots import jain_wallace as plots
 from attnexp.workflow import fail_cleanly, log_to
@@ -11,7 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
     w = snakemake.wildcards
     title = f"{w.dataset} {w.model} (seed {w.seed})"
-    tables = {name: pd.read_csv(snakemake.input[name]) for name in ("correlations", "permutation", "adversarial")}
+    tables = {name: io.read_table(snakemake.input[name]) for name in ("correlations", "permutation", "adversarial")}
     figures = {
         "tau_histograms": plots.tau_histograms(tables["correlations"], title),
         "tau_densities": plots.tau_densities(tables["correlations"], title),

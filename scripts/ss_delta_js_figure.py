@@ -1,15 +1,14 @@
 """Rule ss_delta_js_figure: the single-weight erasure scatter (ΔJS) of one model, a panel per dataset
 (S&S §5)."""
 
-import pandas as pd
-
+from attnexp import io
 from attnexp.plots import save_figure
 from attnexp.plots.serrano_smith import delta_js
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
-    tables = {d: pd.read_csv(p, dtype={"id": str}) for d, p in zip(snakemake.params.datasets, snakemake.input)}
+    tables = {d: io.read_table(p, dtype={"id": str}) for d, p in zip(snakemake.params.datasets, snakemake.input)}
     plot = snakemake.params.plot
     figure = delta_js(tables, snakemake.wildcards.model, plot["bin_width"], plot["per_bin"], snakemake.params.seed)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

@@ -1,9 +1,6 @@
 """Rule tabulate_performance: results/tables/performance.{csv,md}, ours beside the published values,
 and their claim rows (results/claims/performance.csv)."""
 
-import json
-from pathlib import Path
-
 import pandas as pd
 
 from attnexp import io
@@ -15,7 +12,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
     runs = []
     for path in snakemake.input.metrics:
-        run = json.loads(Path(path).read_text(encoding="utf-8"))
+        run = io.read_json(path, sealed=True)
         runs.append(run | {"dataset": run["provenance"]["dataset"]})
     table = performance_table(runs, pd.read_csv(snakemake.input.published))
     with io.atomic_path(snakemake.output.csv) as tmp:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -63,3 +64,48 @@ def test_temp_files_left_by_a_killed_job_are_removed_when_the_output_is_written_
     with io.atomic_path(tmp_path / "model.pt") as tmp:
         tmp.write_bytes(b"weights")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.tmp.k1ll3d.pt", "model.pt"]
+
+
+# --------------------------------------------------------------------------------------------------
+# seals: the digest a job's output carries beside it
+
+
+def test_a_sealed_output_carries_its_digest_as_sha256sum_writes_it(tmp_path):
+    path = tmp_path / "gradient.jsonl"
+    io.write_jsonl(path, [{"id": "a", "gradient": [0.5, -1.0]}], seal=True)
+    assert io.seal_path(path) == tmp_path / "gradient.jsonl.sha256"
+    assert io.seal_path(path).read_text() == f"{io.file_digest(path)}  gradient.jsonl\n"
+    checked = subprocess.run(["sha256sum", "-c", "gradient.jsonl.sha256"], cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0 and checked.stdout == "gradient.jsonl: OK\n"
+    assert io.read_jsonl(path, sealed=True) == [{"id": "a", "gradient": [0.5, -1.0]}]
+    io.write_csv(tmp_path / "plain.csv", pd.DataFrame({"a": [1]}))
+    assert not io.seal_path(tmp_path / "plain.csv").exists()  # sealing is asked for, output by output
+
+
+def test_a_sealed_input_changed_or_without_its_seal_is_refused_naming_it(tmp_path):
+    path = tmp_path / "table.csv"
+    io.write_csv(path, pd.DataFrame({"tau": [0.25, 0.5]}), seal=True)
+    assert list(io.read_table(path)["tau"]) == [0.25, 0.5]
+    path.write_text(path.read_text().replace("0.25", "0.26"))
+    with pytest.raises(ValueError, match=rf"^{path}: damaged, it does not match the digest table.csv.sha256 recorded when it was written; delete it and rerun$"):
+        io.read_table(path)
+    io.write_seal(path)  # sealed again by hand (as `sha256sum table.csv > table.csv.sha256` would)
+    assert list(io.read_table(path)["tau"]) == [0.26, 0.5]
+    io.seal_path(path).write_text("")
+    with pytest.raises(ValueError, match=rf"^{io.seal_path(path)}: not a sha256sum line"):
+        io.read_table(path)
+    io.seal_path(path).unlink()
+    with pytest.raises(ValueError, match=rf"^{path}: no table.csv.sha256 beside it"):
+        io.read_json(path, sealed=True)
+
+
+def test_a_write_that_fails_leaves_neither_the_output_nor_a_seal(tmp_path):
+    path = tmp_path / "metrics.json"
+
+    def records():
+        yield {"id": "a"}
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        io.write_jsonl(path, records(), seal=True)
+    assert sorted(tmp_path.iterdir()) == []

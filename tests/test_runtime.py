@@ -411,11 +411,11 @@ def test_guided_model_trains_and_exports_the_imposed_attention(config, fitted, d
 
 def test_guides_are_checked(tmp_path, data_dir, config):
     bad = tmp_path / "bad.jsonl"
-    io.write_jsonl(bad, [{"id": "a", "split": "train", "length": 3, "attention": [0.5, 0.5]}])
+    io.write_jsonl(bad, [{"id": "a", "split": "train", "length": 3, "attention": [0.5, 0.5]}], seal=True)
     with pytest.raises(ValueError, match="'a' stores 2 weights for length 3"):
         read_guides(bad)
     partial = tmp_path / "partial.jsonl"
-    io.write_jsonl(partial, [{"id": "train-0", "split": "train", "length": 1, "attention": [1.0]}])
+    io.write_jsonl(partial, [{"id": "train-0", "split": "train", "length": 1, "attention": [1.0]}], seal=True)
     with pytest.raises(ValueError, match="the guide attention of train instance 'train-0' has 1 weights"):
         run_fit(config, data_dir, tmp_path / "out", model="average-guided-lstm-tanh", guide=partial)
 

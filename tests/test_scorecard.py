@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, write_claims
 from attnexp.scorecard import (
     END, SCORECARD_COLUMNS, START, breakdown, cause, main, read_scorecard, readme_status, scorecard, summary, tolerance_basis,
@@ -293,6 +294,8 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
             "model": name, "seed": 10, "spec": parse_model_name(name, "multiclass").record(), "select_on": "dev", "test": {"accuracy": 0.6},
             "provenance": {"dataset": "20news20", "embeddings": "word2vec", "substitutes": "none"},
         }))
+        for written in ("single_erasure.csv", "removal.csv", "metrics.json"):
+            io.write_seal(run / written)
         return run / "single_erasure.csv", run / "removal.csv", run / "metrics.json"
 
     runs = [write_run("han-rnn", [2, 3, None, 3], [2, 2, 1, 3]), write_run("flan-rnn", [1, 1, 2, None], [3, 3, 4, None])]

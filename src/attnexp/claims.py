@@ -64,20 +64,23 @@ def claims_frame(rows: list[dict]) -> pd.DataFrame:
 
 def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
     table = claims_frame(rows)
-    io.write_csv(path, table)
+    io.write_csv(path, table, seal=True)
     return table
 
 
-def read_claims(path: str | Path) -> pd.DataFrame:
+def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
+    """A claims table; `sealed` (a job reading another job's output): verified against its seal first."""
+    if sealed:
+        io.verify_seal(path)
     table = pd.read_csv(path, dtype={"dataset": str, "model": str, "quantity": str, "verdict": str})
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
     return table
 
 
-def concatenate(paths: list[str | Path]) -> pd.DataFrame:
+def concatenate(paths: list[str | Path], sealed: bool = False) -> pd.DataFrame:
     """Every paper's claims in one table, in the order given."""
-    parts = [read_claims(p) for p in paths]
+    parts = [read_claims(p, sealed) for p in paths]
     return pd.concat(parts, ignore_index=True) if parts else claims_frame([])
 
 

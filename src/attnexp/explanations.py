@@ -35,7 +35,7 @@ def importance(record: dict, measure: str) -> np.ndarray:
 def _read_file(path: Path) -> list[dict]:
     """One explanation file -> records with every method's vector as an array of checked length."""
     records = []
-    for record in io.read_jsonl(path):
+    for record in io.read_jsonl(path, sealed=True):
         present = [m for m in METHODS if m in record]
         if not present:
             raise ValueError(f"{path}: instance {record.get('id')!r} has none of the explanation keys {METHODS}")

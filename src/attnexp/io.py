@@ -41,14 +41,29 @@ def temp_beside(path: Path, prefix: str, suffix: str) -> Path:
     return Path(tmp)
 
 
+# A sealed file's content digest, recorded beside it when it is written, in `sha256sum`'s format (so
+# `sha256sum -c gradient.jsonl.sha256` in its folder checks it by hand too); `verify_seal` checks it on read.
+SEAL_SUFFIX = ".sha256"
+
+
+def seal_path(path: str | os.PathLike) -> Path:
+    """The seal (digest sidecar) of `path`: `path` with `.sha256` appended."""
+    path = Path(path)
+    return path.with_name(path.name + SEAL_SUFFIX)
+
+
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, seal: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds.
-    The temp name keeps `path`'s suffix, because some writers (np.save, savefig) go by it."""
+    The temp name keeps `path`'s suffix, because some writers (np.save, savefig) go by it. With
+    `seal`, the content's digest is written to `seal_path(path)` before the rename, so that a file
+    in place always has its seal."""
     path = Path(path)
     tmp = temp_beside(path, f".{path.stem}.tmp.", path.suffix)
     try:
         yield tmp
+        if seal:
+            write_seal(path, content=tmp)
         os.replace(tmp, path)
     except OSError as err:
         if err.errno is not None and err.filename in (None, str(tmp)):  # name the output, not its temp file
@@ -82,32 +97,59 @@ def verify_digest(path: str | os.PathLike, recorded: str | None, record: str) ->
         raise ValueError(f"{path}: damaged, it does not match the digest {record} recorded when it was written; delete the folder and rerun")
 
 
-def write_text(path: str | os.PathLike, text: str) -> None:
-    with atomic_path(path) as tmp:
+def write_seal(path: str | os.PathLike, content: str | os.PathLike | None = None) -> None:
+    """Write `path`'s seal: the sha256 of `content` (default: `path` itself) as `sha256sum` writes it,
+    so that `sha256sum FILE > FILE.sha256` seals a file by hand just the same."""
+    path = Path(path)
+    write_text(seal_path(path), f"{file_digest(content or path)}  {path.name}\n")
+
+
+def verify_seal(path: str | os.PathLike) -> None:
+    """Refuse a sealed file whose content differs from the digest its seal recorded when it was
+    written, or that has no seal: one ValueError naming the file and what to do."""
+    path, seal = Path(path), seal_path(path)
+    try:
+        recorded = seal.read_text(encoding="utf-8").split()[0]
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no {seal.name} beside it, the digest written with it (written by an older attnexp, or copied without it); delete it and rerun") from None
+    except (IndexError, UnicodeDecodeError):
+        raise ValueError(f"{seal}: not a sha256sum line; delete {path.name} and its seal, and rerun") from None
+    if file_digest(path) != recorded:
+        raise ValueError(f"{path}: damaged, it does not match the digest {seal.name} recorded when it was written; delete it and rerun")
+
+
+def write_text(path: str | os.PathLike, text: str, seal: bool = False) -> None:
+    with atomic_path(path, seal) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_json(path: str | os.PathLike, obj) -> None:
+def write_json(path: str | os.PathLike, obj, seal: bool = False) -> None:
     """Deterministic JSON: sorted keys are NOT forced, so callers control field order; fixed indent."""
-    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n", seal)
 
 
-def write_jsonl(path: str | os.PathLike, records: Iterable[dict]) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict], seal: bool = False) -> None:
+    with atomic_path(path, seal) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for record in records:
             f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def read_json(path: str | os.PathLike):
+def read_json(path: str | os.PathLike, sealed: bool = False):
+    """A JSON file; `sealed`: verified against its seal first (`verify_seal`)."""
     path = Path(path)
+    if sealed:
+        verify_seal(path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict]:
+def read_jsonl(path: str | os.PathLike, sealed: bool = False) -> list[dict]:
+    """A JSON-lines file as a list of records; `sealed`: verified against its seal first."""
     path = Path(path)
+    if sealed:
+        verify_seal(path)
     records = []
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
@@ -118,13 +160,21 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     return records
 
 
-def write_csv(path: str | os.PathLike, table) -> None:
+def write_csv(path: str | os.PathLike, table, seal: bool = False) -> None:
     """A pandas table as CSV, floats with 6 significant digits (stable across reruns, readable)."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, seal) as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
 
 
-def write_records_csv(path: str | os.PathLike, records: list[dict]) -> None:
+def read_table(path: str | os.PathLike, **read_csv_options):
+    """A sealed CSV table (an experiment's output), verified against its seal, as a pandas frame."""
+    import pandas as pd
+
+    verify_seal(path)
+    return pd.read_csv(path, **read_csv_options)
+
+
+def write_records_csv(path: str | os.PathLike, records: list[dict], seal: bool = False) -> None:
     """Records of one shape as CSV, byte for byte what `write_csv(path, pandas.DataFrame(records))`
     writes (header from the keys, integers as integers, floats as %.6g with NaN empty, strings and
     booleans through the same csv quoting), without importing pandas, ~0.2-0.3 s of a model job's
@@ -135,10 +185,10 @@ def write_records_csv(path: str | os.PathLike, records: list[dict]) -> None:
     if not records or None in kinds:
         import pandas as pd
 
-        write_csv(path, pd.DataFrame(records))
+        write_csv(path, pd.DataFrame(records), seal)
         return
     formats = {bool: str, int: str, str: str, float: lambda x: "" if math.isnan(x) else "%.6g" % x}
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+    with atomic_path(path, seal) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")  # pandas' own settings: QUOTE_MINIMAL, '"' doubled
         writer.writerow(columns)
         formatters = [formats[kind] for kind in kinds]

@@ -244,7 +244,7 @@ def read_split(data_dir: str | Path, split: str) -> list[dict]:
 def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     """A source model's exported attention (`export_attention`) -> {split: {id: weights}}."""
     guides: dict[str, dict[str, np.ndarray]] = {}
-    for record in io.read_jsonl(path):
+    for record in io.read_jsonl(path, sealed=True):
         if len(record["attention"]) != record["length"]:
             raise ValueError(f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}")
         if not np.isfinite(np.asarray(record["attention"], dtype=np.float64)).all():
@@ -543,4 +543,4 @@ def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Pa
             for e, p, a in zip(examples, probs, attention):
                 yield {"id": e.id, "split": split, "length": len(a), "attention": a.tolist(), "probs": p.tolist()}
 
-    io.write_jsonl(out, records())
+    io.write_jsonl(out, records(), seal=True)

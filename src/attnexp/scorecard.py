@@ -269,10 +269,11 @@ def read_scorecard(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path, same_data: frozenset[str] = frozenset()) -> pd.DataFrame:
-    """results/tables/claims.csv -> results/tables/scorecard.{csv,md}; returns the scorecard."""
-    card = scorecard(read_claims(claims_path), same_data)
-    io.write_csv(out_csv, card)
+def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path, same_data: frozenset[str] = frozenset(), sealed: bool = False) -> pd.DataFrame:
+    """results/tables/claims.csv -> results/tables/scorecard.{csv,md}; returns the scorecard.
+    `sealed`: the claims table is a job's output, verified against its seal (`io.verify_seal`)."""
+    card = scorecard(read_claims(claims_path, sealed), same_data)
+    io.write_csv(out_csv, card, seal=True)
     io.write_text(out_md, scorecard_markdown(card))
     return card
 

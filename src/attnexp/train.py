@@ -444,7 +444,7 @@ def fit(
         "provenance": provenance,
         "versions": {"torch": torch.__version__, "numpy": np.__version__},
     }
-    io.write_json(out_metrics, metrics)
+    io.write_json(out_metrics, metrics, seal=True)
     io.write_json(out_timing, result.timing)
     log(f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}")
     return metrics

@@ -8,12 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from attnexp import io
 from attnexp.experiments.debate_matrix import MEASURES, debate_matrix, write_debate_matrix
 
 
 def write(path: Path, rows: list[dict]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(path, index=False)
+    io.write_seal(path)
     return str(path)
 
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch import nn
 
+from attnexp import io
 from attnexp.claims import read_claims
 from attnexp.experiments import faithfulness as ff
 from attnexp.experiments import faithfulness_tables as fft
@@ -232,6 +233,7 @@ def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
     unlabelled = tmp_path / "old" / "sst" / "lstm-tanh" / "seed1" / "eraser.csv"
     unlabelled.parent.mkdir(parents=True)
     pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(unlabelled, index=False)
+    io.write_seal(unlabelled)
     with pytest.raises(ValueError, match="eraser.csv: every row needs a `unit` \\(tokens or sentences\\), got no `unit` column"):
         fft.aopc_table([unlabelled])
 
@@ -243,6 +245,7 @@ def test_a_han_ranked_over_sentences_and_tokens_has_a_row_and_claims_per_unit(tm
     path = tmp_path / "yelp" / "han-rnn" / "seed1" / "eraser.csv"
     path.parent.mkdir(parents=True)
     frame.to_csv(path, index=False)
+    io.write_seal(path)
     table = fft.aopc_table([path]).set_index(["unit", "ranking"])
     assert table.loc[("sentences", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.4)
     assert table.loc[("tokens", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.35)
@@ -315,6 +318,7 @@ def write_eraser(root, dataset, model, rows, unit="tokens") -> Path:
     path = root / dataset / model / "seed1" / "eraser.csv"
     path.parent.mkdir(parents=True)
     pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(unit=unit).to_csv(path, index=False)
+    io.write_seal(path)
     return path
 
 
@@ -350,6 +354,7 @@ def test_envelope_table_one_row_per_run_and_measure(tmp_path):
         "id": ["a", "b", "a", "b"], "measure": ["loo", "loo", "ig", "ig"],
         "seed_median_tau": [0.5, 0.7, 0.2, float("nan")], "attention_tau": [0.1, 0.9, 0.0, 0.3],
     }).to_csv(path, index=False)
+    io.write_seal(path)
     table = fft.envelope_table([path]).set_index("measure")
     assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 10
     assert table.loc["loo", "seed_median_tau"] == pytest.approx(0.6)

@@ -376,7 +376,7 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
     files = []
     for method in ("attention", "gradient", "loo"):
         files.append(tmp_path / "explain" / f"{method}.jsonl")
-        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records))
+        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records), seal=True)
     jw.write_correlations(files, tmp_path / "correlations.csv")
     io.write_csv(tmp_path / "correlations_pandas.csv", jw.correlations(read_explanations(files)))
     for name in ("permutation", "adversarial", "correlations"):
@@ -384,7 +384,7 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
     assert ",," in (tmp_path / "correlations.csv").read_text()
     empty = [tmp_path / "none" / f"{method}.jsonl" for method in ("attention", "gradient")]
     for path in empty:  # a run without instances: the header alone, as before
-        io.write_jsonl(path, [])
+        io.write_jsonl(path, [], seal=True)
     jw.write_correlations(empty, tmp_path / "none.csv")
     assert (tmp_path / "none.csv").read_text() == ",".join(jwc.COLUMNS) + "\n"
 
@@ -504,7 +504,7 @@ def test_correlations_cover_the_measures_explained_and_read_every_method_file(tm
     files = []
     for method in ("attention", "gradient", "loo"):
         files.append(tmp_path / f"{method}.jsonl")
-        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records))
+        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records), seal=True)
     jw.write_correlations(files, tmp_path / "correlations.csv")
     assert set(pd.read_csv(tmp_path / "correlations.csv")["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"}
 
@@ -739,11 +739,13 @@ def write_run(root: Path, name: str, dataset: str, model: str, task: str, record
     """A correlation table and a metrics.json, at paths that say nothing about the run."""
     correlations = root / f"{name}.csv"
     jw.correlations(records).to_csv(correlations, index=False)
+    io.write_seal(correlations)
     metrics = root / f"{name}.json"
     metrics.write_text(json.dumps({
         "model": model, "seed": 10, "spec": spec_record(model, task), "classes": list(classes), "select_on": select_on,
         "provenance": {"dataset": dataset, "embeddings": "word2vec"},
     }))
+    io.write_seal(metrics)
     return correlations, metrics
 
 
@@ -806,12 +808,14 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
          "loo": [0.0, 0.3, 0.1], "ig": [0.2, 0.1, 0.0], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True},
     ]
     explanations.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    io.write_seal(explanations)
     test = tmp_path / "data" / "synthetic" / "test.jsonl"
     test.parent.mkdir(parents=True)
     test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "sentences": [[0, 3]], "rationale": [1]}) + "\n")
     metrics = tmp_path / "models" / "synthetic" / "lstm-tanh" / "seed10" / "metrics.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}}))
+    io.write_seal(metrics)
     table = jwt.write_ground_truth([explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97})
     assert set(zip(table["dataset"], table["model"], table["seed"])) == {("synthetic", "lstm-tanh", 10)}
     overall = table[table.group == "Overall"].set_index("method")
@@ -832,9 +836,11 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
             "id": "a", "length": 2, "label": 1, "predicted": 1, "probs": [0.2, 0.8], "attention": [0.9, 0.1], "gradient": [0.1, 0.5],
             "loo": [0.3, 0.1], "ig": [0.2, 0.1], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True,
         }) + "\n")
+        io.write_seal(explanations)
         metrics = tmp_path / "models" / run / "metrics.json"
         metrics.parent.mkdir(parents=True)
         metrics.write_text(json.dumps({"dev": {"accuracy": dev}}))
+        io.write_seal(metrics)
         paths[model] = (explanations, metrics)
     test = tmp_path / "data" / "planted_sst" / "test.jsonl"
     test.parent.mkdir(parents=True)
@@ -855,6 +861,7 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
     assert {"lstm-tanh", "average-tanh (failed)"} <= labels
     plt.close(figure)
     (tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json").write_text(json.dumps({"test": {}}))
+    io.write_seal(tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json")
     with pytest.raises(ValueError, match="metrics.json: expected the selected epoch's dev accuracy"):
         jwt.write_ground_truth([paths["lstm-tanh"][0]], [test], [paths["lstm-tanh"][1]], tmp_path / "gt.csv", tmp_path / "gt.md")
 

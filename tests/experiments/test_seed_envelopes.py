@@ -76,7 +76,7 @@ def test_misaligned_seed_model_is_refused_naming_it():
 def test_write_reads_explanation_files(tmp_path):
     def dump(records, name):
         path = tmp_path / f"{name}.jsonl"
-        io.write_jsonl(path, ({**r, **{k: r[k].tolist() for k in ("attention", "gradient", "loo", "ig")}, "probs": [0.5, 0.5], "ig_delta": 0.0} for r in records))
+        io.write_jsonl(path, ({**r, **{k: r[k].tolist() for k in ("attention", "gradient", "loo", "ig")}, "probs": [0.5, 0.5], "ig_delta": 0.0} for r in records), seal=True)
         return path
 
     out = tmp_path / "envelope.csv"

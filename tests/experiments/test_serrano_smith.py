@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
+from attnexp import io
 from attnexp.experiments import serrano_smith as ss
 from attnexp.experiments import serrano_smith_tables as sst
 from attnexp.experiments.cached import cached_batches, readout
@@ -242,12 +243,15 @@ def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks
     run.mkdir(parents=True)
     removal = removal_rows({"gradient": gradient_ks, "attention": attention_ks}).assign(predicted=0)
     removal.to_csv(run / "removal.csv", index=False)
+    io.write_seal(run / "removal.csv")
     erasure = pd.DataFrame([{"id": "d0", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05, "flip_top": True, "flip_random": False}])
     erasure.to_csv(run / "single_erasure.csv", index=False)
+    io.write_seal(run / "single_erasure.csv")
     spec = parse_model_name(name, "multiclass").record()
     metrics = {"model": name, "seed": 10, "spec": spec, "select_on": "dev", "test": {"accuracy": 0.6},
                "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"}}
     (run / "metrics.json").write_text(json.dumps(metrics))
+    io.write_seal(run / "metrics.json")
     return run / "single_erasure.csv", run / "removal.csv", run / "metrics.json"
 
 

@@ -51,7 +51,7 @@ def records(split: str, e: wp.Exported) -> list[dict]:
 
 
 def write_export(path: Path, **splits: wp.Exported) -> Path:
-    io.write_jsonl(path, [r for split, e in splits.items() for r in records(split, e)])
+    io.write_jsonl(path, [r for split, e in splits.items() for r in records(split, e)], seal=True)
     return path
 
 
@@ -137,7 +137,7 @@ def test_read_export_keeps_one_split_in_file_order(tmp_path):
 def test_read_export_refuses_a_length_that_disagrees_with_the_weights(tmp_path):
     rows = records("test", A)
     rows[1]["length"] = 4
-    io.write_jsonl(tmp_path / "bad.jsonl", rows)
+    io.write_jsonl(tmp_path / "bad.jsonl", rows, seal=True)
     with pytest.raises(ValueError, match=r"instance 'b' stores 3 weights for length 4"):
         wp.read_export(tmp_path / "bad.jsonl", "test")
 
@@ -484,7 +484,7 @@ def write_data(data_dir: Path, test_ids, test_lengths, test_labels) -> Path:
 
 def adversary_metrics(path: Path, selected: int, epochs: int) -> Path:
     history = [{"epoch": e, "train_loss": 1.0 / e, "adversary": {"test": {"tvd": 0.1, "jsd": 0.1 * e, "kl": 0.2, "f1": 0.7}}} for e in range(1, epochs + 1)]
-    path.write_text(json.dumps({"selected_epoch": selected, "history": history}), encoding="utf-8")
+    io.write_json(path, {"selected_epoch": selected, "history": history}, seal=True)
     return path
 
 
@@ -494,7 +494,7 @@ def test_files_to_files(tmp_path):
     base = write_export(tmp_path / "base.jsonl", train=train, test=FRONT_BASE)
     seeds = [write_export(tmp_path / f"seed{s}.jsonl", test=replace(ADVERSARIES[1.0], path=f"s{s}")) for s in (50, 257)]
     jw = tmp_path / "jw.jsonl"
-    io.write_jsonl(jw, jw_records(("x", "y", "z"), (2, 2, 3), (0.6, 0.1, 0.3), (0.05, 0.2, 0.1)))
+    io.write_jsonl(jw, jw_records(("x", "y", "z"), (2, 2, 3), (0.6, 0.1, 0.3), (0.05, 0.2, 0.1)), seal=True)
     variance = wp.write_seed_variance(base, seeds, [50, 257], jw, tmp_path / "variance.csv")
     stored = pd.read_csv(tmp_path / "variance.csv", dtype={"id": str})
     assert list(stored["comparison"]) == ["seeds"] * 3 + ["jw_adversary"] * 3 and list(stored["id"]) == ["x", "y", "z"] * 2
@@ -543,10 +543,10 @@ def test_example_records_refuses_a_data_dir_that_disagrees_with_the_export(tmp_p
 def write_metrics(root: Path, dataset: str, model: str, f1: float, select_on: str = "test", seed: int = 1) -> Path:
     path = root / dataset / model / f"seed{seed}" / "metrics.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
+    io.write_json(path, {
         "model": model, "seed": seed, "select_on": select_on, "test": {"f1": [0.5, f1]}, "settings": {"epochs": 8},
         "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"},
-    }), encoding="utf-8")
+    }, seal=True)
     return path
 
 
@@ -570,7 +570,7 @@ def write_variance(path: Path, seed_jsd, jw_jsd) -> Path:
                           "attention_jsd": seed_jsd, "output_tvd": np.linspace(0.0, 0.3, len(ids))})
     jw = pd.DataFrame({"id": ids[::-1], "length": 3, "predicted": 0, "max_attention": 0.5, "comparison": "jw_adversary", "models": 1,
                        "attention_jsd": jw_jsd[::-1], "output_tvd": 0.01})  # reversed: matched by id, not row
-    pd.concat([seeds, jw], ignore_index=True).to_csv(path, index=False)
+    io.write_csv(path, pd.concat([seeds, jw], ignore_index=True), seal=True)
     return path
 
 
@@ -580,7 +580,7 @@ def write_frontier_csv(path: Path, jsds, f1s=(0.7, 0.71, 0.72)) -> Path:
             for k, (lam, j, f) in enumerate(zip(lambdas, jsds, f1s))]
     rows += [{"kind": "uniform", "n": 4, "tvd": 0.2, "jsd": 0.3, "kl_adv_base": 0.1, "kl_base_adv": 0.1, "f1": 0.6},
              {"kind": "seeds", "n": 4, "tvd": 0.05, "jsd": 0.02}]
-    pd.DataFrame(rows).to_csv(path, index=False)
+    io.write_csv(path, pd.DataFrame(rows), seal=True)
     return path
 
 

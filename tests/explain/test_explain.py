@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnexp import io
 from attnexp.explain import explain_examples, read_explanations, write_explanations
 from attnexp.explain.attention_attribution import token_attribution
 from attnexp.explain.gradient import gradient_importance
@@ -464,6 +465,7 @@ def explanation_line(**overrides) -> dict:
 
 def write_lines(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    io.write_seal(path)
     return path
 
 

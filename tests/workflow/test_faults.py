@@ -28,15 +28,22 @@ HOOK = Path(__file__).resolve().parent / "fault_hook"
 RUN = "synthetic/lstm-tanh/seed10"
 MODEL = f"results/models/{RUN}/model.pt"
 GRADIENT = f"results/explain/{RUN}/gradient.jsonl"
+METRICS = f"results/models/{RUN}/metrics.json"
 PERMUTATION = f"results/jain_wallace/{RUN}/permutation.csv"
-TARGETS = (MODEL, GRADIENT, PERMUTATION)
+CORRELATIONS = f"results/jain_wallace/{RUN}/correlations.csv"  # reads the explanation files
+TABLE2 = "results/tables/jain_wallace_table2.csv"  # reads the correlation tables and metrics.json
+TARGETS = (MODEL, GRADIENT, PERMUTATION, CORRELATIONS, TABLE2)
 # what a target's job writes besides it (removed with it so that the job runs again)
 OUTPUTS = {
-    MODEL: (MODEL, f"results/models/{RUN}/metrics.json", f"results/models/{RUN}/timing.json"),
+    MODEL: (MODEL, METRICS, f"results/models/{RUN}/timing.json"),
     GRADIENT: (GRADIENT,),
     PERMUTATION: (PERMUTATION,),
+    CORRELATIONS: (CORRELATIONS,),
+    TABLE2: (TABLE2,),
 }
-DOWNSTREAM = {MODEL: (MODEL, GRADIENT, PERMUTATION), GRADIENT: (GRADIENT,), PERMUTATION: (PERMUTATION,)}
+DOWNSTREAM = {
+    MODEL: TARGETS, GRADIENT: (GRADIENT, CORRELATIONS, TABLE2), PERMUTATION: (PERMUTATION,), CORRELATIONS: (CORRELATIONS, TABLE2), TABLE2: (TABLE2,),
+}
 # The quick preset cut to one small model and the jobs this module breaks
 OVERLAY = {
     "datasets": {
@@ -188,7 +195,21 @@ def _replace_record(path: Path, change, digest_too: bool = True) -> None:
         (path.parent / "stats.json").write_text(json.dumps(stats))
 
 
+def _edit_line(path: Path, line: int, old: str, new: str) -> None:
+    """One value of a job's output changed after it was written (its seal left as it was)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert old in lines[line], (path, lines[line])
+    lines[line] = lines[line].replace(old, new, 1)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def _sealed(path: str) -> str:
+    """The one line a job gives for a sealed input changed after it was written."""
+    return f"error: {path}: damaged, it does not match the digest {Path(path).name}.sha256 recorded when it was written; delete it and rerun"
+
+
 TEST_SPLIT = "results/data/synthetic/test.jsonl"
+# case -> (the input damaged, how, the job's one line, the job that reads it: GRADIENT's unless named)
 DAMAGE = {
     "weights-flipped": (MODEL, _flip_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
     "weights-nan": (MODEL, _nan_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
@@ -200,20 +221,24 @@ DAMAGE = {
     "record-without-label": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}), f"error: {TEST_SPLIT}:5: no 'label' (expected id, tokens, label, sentences)"),
     "record-with-empty-tokens": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": [], "sentences": []}), f"error: {TEST_SPLIT}:5: 'tokens' is empty (every instance has at least one token)"),
     "record-of-the-wrong-shape": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": "one string"}), f"error: {TEST_SPLIT}:5: 'tokens' is not a list of strings"),
+    "explanation-edited-after-it-was-written": (GRADIENT, lambda p: _edit_line(p, 3, '"gradient":[', '"gradient":[1.5,'), _sealed(GRADIENT), CORRELATIONS),
+    "explanation-without-its-seal": (GRADIENT, lambda p: (p.parent / f"{p.name}.sha256").unlink(), f"error: {GRADIENT}: no gradient.jsonl.sha256 beside it", CORRELATIONS),
+    "experiment-table-edited-after-it-was-written": (CORRELATIONS, lambda p: _edit_line(p, 1, ",", ",9"), _sealed(CORRELATIONS), TABLE2),
+    "metrics-edited-after-they-were-written": (METRICS, lambda p: _edit_line(p, 0, "{", '{"note": "edited", '), _sealed(METRICS), TABLE2),
 }
 
 
 @pytest.mark.parametrize("case", sorted(DAMAGE))
 def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_removed(reference, tmp_path, case):
-    damaged, damage, expected = DAMAGE[case]
-    root = broken_copy(reference, tmp_path, GRADIENT)
+    damaged, damage, expected, reader = (*DAMAGE[case], GRADIENT)[:4]
+    root = broken_copy(reference, tmp_path, reader)
     COUNTS["injected"] += 1
     damage(root / damaged)
-    result = snakemake(root, GRADIENT)
+    result = snakemake(root, reader)
     assert result.returncode != 0
     lines = error_lines(result)
     assert len(lines) == 1 and lines[0].startswith(expected), lines
-    assert not (root / GRADIENT).exists() and not (root / "pwned").exists()
+    assert not (root / reader).exists() and not (root / "pwned").exists()
     # what the error says to do: delete the file, or for a split, its folder (preprocessing runs again)
     if damaged == TEST_SPLIT:
         shutil.rmtree((root / damaged).parent)

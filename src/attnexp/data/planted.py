@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnexp import io
-from attnexp.data.preprocess import SPLITS, Document
+from attnexp.data.preprocess import SPLITS, Document, read_records
 
 __all__ = ["ARTICLES", "CLASS_TOKENS", "MANIPULATIONS", "plant", "read"]
 
@@ -73,7 +72,7 @@ def read(files, cfg) -> dict[str, list[Document]]:
     for index, split in enumerate(SPLITS):
         rng = np.random.default_rng([cfg["split_seed"], index])
         planted = []
-        for record in io.read_jsonl(files.find(f"{settings['base']}/{split}.jsonl")):
+        for record in read_records(files.find(f"{settings['base']}/{split}.jsonl")):
             if str(record["label"]) not in ("0", "1"):
                 raise ValueError(f"datasets.{cfg['name']}: base {settings['base']!r} instance {record['id']!r} has label {record['label']!r}; planting needs a binary 0/1 dataset")
             doc = Document(record["id"], record["tokens"], int(record["label"]), [tuple(s) for s in record["sentences"]])

@@ -174,8 +174,8 @@ def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: d
         "importance": np.round(importance, 8).tolist(),
         "attention_importance": np.round(attention, 8).tolist(),
         "orders": {name: [o.tolist() for o in draws] for name, draws in orders.items()},
-    })
-    io.write_csv(out_pruning, curves)
+    }, seal=True)
+    io.write_csv(out_pruning, curves, seal=True)
 
 
 def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
@@ -193,4 +193,4 @@ def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: in
         graph = attribution_graph(run.model, example, predicted, settings["steps"], settings["riemann"], settings["graph_threshold"], settings["graph_skip_top"])
         tokens = ["[CLS]", *(run.vocab[t] for t in example.tokens), "<EOS>"]
         graphs.append({"id": example.id, "tokens": tokens, "label": run.classes[example.label], "predicted": run.classes[predicted], **graph})
-    io.write_json(out, {"model": run.spec.name, "layers": run.model.cfg.layers, "threshold": settings["graph_threshold"], "graphs": graphs})
+    io.write_json(out, {"model": run.spec.name, "layers": run.model.cfg.layers, "threshold": settings["graph_threshold"], "graphs": graphs}, seal=True)

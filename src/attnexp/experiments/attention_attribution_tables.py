@@ -38,7 +38,7 @@ def pruning_summary(paths: list[str | Path]) -> pd.DataFrame:
     rows = []
     for path in paths:
         run = RunKey.of_file(path)
-        curves = pd.read_csv(path)
+        curves = io.read_table(path)
         for fraction, group in curves.groupby("fraction", sort=True):
             by_order = group.groupby("order")["accuracy"]
             random = group.loc[group["order"] == "random", "accuracy"]
@@ -117,8 +117,8 @@ def write_tables(pruning_paths, explanation_paths, out) -> None:
     """results/tables/attention_attribution_{pruning,agreement}.{csv,md} and results/claims/attention_attribution.csv."""
     summary = pruning_summary(pruning_paths)
     agreement = rollout_agreement(explanation_paths)
-    io.write_csv(out["pruning_csv"], summary)
-    io.write_csv(out["agreement_csv"], agreement)
+    io.write_csv(out["pruning_csv"], summary, seal=True)
+    io.write_csv(out["agreement_csv"], agreement, seal=True)
     shown = summary.copy()
     shown["random"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(shown.pop("random_mean"), shown.pop("random_sd"))]
     io.write_text(

@@ -65,19 +65,19 @@ MEASURES = {
 def jain_wallace_cells(correlations: str | Path | None, permutation: str | Path | None, adversarial: str | Path | None) -> dict[str, float]:
     cells = {}
     if correlations is not None:
-        table = pd.read_csv(correlations)
+        table = io.read_table(correlations)
         for key, pair in (("jw_tau_gradient", "attention~gradient"), ("jw_tau_loo", "attention~loo")):
             cells[key] = float(table.loc[table["pair"] == pair, "tau"].dropna().mean())
     if permutation is not None:
-        cells["jw_permutation"] = float(pd.read_csv(permutation)["median_output_difference"].median())
+        cells["jw_permutation"] = float(io.read_table(permutation)["median_output_difference"].median())
     if adversarial is not None:
-        cells["jw_adversarial_jsd"] = float(pd.read_csv(adversarial)["eps_max_jsd"].mean())
+        cells["jw_adversarial_jsd"] = float(io.read_table(adversarial)["eps_max_jsd"].mean())
     return cells
 
 
 def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, float]:
-    single = summarise_erasure(pd.read_csv(erasure, dtype={"id": str})).set_index("top_by").loc["attention"]
-    ordered = summarise_removal(pd.read_csv(removal, dtype={"id": str})).set_index("ranking")
+    single = summarise_erasure(io.read_table(erasure, dtype={"id": str})).set_index("top_by").loc["attention"]
+    ordered = summarise_removal(io.read_table(removal, dtype={"id": str})).set_index("ranking")
     return {
         "ss_flip_top": float(single["pct_both_flip"] + single["pct_only_top_flips"]),
         "ss_flip_random": float(single["pct_both_flip"] + single["pct_only_random_flips"]),
@@ -87,7 +87,7 @@ def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, f
 
 
 def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
-    frame = pd.read_csv(eraser, dtype={"id": str, "ranking": str, "unit": str})
+    frame = io.read_table(eraser, dtype={"id": str, "ranking": str, "unit": str})
     # the units the model attends to (written first); a HAN's token rows are in the AOPC table
     table = aopc(frame[frame["unit"] == frame["unit"].iloc[0]]).set_index("ranking")
     cells = {}
@@ -178,10 +178,10 @@ def _markdown(matrix: pd.DataFrame) -> str:
 
 
 def write_debate_matrix(files: dict[str, list[str]], uniform_csv=None, diagnostic_csv=None, adversary_csv=None, out_csv=None, out_md=None) -> pd.DataFrame:
-    read = lambda path: None if path is None else pd.read_csv(path)  # noqa: E731
+    read = lambda path: None if path is None else io.read_table(path)  # noqa: E731
     matrix = debate_matrix(files, read(uniform_csv), read(diagnostic_csv), read(adversary_csv))
     if matrix.empty:
         raise ValueError("the debate matrix has no numbers: no stage wrote results for any run")
-    io.write_csv(out_csv, matrix)
+    io.write_csv(out_csv, matrix, seal=True)
     io.write_text(out_md, _markdown(matrix))
     return matrix

@@ -304,7 +304,7 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
         draws = random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"]) if settings["random_rankings"] else None
         frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"])
-        io.write_csv(out, frame)
+        io.write_csv(out, frame, seal=True)
         return
     frames = []
     for unit in ranked_units(run.spec.attended, settings.get("han_units")):
@@ -313,7 +313,7 @@ def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, sett
         rankings = {name: scores for name, scores in rankings.items() if name in names}
         draws = random_rankings([len(u) for u in units], seed, settings["random_rankings"]) if settings["random_rankings"] else None
         frames.append(eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"], units, unit))
-    io.write_csv(out, pd.concat(frames, ignore_index=True))
+    io.write_csv(out, pd.concat(frames, ignore_index=True), seal=True)
 
 
 def ranked_units(attended: str, han_units: list[str] | None) -> list[str]:

@@ -33,7 +33,7 @@ def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
     parts = []
     for path in paths:
         run = RunKey.of_file(path)
-        frame = pd.read_csv(path, dtype={"id": str, "ranking": str, "unit": str})
+        frame = io.read_table(path, dtype={"id": str, "ranking": str, "unit": str})
         if "unit" not in frame or frame["unit"].isna().any() or not set(frame["unit"]) <= {"tokens", "sentences"}:
             found = sorted(frame["unit"].dropna().unique()) if "unit" in frame else "no `unit` column"
             raise ValueError(f"{path}: every row needs a `unit` (tokens or sentences), got {found}")
@@ -47,7 +47,7 @@ def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
     parts = []
     for path in paths:
         run = RunKey.of_file(path)
-        summary = summarise_envelopes(pd.read_csv(path, dtype={"id": str, "measure": str}))
+        summary = summarise_envelopes(io.read_table(path, dtype={"id": str, "measure": str}))
         parts.append(summary.assign(dataset=run.dataset, model=run.model, seed=run.seed))
     columns = ["dataset", "model", "seed", "measure", "seed_median_tau", "seed_median_tau_sd", "attention_tau", "attention_tau_sd", "share_attention_below_envelope", "instances", "undefined"]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
@@ -87,7 +87,7 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out) -> pd.DataFrame:
     """results/tables/faithfulness_{aopc,seed_envelopes}.{csv,md} and results/claims/faithfulness.csv."""
     envelopes = envelope_table(envelope_paths)
-    io.write_csv(out["envelopes_csv"], envelopes)
+    io.write_csv(out["envelopes_csv"], envelopes, seal=True)
     io.write_text(
         out["envelopes_md"],
         "# Faithfulness: seed envelopes\n\n"
@@ -96,7 +96,7 @@ def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out)
         "(the seed spread W&P §3.3 measure, applied to every explainer).\n\n" + to_markdown(envelopes.round(3)),
     )
     table = aopc_table(paths)
-    io.write_csv(out["aopc_csv"], table)
+    io.write_csv(out["aopc_csv"], table, seal=True)
     io.write_text(
         out["aopc_md"],
         "# Faithfulness: AOPC per model and ranking\n\n"

@@ -386,12 +386,12 @@ def _restore(checkpoint, data_dir, seed: int, threads: int, device: str) -> tupl
 
 def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     run, examples = _restore(checkpoint, data_dir, seed, threads, device)
-    io.write_records_csv(out, permutation_rows(run.model, examples, settings, seed))
+    io.write_records_csv(out, permutation_rows(run.model, examples, settings, seed), seal=True)
 
 
 def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
     run, examples = _restore(checkpoint, data_dir, seed, threads, device)
     rows, exported = adversarial_rows(run.model, examples, settings, seed, log)
-    io.write_records_csv(out_table, rows)
-    io.write_jsonl(out_attention, exported)
+    io.write_records_csv(out_table, rows, seal=True)
+    io.write_jsonl(out_attention, exported, seal=True)
 

@@ -77,6 +77,6 @@ def summarise_correlations(table: pd.DataFrame, family: str, significance: float
 def write_correlations(explanations: list[str | Path], out: str | Path) -> None:
     rows = correlation_rows(read_explanations(explanations))
     if rows:
-        io.write_records_csv(out, rows)
+        io.write_records_csv(out, rows, seal=True)
     else:  # the header alone
-        io.write_csv(out, correlations([]))
+        io.write_csv(out, correlations([]), seal=True)

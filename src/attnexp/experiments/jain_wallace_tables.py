@@ -173,9 +173,9 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
     summaries, parts, means = [], [], []
     for path, metrics_path in zip(correlation_paths, metrics_paths):
-        trained = io.read_json(metrics_path)
+        trained = io.read_json(metrics_path, sealed=True)
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"]}
-        correlations = pd.read_csv(path)
+        correlations = io.read_table(path)
         summary = summarise_correlations(correlations, trained["spec"]["family"], significance)
         provenance = {
             "select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"),
@@ -186,10 +186,10 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         parts.append(summary.assign(**run, **provenance))
     columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
     summary = pd.concat(parts, ignore_index=True)[columns]
-    io.write_csv(out["summary_csv"], summary)
+    io.write_csv(out["summary_csv"], summary, seal=True)
     io.write_text(out["summary_md"], f"# Kendall τ between explanations, every J&W model (scipy {SCIPY_VERSION})\n\n" + to_markdown(summary.round(3)))
     table = table2(summaries, pd.read_csv(published_path, dtype={"class": str, "label": str}), tolerance)
-    io.write_csv(out["table2_csv"], table)
+    io.write_csv(out["table2_csv"], table, seal=True)
     io.write_text(out["table2_md"], table2_markdown(table, tolerance))
     rows = table2_claims(table, tolerance)
     if mean_tau_path is not None:
@@ -201,7 +201,7 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
 def acceptance(metrics_path, gate: float | None) -> tuple[float, bool]:
     """A model's dev accuracy (its metrics.json, at the selected epoch) and whether it passes the
     gate (planted models need 0.97, where Zhou et al. 2022's models stop training; None: no gate, generated data)."""
-    trained = io.read_json(metrics_path)
+    trained = io.read_json(metrics_path, sealed=True)
     try:
         dev = float(trained["dev"]["accuracy"])
     except (KeyError, TypeError):
@@ -229,7 +229,7 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
         ["dataset", "model", "seed", "dev_accuracy", "accepted", "method", "group", "n", "n_undefined_mass"]
         + [c for c in table.columns if c.endswith(("_mean", "_std"))]
     ]
-    io.write_csv(out_csv, table)
+    io.write_csv(out_csv, table, seal=True)
     overall = table[table.group == "Overall"]
     ranked = overall.sort_values(["dataset", "model", "seed", "auprc_mean"], ascending=[True, True, True, False])
     failed = overall[~overall.accepted].drop_duplicates(["dataset", "model", "seed"])

@@ -80,4 +80,4 @@ def write_seed_envelope(base_paths: list[str | Path], seed_paths: dict[int, list
     base run and of each seed run."""
     base = read_explanations(base_paths)
     seeds = {seed: read_explanations(paths) for seed, paths in seed_paths.items()}
-    io.write_csv(out, envelopes(seed_agreement(base, seeds), base))
+    io.write_csv(out, envelopes(seed_agreement(base, seeds), base), seal=True)

@@ -356,8 +356,8 @@ def write_interventions(
     examples = run.test_examples(data_dir)
     log(f"{run.spec.name}: S&S erasure on the {run.spec.attended} of {len(examples)} test instances")
     erasure, removal = run_interventions(run.model, examples, settings, settings["seed"], log)
-    io.write_csv(out_erasure, erasure)
-    io.write_csv(out_removal, removal)
+    io.write_csv(out_erasure, erasure, seal=True)
+    io.write_csv(out_removal, removal, seal=True)
     excluded = len(examples) - removal["id"].nunique()
     log(f"{excluded} instances with a single {run.spec.attended[:-1]} excluded (S&S §4)")
 

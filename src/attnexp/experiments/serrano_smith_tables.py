@@ -36,13 +36,13 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
         raise ValueError(f"{len(erasure_paths)} erasure tables, {len(removal_paths)} removal tables, {len(metrics_paths)} models: expected one each per run")
     runs = []
     for erasure, removal, metrics in zip(erasure_paths, removal_paths, metrics_paths):
-        trained = io.read_json(metrics)
+        trained = io.read_json(metrics, sealed=True)
         provenance = trained["provenance"]
         runs.append({
             "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "items": ModelSpec.from_record(trained["spec"]).attended,
             "condition": f"select_on={trained['select_on']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
             "accuracy": trained["test"]["accuracy"],
-            "erasure": pd.read_csv(erasure, dtype={"id": str}), "removal": pd.read_csv(removal, dtype={"id": str}),
+            "erasure": io.read_table(erasure, dtype={"id": str}), "removal": io.read_table(removal, dtype={"id": str}),
         })
     return sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"]))
 
@@ -156,7 +156,7 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
         "flip_sooner": "# Serrano & Smith §6: which ranking flips the decision sooner\n\nShare of instances where removing by the gradient ranking flips the decision after fewer items than by attention (or flips where attention never does), beside the code-derived reference share of the S&S dataset ours stands for (from the authors' code; sanity targets only).\n\n",
     }
     for name, table in tables.items():
-        io.write_csv(out[f"{name}_csv"], table)
+        io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
     write_claims(out["claims"], serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published))
     return tables

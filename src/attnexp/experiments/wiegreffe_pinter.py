@@ -81,7 +81,7 @@ def read_exports(path: str | Path, splits: tuple[str, ...]) -> dict[str, Exporte
     """The `splits` records of an `export_attention` file, read once; a record whose stored length
     and weights disagree is an error naming it."""
     found = {split: ([], [], []) for split in splits}
-    for record in io.read_jsonl(path):
+    for record in io.read_jsonl(path, sealed=True):
         if record["split"] not in found:
             continue
         weights = np.asarray(record["attention"], dtype=np.float32)
@@ -296,9 +296,9 @@ def write_seed_variance(base_export, seed_exports: list[str], seeds: list[int], 
     base = read_export(base_export, "test")
     table = pd.concat([
         seed_variance(base, {seed: read_export(path, "test") for seed, path in zip(seeds, seed_exports)}),
-        jw_adversary_variance(base, io.read_jsonl(jw_attention), str(jw_attention)),
+        jw_adversary_variance(base, io.read_jsonl(jw_attention, sealed=True), str(jw_attention)),
     ], ignore_index=True)
-    io.write_csv(out, table)
+    io.write_csv(out, table, seal=True)
     return table
 
 
@@ -316,15 +316,15 @@ def write_frontier(base_export, uniform_export, adversary_exports: list[str], ad
     base = read_export(base_export, "test")
     labels = test_labels(data_dir, base)
     adversaries = {lam: read_export(path, "test") for lam, path in zip(lambdas, adversary_exports)}
-    logs = {lam: io.read_json(path) for lam, path in zip(lambdas, adversary_metrics)}
+    logs = {lam: io.read_json(path, sealed=True) for lam, path in zip(lambdas, adversary_metrics)}
     curve = adversary_frontier(base, adversaries, labels)
     curve["selected_epoch"] = [logs[lam]["selected_epoch"] for lam in curve["lambda"]]
     curve["epochs_run"] = [len(logs[lam]["history"]) for lam in curve["lambda"]]
-    variance = pd.read_csv(variance_csv, dtype={"id": str})
+    variance = io.read_table(variance_csv, dtype={"id": str})
     table = pd.concat([curve, reference_points(base, read_export(uniform_export, "test"), variance, labels)], ignore_index=True)
     epochs = pd.concat([adversary_epochs(logs[lam]).assign(**{"lambda": lam}) for lam in sorted(logs)], ignore_index=True)
-    io.write_csv(out_frontier, table)
-    io.write_csv(out_epochs, epochs[["lambda", *[c for c in epochs.columns if c != "lambda"]]])
+    io.write_csv(out_frontier, table, seal=True)
+    io.write_csv(out_epochs, epochs[["lambda", *[c for c in epochs.columns if c != "lambda"]]], seal=True)
     return table
 
 

@@ -38,7 +38,7 @@ GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base mo
 
 def read_model(path: str | Path) -> dict:
     """A trained run's metrics.json: its keys, positive-class test F1 and what produced it."""
-    trained = io.read_json(path)
+    trained = io.read_json(path, sealed=True)
     provenance = trained["provenance"]
     return {
         "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],
@@ -178,10 +178,10 @@ def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_me
         dict(zip(GUIDES, (read_model(p) for p in diagnostic_metrics[i * len(GUIDES) : (i + 1) * len(GUIDES)])))
         for i in range(len(bases))
     ]
-    frontier_tables = [pd.read_csv(p) for p in frontiers]
+    frontier_tables = [io.read_table(p) for p in frontiers]
     tables = {
         "uniform": uniform_table(table2_bases, uniforms, pd.read_csv(published)),
-        "seeds": seeds_table(bases, [pd.read_csv(p, dtype={"id": str}) for p in variances]),
+        "seeds": seeds_table(bases, [io.read_table(p, dtype={"id": str}) for p in variances]),
         "diagnostic": diagnostic_table(bases, diagnostics),
         "adversary": adversary_table(bases, frontier_tables, table_lambda),
     }
@@ -192,7 +192,7 @@ def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_me
         "adversary": f"Table 4: the model-consistent adversary (λ = {table_lambda:g}) on the test set",
     }
     for name, table in tables.items():
-        io.write_csv(out[f"{name}_csv"], table)
+        io.write_csv(out[f"{name}_csv"], table, seal=True)
         shown = table
         if name == "diagnostic" and len(table):  # the paper's layout: guides as rows, one column per base run
             one_run_each = table.groupby("dataset")["diagnostic_model"].size().eq(len(GUIDES)).all()

@@ -170,4 +170,4 @@ def write_explanations(
     examples = run.test_examples(data_dir)
     log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, (method,))
-    io.write_jsonl(out, (_serialisable(r) for r in records))
+    io.write_jsonl(out, (_serialisable(r) for r in records), seal=True)
