@@ -48,7 +48,7 @@ rule attention_attribution_heads:
         settings=AA_SETTINGS,
         device=config["device"],
     script:
-        "../scripts/aa_heads.py"
+        "../scripts/attention_attribution_heads.py"
 
 
 rule attention_attribution_graphs:
@@ -71,7 +71,7 @@ rule attention_attribution_graphs:
         settings=AA_SETTINGS,
         device=config["device"],
     script:
-        "../scripts/aa_graphs.py"
+        "../scripts/attention_attribution_graphs.py"
 
 
 rule attention_attribution_figures:
@@ -100,7 +100,7 @@ rule attention_attribution_figures:
     conda:
         "../envs/attnexp.yaml"
     script:
-        "../scripts/aa_figures.py"
+        "../scripts/attention_attribution_figures.py"
 
 
 rule attention_attribution_tables:
@@ -125,7 +125,7 @@ rule attention_attribution_tables:
     conda:
         "../envs/attnexp.yaml"
     script:
-        "../scripts/aa_tables.py"
+        "../scripts/attention_attribution_tables.py"
 
 
 TARGETS["attention_attribution"] = [

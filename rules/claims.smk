@@ -31,7 +31,7 @@ rule tabulate_scorecard:
         # stand-ins that repackage the same data are no cause of a miss
         same_data=sorted(same_data_stand_ins(config)),
     script:
-        "../scripts/scorecard.py"
+        "../scripts/tabulate_scorecard.py"
 
 
 TARGETS["claims"] = (

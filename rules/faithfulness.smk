@@ -55,7 +55,7 @@ rule faithfulness_eraser:
             or model_spec(config, w.dataset, w.model).attended == "sentences"
         },
     script:
-        "../scripts/ff_eraser.py"
+        "../scripts/faithfulness_eraser.py"
 
 
 rule faithfulness_figure:
@@ -78,7 +78,7 @@ rule faithfulness_figure:
     conda:
         "../envs/attnexp.yaml"
     script:
-        "../scripts/ff_figure.py"
+        "../scripts/faithfulness_figure.py"
 
 
 rule faithfulness_seed_envelope:
@@ -100,7 +100,7 @@ rule faithfulness_seed_envelope:
     params:
         seeds=lambda w: [run.seed for run in wp_companions(w).seeds],
     script:
-        "../scripts/ff_seed_envelope.py"
+        "../scripts/faithfulness_seed_envelope.py"
 
 
 rule faithfulness_tables:
@@ -121,7 +121,7 @@ rule faithfulness_tables:
     conda:
         "../envs/attnexp.yaml"
     script:
-        "../scripts/ff_tables.py"
+        "../scripts/faithfulness_tables.py"
 
 
 TARGETS["faithfulness"] = [

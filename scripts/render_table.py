@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from attnexp import io
-from attnexp.tables import markdown_html
+from attnexp.markdown import markdown_html
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

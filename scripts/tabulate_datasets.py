@@ -5,7 +5,8 @@ import json
 import pandas as pd
 
 from attnexp import io
-from attnexp.tables import dataset_table, to_markdown
+from attnexp.markdown import to_markdown
+from attnexp.tables import dataset_table
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from attnexp.claims import claims_frame
-from attnexp.tables import performance_claims, performance_markdown, performance_table, to_markdown
+from attnexp.markdown import to_markdown
+from attnexp.tables import performance_claims, performance_markdown, performance_table
 
 PUBLISHED = pd.DataFrame(
     [
@@ -69,7 +70,7 @@ def test_performance_claims_of_a_dev_selected_run():
 
 
 def test_markdown_tables_render_as_html_pages_for_the_report():
-    from attnexp.tables import markdown_html
+    from attnexp.markdown import markdown_html
 
     markdown = (
         "# Table 2: `tanh` attention\n\nCells: ours **beside** J&W's; see [the docs](docs/protocol-notes.md).\n\n"

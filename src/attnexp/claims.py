@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
-from attnexp.tables import to_markdown
+from attnexp.markdown import to_markdown
 
 __all__ = ["CLAIM_COLUMNS", "claim", "numeric_verdict", "claims_frame", "write_claims", "read_claims", "concatenate", "claims_markdown"]
 

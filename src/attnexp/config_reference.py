@@ -91,7 +91,7 @@ def rows(schema: dict, config: dict) -> list[dict]:
 
 def reference_markdown(schema: dict, config: dict) -> str:
     """One table per top-level section of the config."""
-    from attnexp.tables import to_markdown
+    from attnexp.markdown import to_markdown
 
     import pandas as pd
 

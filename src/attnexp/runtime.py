@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.data.preprocess import read_records, verify_split_file
+from attnexp.data.documents import read_records, verify_split_file
 from attnexp.models import ModelSpec, build_model, config_record
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
@@ -237,7 +237,7 @@ def _read_labels(path: Path) -> list:
 
 
 def read_split(data_dir: str | Path, split: str) -> list[dict]:
-    """The records of a preprocessed split, each checked (`data.preprocess.read_records`)."""
+    """The records of a preprocessed split, each checked (`data.documents.read_records`)."""
     return read_records(Path(data_dir) / f"{split}.jsonl")
 
 

@@ -54,7 +54,7 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, read_claims
-from attnexp.tables import to_markdown
+from attnexp.markdown import to_markdown
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",

@@ -9,17 +9,15 @@ import re
 
 import pytest
 
+from attnexp.data.documents import Document, read_records, split_off
 from attnexp.data.preprocess import (
     SPECIAL_TOKENS,
-    Document,
     SplitSizeError,
     build_dataset,
     build_vocab,
     check_expected_sizes,
     dataset_stats,
     length_filter,
-    read_records,
-    split_off,
 )
 
 
@@ -350,7 +348,7 @@ def fake_reader(monkeypatch):
         calls.append((files, cfg))
         return _fake_splits()
 
-    monkeypatch.setattr("attnexp.data.readers.reader_for", lambda name: fake_read)
+    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name: fake_read)
     return calls
 
 
@@ -450,7 +448,7 @@ def test_build_dataset_generated_protocol_keeps_tokens(tmp_path, fake_reader):
 
 
 def test_build_dataset_rejects_wrong_splits(tmp_path, monkeypatch):
-    monkeypatch.setattr("attnexp.data.readers.reader_for", lambda name: lambda files, cfg: {"train": [], "test": []})
+    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name: lambda files, cfg: {"train": [], "test": []})
     with pytest.raises(ValueError, match="expected"):
         build_dataset("toy", _cfg(), None, [], tmp_path, "split_extreme", log=lambda m: None)
 

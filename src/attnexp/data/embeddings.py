@@ -211,7 +211,7 @@ def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict
     """Write the (V, dim) float32 matrix as .npy and a JSON record of what produced it."""
     from attnexp import io
     from attnexp.data.download import file_digest
-    from attnexp.data.preprocess import read_records
+    from attnexp.data.documents import read_records
 
     vocab = Path(vocab_path).read_text(encoding="utf-8").split("\n")[:-1]
     dim = plan["dim"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnexp.data.preprocess import SPLITS, Document, read_records
+from attnexp.data.documents import SPLITS, Document, read_records
 
 __all__ = ["ARTICLES", "CLASS_TOKENS", "MANIPULATIONS", "plant", "read"]
 

@@ -1,6 +1,7 @@
 """The preprocessing protocol shared by every dataset (Jain & Wallace §4.1, Serrano & Smith §3).
 
-A reader (`attnexp.data.readers`) turns raw source files into tokenised `Document`s per split. This
+A reader (`attnexp.data.readers`) turns raw source files into tokenised `Document`s per split
+(`attnexp.data.documents`, which also reads the split files back). This
 module then applies what every dataset shares: normalisation (lower-case, digits -> `qqq`), the length
 filter (D-LEN), the vocabulary from the training split (D-VOCAB), and the human-readable outputs:
 `{split}.jsonl`, `vocab.txt` and `stats.json`.
@@ -13,19 +14,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from attnexp import io
-from attnexp.data.tokenize import normalise, tokenize_document
+from attnexp.data.documents import SPLITS, Document
+from attnexp.data.readers import reader_for
 
 __all__ = [
-    "Document",
     "SPECIAL_TOKENS",
-    "SPLITS",
-    "split_off",
     "length_filter",
     "build_vocab",
     "dataset_stats",
@@ -33,66 +31,6 @@ __all__ = [
 ]
 
 SPECIAL_TOKENS = ["<PAD>", "<UNK>", "<SOS>", "<EOS>"]  # ids 0..3, J&W §1
-SPLITS = ("train", "dev", "test")
-
-
-@dataclass
-class Document:
-    """One instance. `sentences` are [start, end) spans over `tokens`; QA/NLI instances have a
-    `question` (question or hypothesis); `extra` holds per-instance annotations (e.g. `rationale`)."""
-
-    id: str
-    tokens: list[str]
-    label: int | str
-    sentences: list[tuple[int, int]]
-    question: list[str] | None = None
-    extra: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_text(cls, id: str, text: str, label, question: str | None = None) -> "Document":
-        tokens, sentences = tokenize_document(text)
-        q = tokenize_document(question)[0] if question is not None else None
-        return cls(id=id, tokens=tokens, label=label, sentences=sentences, question=q)
-
-    def normalised(self) -> "Document":
-        """Lower-case and map digit tokens to `qqq` (J&W §4.1, applied to every dataset)."""
-        return Document(
-            id=self.id,
-            tokens=[normalise(t) for t in self.tokens],
-            label=self.label,
-            sentences=self.sentences,
-            question=None if self.question is None else [normalise(t) for t in self.question],
-            extra=self.extra,
-        )
-
-    def to_record(self) -> dict:
-        record = {"id": self.id, "tokens": self.tokens, "label": self.label}
-        if self.question is not None:
-            record["question"] = self.question
-        record["sentences"] = [list(span) for span in self.sentences]
-        record.update(self.extra)
-        return record
-
-
-def split_off(docs: list[Document], fraction: float, seed: int, stratify: bool = True):
-    """Deterministically split `docs` into (rest, held_out) with `fraction` held out, per label when
-    `stratify`. Order within each part follows the input order, so outputs are stable."""
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"split fraction must lie in (0, 1), got {fraction}")
-    rng = np.random.RandomState(seed)
-    groups: dict = {}
-    for index, doc in enumerate(docs):
-        groups.setdefault(doc.label if stratify else None, []).append(index)
-    held: set[int] = set()
-    for key in sorted(groups, key=str):
-        members = groups[key]
-        n_held = int(round(fraction * len(members)))
-        held.update(members[i] for i in rng.permutation(len(members))[:n_held])
-    rest = [d for i, d in enumerate(docs) if i not in held]
-    held_out = [d for i, d in enumerate(docs) if i in held]
-    return rest, held_out
-
-
 def length_filter(docs: list[Document], lo: int | None, hi: int | None, missing_bound: str = "split_extreme"):
     """J&W §4.1.4: keep iff lo < n < hi (strict), n = number of tokens. With `missing_bound:
     split_extreme` (D-LEN, the original behaviour) a missing bound is the split's own min (max) n, so
@@ -174,8 +112,6 @@ def check_expected_sizes(name: str, stats: dict, expected: dict, tolerance: floa
 
 def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, missing_bound: str, log=print) -> dict:
     """Read -> normalise -> length filter -> vocabulary -> check sizes -> write. Returns the stats."""
-    from attnexp.data.readers import reader_for
-
     splits = reader_for(name)(files, {**cfg, "name": name})
     if set(splits) != set(SPLITS):
         raise ValueError(f"reader for {name!r} returned splits {sorted(splits)}, expected {list(SPLITS)}")
@@ -198,53 +134,3 @@ def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, mis
     check_expected_sizes(name, stats, expected, cfg["size_tolerance"])
     write_dataset(out_dir, splits, vocab, stats)
     return stats
-
-
-def _record_problem(record) -> str | None:
-    """What is wrong with one record of a preprocessed split (the format `build_dataset` writes), or None."""
-    if not isinstance(record, dict):
-        return f"expected a JSON object, got {type(record).__name__}"
-    missing = [key for key in ("id", "tokens", "label", "sentences") if key not in record]
-    if missing:
-        return f"no {', '.join(repr(k) for k in missing)} (expected id, tokens, label, sentences)"
-    if not isinstance(record["id"], str):
-        return f"'id' is {record['id']!r}, expected a string"
-    tokens = record["tokens"]
-    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-        return "'tokens' is not a list of strings"
-    if not tokens:
-        return "'tokens' is empty (every instance has at least one token)"
-    if isinstance(record["label"], bool) or not isinstance(record["label"], (str, int)):
-        return f"'label' is {record['label']!r}, expected a string or an integer"
-    spans = record["sentences"]
-    if not isinstance(spans, list) or not all(
-        isinstance(s, list) and len(s) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in s) and 0 <= s[0] < s[1] <= len(tokens)
-        for s in spans
-    ):
-        return "'sentences' is not a list of [start, end] token spans within the tokens"
-    question = record.get("question")
-    if question is not None and (not isinstance(question, list) or not all(isinstance(t, str) for t in question)):
-        return "'question' is not a list of strings"
-    return None
-
-
-def verify_split_file(path: str | Path) -> None:
-    """Check a file of a preprocessed dataset against the digest its `stats.json` recorded when the
-    dataset was written; files outside such a folder (no stats.json beside them) are not checked."""
-    path = Path(path)
-    stats = path.parent / "stats.json"
-    if stats.exists():
-        io.verify_digest(path, io.read_json(stats).get("files", {}).get(path.name), "stats.json")
-
-
-def read_records(path: str | Path) -> list[dict]:
-    """The records of a preprocessed split file, the file checked against its recorded digest
-    (`verify_split_file`) and each record checked (fields, types, non-empty tokens, spans within the
-    tokens): a bad one is a ValueError naming the file and line."""
-    verify_split_file(path)
-    records = io.read_jsonl(path)
-    for line_no, record in enumerate(records, 1):
-        problem = _record_problem(record)
-        if problem:
-            raise ValueError(f"{path}:{line_no}: {problem}")
-    return records

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnexp.data.preprocess import Document
+from attnexp.data.documents import Document
 
 __all__ = ["generate", "read"]
 

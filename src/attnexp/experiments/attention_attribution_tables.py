@@ -22,7 +22,7 @@ from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.explain import explanation_sets, read_explanations
 from attnexp.plan import RunKey
-from attnexp.tables import to_markdown
+from attnexp.markdown import to_markdown
 
 __all__ = ["pruning_summary", "pruning_claims", "rollout_agreement", "rollout_claims", "write_tables"]
 

@@ -19,12 +19,12 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.claims import claim, numeric_verdict, write_claims
-from attnexp.data.preprocess import read_records
+from attnexp.data.documents import read_records
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import explanation_sets, read_explanations
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.plan import RunKey
-from attnexp.tables import to_markdown
+from attnexp.markdown import to_markdown
 
 __all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "overall_means", "mean_tau_claims", "write_tables", "acceptance", "write_ground_truth"]
 

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.data.preprocess import read_records
+from attnexp.data.documents import read_records
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
 from attnexp.runtime import SplitData, predict, probabilities, split_labels

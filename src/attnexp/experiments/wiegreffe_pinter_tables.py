@@ -25,7 +25,7 @@ from scipy.stats import spearmanr
 
 from attnexp import io
 from attnexp.claims import claim, numeric_verdict, write_claims
-from attnexp.tables import to_markdown
+from attnexp.markdown import to_markdown
 
 __all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_table", "adversary_table", "wiegreffe_pinter_claims", "write_tables"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 CLASSES = {"1": 0, "3": 1}  # World, Business
 

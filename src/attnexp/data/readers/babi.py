@@ -8,7 +8,7 @@ The mirror's qa3 stand-in is the 1k training file (D-DATA), which `stats.json` r
 
 from __future__ import annotations
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 from attnexp.data.tokenize import tokenize
 
 TASK_FILES = {

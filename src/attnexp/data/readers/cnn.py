@@ -12,7 +12,7 @@ Config keys read: none. Ids are `{split}-{example index:06d}`.
 
 from __future__ import annotations
 
-from attnexp.data.preprocess import Document
+from attnexp.data.documents import Document
 
 
 def _blocks(path):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 _FILE_NAME = re.compile(r"^(\d+)_(\d+)\.txt$")
 _RATING_CLASS = {1: 0, 2: 1, 3: 2, 4: 3, 7: 4, 8: 5, 9: 6, 10: 7}

@@ -27,7 +27,7 @@ import gzip
 import re
 from collections import defaultdict
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 NOTE_COLUMNS = tuple(
     "ROW_ID SUBJECT_ID HADM_ID CHARTDATE CHARTTIME STORETIME CATEGORY DESCRIPTION CGID ISERROR TEXT".split()

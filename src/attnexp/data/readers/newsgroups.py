@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 BINARY_GROUPS = {"rec.sport.baseball": 0, "rec.sport.hockey": 1}
 _QUOTE = re.compile(r"(writes in|writes:|wrote:|says:|said:|^In article|^Quoted from|^\||^>)")

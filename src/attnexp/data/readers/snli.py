@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 LABELS = {"contradiction": 0, "entailment": 1, "neutral": 2}
 

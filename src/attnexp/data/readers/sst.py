@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from attnexp.data.preprocess import Document
+from attnexp.data.documents import Document
 from attnexp.data.tokenize import tokenize
 
 _ROOT_LABEL = re.compile(r"^\((\d) ")

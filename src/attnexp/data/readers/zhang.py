@@ -25,7 +25,7 @@ import csv
 
 import numpy as np
 
-from attnexp.data.preprocess import Document, split_off
+from attnexp.data.documents import Document, split_off
 
 # dataset -> (folder, column names, number of classes)
 DATASETS = {

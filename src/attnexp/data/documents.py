@@ -1,0 +1,126 @@
+"""One instance, as a reader produces it and a preprocessed split file stores it: `Document`, the
+three splits, a seeded held-out split for sources without one (`split_off`), and a split file read
+back and checked (`read_records`). The bottom of the data layer: readers build on it, and
+`attnexp.data.preprocess` builds on the readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from attnexp import io
+from attnexp.data.tokenize import normalise, tokenize_document
+
+__all__ = ["SPLITS", "Document", "split_off", "verify_split_file", "read_records"]
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass
+class Document:
+    """One instance. `sentences` are [start, end) spans over `tokens`; QA/NLI instances have a
+    `question` (question or hypothesis); `extra` holds per-instance annotations (e.g. `rationale`)."""
+
+    id: str
+    tokens: list[str]
+    label: int | str
+    sentences: list[tuple[int, int]]
+    question: list[str] | None = None
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_text(cls, id: str, text: str, label, question: str | None = None) -> "Document":
+        tokens, sentences = tokenize_document(text)
+        q = tokenize_document(question)[0] if question is not None else None
+        return cls(id=id, tokens=tokens, label=label, sentences=sentences, question=q)
+
+    def normalised(self) -> "Document":
+        """Lower-case and map digit tokens to `qqq` (J&W §4.1, applied to every dataset)."""
+        return Document(
+            id=self.id,
+            tokens=[normalise(t) for t in self.tokens],
+            label=self.label,
+            sentences=self.sentences,
+            question=None if self.question is None else [normalise(t) for t in self.question],
+            extra=self.extra,
+        )
+
+    def to_record(self) -> dict:
+        record = {"id": self.id, "tokens": self.tokens, "label": self.label}
+        if self.question is not None:
+            record["question"] = self.question
+        record["sentences"] = [list(span) for span in self.sentences]
+        record.update(self.extra)
+        return record
+
+
+def split_off(docs: list[Document], fraction: float, seed: int, stratify: bool = True):
+    """Deterministically split `docs` into (rest, held_out) with `fraction` held out, per label when
+    `stratify`. Order within each part follows the input order, so outputs are stable."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"split fraction must lie in (0, 1), got {fraction}")
+    rng = np.random.RandomState(seed)
+    groups: dict = {}
+    for index, doc in enumerate(docs):
+        groups.setdefault(doc.label if stratify else None, []).append(index)
+    held: set[int] = set()
+    for key in sorted(groups, key=str):
+        members = groups[key]
+        n_held = int(round(fraction * len(members)))
+        held.update(members[i] for i in rng.permutation(len(members))[:n_held])
+    rest = [d for i, d in enumerate(docs) if i not in held]
+    held_out = [d for i, d in enumerate(docs) if i in held]
+    return rest, held_out
+
+
+def _record_problem(record) -> str | None:
+    """What is wrong with one record of a preprocessed split (the format `build_dataset` writes), or None."""
+    if not isinstance(record, dict):
+        return f"expected a JSON object, got {type(record).__name__}"
+    missing = [key for key in ("id", "tokens", "label", "sentences") if key not in record]
+    if missing:
+        return f"no {', '.join(repr(k) for k in missing)} (expected id, tokens, label, sentences)"
+    if not isinstance(record["id"], str):
+        return f"'id' is {record['id']!r}, expected a string"
+    tokens = record["tokens"]
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        return "'tokens' is not a list of strings"
+    if not tokens:
+        return "'tokens' is empty (every instance has at least one token)"
+    if isinstance(record["label"], bool) or not isinstance(record["label"], (str, int)):
+        return f"'label' is {record['label']!r}, expected a string or an integer"
+    spans = record["sentences"]
+    if not isinstance(spans, list) or not all(
+        isinstance(s, list) and len(s) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in s) and 0 <= s[0] < s[1] <= len(tokens)
+        for s in spans
+    ):
+        return "'sentences' is not a list of [start, end] token spans within the tokens"
+    question = record.get("question")
+    if question is not None and (not isinstance(question, list) or not all(isinstance(t, str) for t in question)):
+        return "'question' is not a list of strings"
+    return None
+
+
+def verify_split_file(path: str | Path) -> None:
+    """Check a file of a preprocessed dataset against the digest its `stats.json` recorded when the
+    dataset was written; files outside such a folder (no stats.json beside them) are not checked."""
+    path = Path(path)
+    stats = path.parent / "stats.json"
+    if stats.exists():
+        io.verify_digest(path, io.read_json(stats).get("files", {}).get(path.name), "stats.json")
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The records of a preprocessed split file, the file checked against its recorded digest
+    (`verify_split_file`) and each record checked (fields, types, non-empty tokens, spans within the
+    tokens): a bad one is a ValueError naming the file and line."""
+    verify_split_file(path)
+    records = io.read_jsonl(path)
+    for line_no, record in enumerate(records, 1):
+        problem = _record_problem(record)
+        if problem:
+            raise ValueError(f"{path}:{line_no}: {problem}")
+    return records
