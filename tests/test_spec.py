@@ -9,7 +9,7 @@ import json
 import pytest
 
 import attnexp.models
-from attnexp.spec import PROTOCOL_OF_FAMILY, ModelSpec, adversary_name, lambda_tag, parse_model_name
+from attnexp.spec import FAMILIES, ModelSpec, adversary_name, lambda_tag, parse_model_name
 
 # --------------------------------------------------------------------------------------------------
 # names
@@ -91,7 +91,7 @@ def test_capabilities_of_every_family(name, task, layout, attended, own, imposed
     assert (spec.layout, spec.attended, spec.has_own_attention, spec.imposed_attention, spec.attributable_input, spec.linear_readout) == (
         layout, attended, own, imposed, attributable, linear,
     )
-    assert spec.family in PROTOCOL_OF_FAMILY
+    assert spec.family in FAMILIES
 
 
 def test_attention_is_trained_is_gone():
@@ -199,7 +199,7 @@ def test_adversary_spec_fields_and_capabilities():
     assert spec.is_adversary and not spec.imitable
     assert spec.has_own_attention and not spec.imposed_attention and spec.guide is None
     assert (spec.layout, spec.attended, spec.attributable_input, spec.linear_readout) == ("sos_eos", "tokens", True, True)
-    assert spec.family in PROTOCOL_OF_FAMILY
+    assert spec.family in FAMILIES
     dot = parse_model_name("cnn-dot-adversary-2p5e-2", "binary")
     assert (dot.encoder, dot.attention, dot.imitates, dot.adversary_lambda) == ("cnn", "dot", "cnn-dot", 0.025)
 

@@ -12,7 +12,6 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from attnexp.spec import PROTOCOL_OF_FAMILY
 from attnexp.plan import close_match, model_spec, selection_problems
 
 __all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
@@ -190,7 +189,7 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
     selection where ROC-AUC is undefined). Recorded in metrics.json."""
     ds = config["datasets"][dataset]
     spec = model_spec(config, dataset, model)
-    protocol = PROTOCOL_OF_FAMILY[spec.family]
+    protocol = spec.traits.protocol
     base, overrides = config["train"]["protocols"][protocol], ds["train"].get(protocol, {})
     settings = {"protocol": protocol, **_copy(base)}
     # S&S's `none` models train longer than the protocol's epochs, but a dataset's own values win

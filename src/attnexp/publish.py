@@ -50,8 +50,8 @@ import yaml
 
 from attnexp import io
 from attnexp.claims import concatenate, read_claims
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, condition_settings, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 from attnexp.markdown import to_markdown
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, condition_settings, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",

@@ -24,12 +24,8 @@ from torch import nn
 
 from attnexp import io
 from attnexp.data.documents import read_records, verify_split_file
-from attnexp.models import ModelSpec, build_model, config_record
-from attnexp.models.flat import FlatConfig
-from attnexp.models.hierarchical import HierarchicalConfig
+from attnexp.models import ModelSpec, build_model, config_record, restore_config
 from attnexp.models.inputs import Example, collate, label_classes, sorted_batches, to_examples
-from attnexp.models.qa import QAConfig
-from attnexp.models.transformer import TransformerConfig
 
 __all__ = [
     "CheckpointError",
@@ -466,9 +462,6 @@ def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # Restoring a trained run
 
-CONFIG_CLASSES = {c.__name__: c for c in (FlatConfig, HierarchicalConfig, QAConfig, TransformerConfig)}
-
-
 @dataclass
 class Run:
     """A trained model back in memory, in eval mode, with what it was trained on."""
@@ -503,8 +496,7 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
         raise CheckpointError(f"{path}: no model spec in its metadata (written before specs were stored); retrain it")
     try:
         spec = ModelSpec.from_record(metadata["spec"])
-        record = dict(metadata["config"])
-        config = CONFIG_CLASSES[record.pop("class")](**record)
+        config = restore_config(spec, metadata["config"])
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"{path}: unreadable model spec or config in its metadata ({err})") from err
     disagree = [

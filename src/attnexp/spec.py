@@ -2,10 +2,13 @@
 
 This is the one place that parses a model name. Everything downstream (training, checkpoints, run
 selection, experiments) asks the spec — `spec.layout`, `spec.attended`, `spec.has_own_attention`,
-`spec.attributable_input`, `spec.classifier`, `spec.linear_readout` — never the name string. The
-spec is saved with every checkpoint and metrics.json (`spec.record()`), so a trained model is rebuilt
-from its own record (`ModelSpec.from_record`), not re-derived from its name. Torch-free: the config
-check and the Snakefile use it before any job runs.
+`spec.attributable_input`, `spec.classifier`, `spec.linear_readout` — never the name string. What a
+model can do because of its family is written once, in the family's record (`Family`, in
+`FAMILIES`); what depends on one model's attention or architecture is derived from the spec's fields.
+The spec is saved with every checkpoint and metrics.json (`spec.record()`), so a trained model is
+rebuilt from its own record (`ModelSpec.from_record`), not re-derived from its name. Torch-free: the
+config check and the Snakefile use it before any job runs; the torch side of a family (its config,
+its module) is registered in `attnexp.models`.
 """
 
 from __future__ import annotations
@@ -13,11 +16,53 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
+from typing import Callable
 
-__all__ = ["ModelSpec", "parse_model_name", "adversary_name", "lambda_tag", "PROTOCOL_OF_FAMILY"]
+__all__ = ["Family", "FAMILIES", "register_family", "ModelSpec", "parse_model_name", "adversary_name", "lambda_tag"]
 
-# Which training protocol (config `train.protocols`) a model family follows
-PROTOCOL_OF_FAMILY = {"flat": "jain_wallace", "qa": "jain_wallace_qa", "hierarchical": "serrano_smith", "transformer": "transformer"}
+
+@dataclass(frozen=True)
+class Family:
+    """What every model of a family can do, whatever its attention or architecture. The experiments
+    ask these through the spec (`spec.classifier`, ...), never the family's name."""
+
+    name: str
+    protocol: str  # the training protocol it follows (config `train.protocols`)
+    classifier: bool  # decides from the attended items alone, not conditioned on a question/hypothesis
+    attributable_input: bool  # `encode(batch, embedded)` takes replacement input embeddings (gradients, IG)
+    linear_readout: bool  # logits = W (Σ_i α_i h_i) + b: cached states project through the output once
+    self_attention: bool  # self-attention maps in every layer: rollout, attention attribution, head pruning
+    word_vectors: bool  # initialised from the dataset's word vectors (D-EMB), not learnt from random
+    imitable: bool  # W&P's uniform, guided and adversarial counterparts are defined for its models
+    binary_outputs: int  # outputs for a two-class task: 1 (a sigmoid, J&W's BC models) or 2 (a softmax)
+    # The family's own names, for a family added with `register_family`: (name, task) -> its spec, or
+    # None when the name is not one of its own. The four families of the papers are parsed below.
+    parse_name: Callable[[str, str], "ModelSpec | None"] | None = None
+
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family("flat", "jain_wallace", classifier=True, attributable_input=True, linear_readout=True,
+               self_attention=False, word_vectors=True, imitable=True, binary_outputs=1),
+        Family("qa", "jain_wallace_qa", classifier=False, attributable_input=True, linear_readout=False,
+               self_attention=False, word_vectors=True, imitable=False, binary_outputs=2),
+        Family("hierarchical", "serrano_smith", classifier=True, attributable_input=False, linear_readout=True,
+               self_attention=False, word_vectors=True, imitable=False, binary_outputs=2),
+        Family("transformer", "transformer", classifier=True, attributable_input=True, linear_readout=False,
+               self_attention=True, word_vectors=False, imitable=True, binary_outputs=2),
+    )
+}
+
+
+def register_family(family: Family) -> None:
+    """Add a model family: its record here, its torch side with `attnexp.models.register_family_model`.
+    A name may be registered once; a new family needs its own `parse_name`."""
+    if family.name in FAMILIES:
+        raise ValueError(f"model family {family.name!r} is registered already")
+    if family.parse_name is None:
+        raise ValueError(f"model family {family.name!r}: a new family needs parse_name, which names its models")
+    FAMILIES[family.name] = family
 
 FLAT_ENCODERS = ("lstm", "cnn", "average")
 FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
@@ -63,21 +108,26 @@ class ModelSpec:
         return self.attention in TRAINED_ATTENTIONS
 
     @property
+    def traits(self) -> Family:
+        """The record of its family: what every model of the family can do."""
+        return FAMILIES[self.family]
+
+    @property
     def classifier(self) -> bool:
         """A document classifier: the output is a decision over classes read from the attended items
         alone, not conditioned on a question or hypothesis (flat, HAN/FLAN and Transformer models)."""
-        return self.family != "qa"
+        return self.traits.classifier
 
     @property
     def self_attention(self) -> bool:
         """Self-attention maps in every layer: rollout, attention attribution and head pruning apply."""
-        return self.family == "transformer"
+        return self.traits.self_attention
 
     @property
     def word_vectors(self) -> bool:
         """Initialised from the dataset's word vectors (D-EMB); the Transformer learns its embeddings
         from random initialisation."""
-        return self.family != "transformer"
+        return self.traits.word_vectors
 
     @property
     def imposed_attention(self) -> bool:
@@ -95,7 +145,7 @@ class ModelSpec:
         """A flat or Transformer classifier that is neither guided nor an adversary: W&P's uniform,
         guided and adversarial counterparts are defined for it (the Transformer's attention is its
         `[CLS]` readout's head mean, over the same tokens as a flat model's)."""
-        return self.family in ("flat", "transformer") and self.attention != "guided" and not self.is_adversary
+        return self.traits.imitable and self.attention != "guided" and not self.is_adversary
 
     @property
     def uniform_twin(self) -> str:
@@ -105,20 +155,24 @@ class ModelSpec:
     def diagnostic_trained(self, mlp: str) -> str:
         """W&P §3.4's "trained MLP": the diagnostic encoder with attention of its own, of the base's
         kind for a flat base (tanh or dot) and additive (`tanh`, W&P's) for the Transformer."""
-        return f"{mlp}-{self.attention if self.family == 'flat' else 'tanh'}"
+        return f"{mlp}-{self.attention if self.encoder in FLAT_ENCODERS else 'tanh'}"
 
     @property
     def attributable_input(self) -> bool:
         """Its encoder takes replacement input embeddings (`encode(batch, embedded)`), which
         gradient and integrated-gradients attributions need: flat, QA/NLI and Transformer models."""
-        return self.family in ("flat", "qa", "transformer")
+        return self.traits.attributable_input
 
     @property
     def linear_readout(self) -> bool:
         """logits = W (Σ_i α_i h_i) + b, linear in the attention, so cached states can be projected
         through the output layer once (`attnexp.experiments.cached.Readout`). QA/NLI models mix
         the question in through a tanh and are not."""
-        return self.family in ("flat", "hierarchical")
+        return self.traits.linear_readout
+
+    def output_size(self, n_classes: int) -> int:
+        """Its output units for `n_classes` classes (J&W's binary classifiers: one sigmoid unit)."""
+        return self.traits.binary_outputs if n_classes == 2 else n_classes
 
     # ----------------------------------------------------------------- storage
 
@@ -134,6 +188,8 @@ class ModelSpec:
         if not isinstance(record, dict) or not required <= set(record) <= known:
             got = sorted(record) if isinstance(record, dict) else type(record).__name__
             raise ValueError(f"a model spec record needs the keys {sorted(required)} and at most {sorted(known)}, got {got}")
+        if record["family"] not in FAMILIES:
+            raise ValueError(f"a model spec record of an unknown family {record['family']!r}: expected one of {sorted(FAMILIES)}")
         return cls(**record)
 
 
@@ -203,6 +259,10 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
                 raise ValueError(f"model {name!r}: QA/NLI models attend with tanh or dot")
             return ModelSpec(name, "qa", head, rest)
         return ModelSpec(name, "flat", head, rest)
+    for family in FAMILIES.values():
+        spec = family.parse_name(name, task) if family.parse_name else None
+        if spec is not None:
+            return spec
     raise ValueError(
         f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
         f"{{encoder}}-guided-{{source model}}, {{flat or Transformer model}}-adversary-{{λ}} "

@@ -385,7 +385,7 @@ def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vect
     embedding_dim = settings["embedding_dim"] if vectors is None else vectors.shape[1]
     if vectors is not None and vectors.shape[0] != len(vocab):
         raise ValueError(f"the embedding matrix has {vectors.shape[0]} rows for a vocabulary of {len(vocab)} words")
-    output_size = 1 if n_classes == 2 and spec.family == "flat" else n_classes
+    output_size = spec.output_size(n_classes)
     config = model_config(spec, len(vocab), output_size, embedding_dim, settings)
     model = build_model(spec, config)
     if vectors is not None:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from attnexp.config import ConfigError, load_config, validate_config
-from attnexp.data.planted import ARTICLES, CLASS_TOKENS, _with_inserted, plant, read
 from attnexp.data.documents import Document
+from attnexp.data.planted import ARTICLES, CLASS_TOKENS, _with_inserted, plant, read
 from attnexp.data.readers import SourceFiles, reader_for
 
 ARTICLE = {"manipulation": "article", "lr_probs": [[0.5, 0.5], [0.5, 0.5]], "im_probs": [[1.0, 0.0], [0.0, 1.0]], "marker": "zqx", "base": "base"}

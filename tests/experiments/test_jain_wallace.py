@@ -16,9 +16,9 @@ import torch
 from scipy.stats import kendalltau
 
 from attnexp import io
+from attnexp.claims import claims_frame, read_claims
 from attnexp.experiments import jain_wallace as jw
 from attnexp.experiments import jain_wallace_correlations as jwc
-from attnexp.claims import claims_frame, read_claims
 from attnexp.experiments import jain_wallace_tables as jwt
 from attnexp.experiments.cached import readout
 from attnexp.explain import explain_examples, read_explanations
@@ -517,7 +517,7 @@ def test_constant_vectors_give_nan_and_are_counted_as_undefined():
     assert set(undefined["id"]) == {"r2"}
     assert set(undefined["pair"]) == {"attention~loo", "gradient~loo", "ig~loo"}
     assert undefined["p_value"].isna().all()
-    summary = jw.summarise_correlations(table, "flat")
+    summary = jw.summarise_correlations(table, True)
     row = summary[(summary["pair"] == "attention~loo") & (summary["group"] == "0")].iloc[0]  # r2 predicted class 0
     assert row["n_undefined"] == 1 and row["n"] == 2
     assert row["mean"] == pytest.approx(table[(table["pair"] == "attention~loo") & table["id"].isin(["r0", "r4"])]["tau"].mean())
@@ -529,7 +529,7 @@ def test_summarise_correlations_statistics():
     table = jw.correlations(records)
     part = table[(table["pair"] == "attention~gradient") & (table["predicted"] == 1)]
     significance = float(part["p_value"].iloc[0])  # exactly one instance's p: `<=` must count it
-    summary = jw.summarise_correlations(table, "flat", significance)
+    summary = jw.summarise_correlations(table, True, significance)
     assert set(summary["group"]) == {"0", "1"}
     assert len(summary) == len(jw.PAIRS) * 2
     row = summary[(summary["pair"] == "attention~gradient") & (summary["group"] == "1")].iloc[0]
@@ -543,12 +543,12 @@ def test_summarise_correlations_statistics():
 
 def test_summarise_correlations_groups_by_family():
     table4 = jw.correlations(hand_records(n=8, classes=(0, 1, 2, 3)))
-    qa4 = jw.summarise_correlations(table4, "qa")
+    qa4 = jw.summarise_correlations(table4, False)
     assert set(qa4["group"]) == {"Overall"} and (qa4["n"] == 8).all()
-    flat4 = jw.summarise_correlations(table4, "flat")
+    flat4 = jw.summarise_correlations(table4, True)
     assert set(flat4["group"]) == {"0", "1", "2", "3"}
     table3 = jw.correlations(hand_records(n=9, classes=(0, 1, 2)))
-    qa3 = jw.summarise_correlations(table3, "qa")
+    qa3 = jw.summarise_correlations(table3, False)
     assert set(qa3["group"]) == {"0", "1", "2"} and (qa3["n"] == 3).all()
 
 

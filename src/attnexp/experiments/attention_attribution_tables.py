@@ -21,8 +21,8 @@ from scipy.stats import spearmanr
 from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.explain import explanation_sets, read_explanations
-from attnexp.plan import RunKey
 from attnexp.markdown import to_markdown
+from attnexp.plan import RunKey
 
 __all__ = ["pruning_summary", "pruning_claims", "rollout_agreement", "rollout_claims", "write_tables"]
 

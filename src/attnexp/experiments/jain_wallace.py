@@ -296,8 +296,8 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: 
 
 def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[list[dict], list[dict]]:
     """Per instance: ε-max JSD, max α̂, predicted class; and the chosen candidate (D-JWEXPORT)."""
-    family = model.spec.family
-    eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]
+    classifier = model.spec.classifier  # J&W's ε and output scale differ for QA/NLI models
+    eps = settings["adv_eps_bc"] if classifier else settings["adv_eps_qa"]
     search = {k: settings["adversary"][k] for k in ("steps", "lr", "amsgrad", "penalty", "margin")}
     rows, exported = [None] * len(examples), [None] * len(examples)
     done = 0
@@ -305,7 +305,7 @@ def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, 
         indices, encoded, attention, probs, lengths = batch.indices, batch.encoded, batch.attention, batch.probs, batch.lengths
         heads = batch.heads
         noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i), heads.shape[1]) for n, i in zip(lengths, indices)]
-        candidates = adversarial_search(model, encoded, heads, probs, noise, output_scale=2.0 if family == "qa" else 1.0, **search)
+        candidates = adversarial_search(model, encoded, heads, probs, noise, output_scale=1.0 if classifier else 2.0, **search)
         divergence, chosen, change, feasible = eps_max_jsd(model, encoded, heads, probs, candidates, eps)
         # read per instance below: one copy each to the CPU (a no-op there)
         probs, attention, mask = probs.cpu(), attention.cpu(), encoded.mask.cpu()

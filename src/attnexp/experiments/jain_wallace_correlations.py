@@ -47,22 +47,23 @@ def correlations(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(correlation_rows(records), columns=COLUMNS)
 
 
-def class_groups(predicted: pd.Series, family: str) -> pd.Series:
-    """The row group of each instance (§5.3): BC by predicted class; QA/NLI by predicted label when
-    the predictions take fewer than 4 values (SNLI), otherwise one "Overall" group (CNN, bAbI)."""
+def class_groups(predicted: pd.Series, classifier: bool) -> pd.Series:
+    """The row group of each instance (§5.3): a classifier's (BC) by predicted class; QA/NLI by
+    predicted label when the predictions take fewer than 4 values (SNLI), otherwise one "Overall"
+    group (CNN, bAbI)."""
     import pandas as pd
 
-    if family == "qa" and predicted.nunique() >= 4:
+    if not classifier and predicted.nunique() >= 4:
         return pd.Series("Overall", index=predicted.index)
     return predicted.astype(str)
 
 
-def summarise_correlations(table: pd.DataFrame, family: str, significance: float = 0.05) -> pd.DataFrame:
+def summarise_correlations(table: pd.DataFrame, classifier: bool, significance: float = 0.05) -> pd.DataFrame:
     """Per pair and group: instances, undefined τ (constant vectors, excluded), mean and population
     std of τ, and Sig. Frac. = the fraction of instances with p <= `significance`."""
     import pandas as pd
 
-    table = table.assign(group=class_groups(table["predicted"], family))
+    table = table.assign(group=class_groups(table["predicted"], classifier))
     rows = []
     for (pair, group), part in table.groupby(["pair", "group"], sort=True):
         defined = part.dropna(subset=["tau"])

@@ -22,9 +22,10 @@ from attnexp.claims import claim, numeric_verdict, write_claims
 from attnexp.data.documents import read_records
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import explanation_sets, read_explanations
+from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.plan import RunKey
-from attnexp.markdown import to_markdown
+from attnexp.spec import ModelSpec
 
 __all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "overall_means", "mean_tau_claims", "write_tables", "acceptance", "write_ground_truth"]
 
@@ -176,7 +177,7 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         trained = io.read_json(metrics_path, sealed=True)
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"]}
         correlations = io.read_table(path)
-        summary = summarise_correlations(correlations, trained["spec"]["family"], significance)
+        summary = summarise_correlations(correlations, ModelSpec.from_record(trained["spec"]).classifier, significance)
         provenance = {
             "select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"),
             "stand_ins": trained["provenance"].get("substitutes", "none"), "loo_op": loo_op,

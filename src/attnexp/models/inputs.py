@@ -29,15 +29,14 @@ LAYOUTS = ("sos_eos", "tokens", "sentences")
 
 
 class Encoded(NamedTuple):
-    """What `encode` returns and `decode` consumes: the states of the attended items (B, L, H), their
-    mask (B, L), and for QA/NLI the question/hypothesis summary (B, H). The Transformer
-    (`attnexp.models.transformer`) stores its top layer's values, the `[CLS]` residual and the
-    per-head attention there instead."""
+    """What `encode` returns and `decode` consumes: the states of the attended items (B, L, H) and
+    their mask (B, L); the other fields are a family's own (None elsewhere)."""
 
     hidden: torch.Tensor
     mask: torch.Tensor
-    query: torch.Tensor | None = None
+    query: torch.Tensor | None = None  # (B, H) a QA/NLI model's question/hypothesis summary
     heads: torch.Tensor | None = None  # (B, H, L) the Transformer's own per-head readout attention
+    residual: torch.Tensor | None = None  # (B, d) the Transformer's `[CLS]` residual stream
 
 
 @dataclass

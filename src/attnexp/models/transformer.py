@@ -14,8 +14,8 @@ SOS, EOS or padding), so "the model's attention" is one distribution per head ov
 the experiments can read and impose through the shared contract:
 
     encode(batch) -> Encoded(hidden = the top layer's values (B, T, d), mask = real tokens (B, T),
-                             query = the `[CLS]` residual stream (B, d), heads = its own per-head
-                             attention (B, H, T))
+                             heads = its own per-head attention (B, H, T),
+                             residual = the `[CLS]` residual stream (B, d))
     decode(encoded, attention=None) -> (logits (..., B, C), attention (..., B, T))
 
 `decode` without `attention` uses each head's own weights and reports their mean; an imposed
@@ -181,7 +181,7 @@ class TransformerClassifier(nn.Module):
         own, values = self.blocks[-1].cls_inputs(x, cls_keys)
         if self.cfg.attention == "uniform":  # frozen 1/n over the keys `[CLS]` reads, in every head
             own = (cls_keys / cls_keys.sum(-1, keepdim=True).clamp(min=1))[:, None].expand_as(own).to(own.dtype)
-        return Encoded(values, mask, x[:, 0], own)
+        return Encoded(values, mask, heads=own, residual=x[:, 0])
 
     def encode(self, batch: Batch, embedded: torch.Tensor | None = None) -> Encoded:
         """tokens (B, T) -> Encoded(values (B, T, d), real-token mask (B, T), [CLS] residual (B, d),
@@ -203,7 +203,7 @@ class TransformerClassifier(nn.Module):
             attention = encoded.heads.mean(dim=-2)
         else:
             context = torch.einsum("...bt,btd->...bd", attention, encoded.hidden)  # every head, the same weights
-        return self.decoder(self.ln_final(block.cls_output(encoded.query, context))), attention
+        return self.decoder(self.ln_final(block.cls_output(encoded.residual, context))), attention
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         return self.decode(self.encode(batch))
