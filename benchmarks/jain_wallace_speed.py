@@ -45,7 +45,8 @@ from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
 from attnexp.models.attention import masked_softmax  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
-from attnexp.runtime import frozen, probabilities  # noqa: E402
+from attnexp.runtime import frozen  # noqa: E402
+from attnexp.models.outputs import probabilities  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loops: one instance (and one permutation / deleted token) at a time

@@ -30,7 +30,7 @@ from attnexp.experiments.cached import cached_batches  # noqa: E402
 from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.metrics import jsd  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
-from attnexp.runtime import probabilities  # noqa: E402
+from attnexp.models.outputs import probabilities  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loop: one instance, one erased set, one decode at a time

@@ -28,7 +28,6 @@ from attnexp.runtime import (
     load_test_examples,
     model_device,
     predict,
-    probabilities,
     read_classes,
     read_guides,
     read_vocab,
@@ -37,6 +36,7 @@ from attnexp.runtime import (
     save_checkpoint,
     split_labels,
 )
+from attnexp.models.outputs import probabilities
 from attnexp.train import build_and_initialise
 from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
 

@@ -1,8 +1,8 @@
 """Run-time services every stage after training shares: determinism and device, checkpoints (save,
-load, restore a trained run from its own spec), the splits and test examples, output probabilities
-and an eval-mode prediction pass.
+load, restore a trained run from its own spec), the splits and test examples, and an eval-mode
+prediction pass (probabilities from logits: `attnexp.models.outputs`).
 
-Read top to bottom: determinism -> device -> probabilities -> data -> prediction -> checkpoints ->
+Read top to bottom: determinism -> device -> frozen parameters -> data -> prediction -> checkpoints ->
 restoring a run -> exporting its attention. `attnexp.train` (the training loop) builds on this
 module; nothing here imports it.
 """
@@ -26,6 +26,7 @@ from attnexp import io
 from attnexp.data.documents import read_records, verify_split_file
 from attnexp.models import ModelSpec, build_model, config_record, restore_config
 from attnexp.models.inputs import Example, collate, label_classes, sorted_batches, to_examples
+from attnexp.models.outputs import probabilities
 
 __all__ = [
     "CheckpointError",
@@ -33,7 +34,6 @@ __all__ = [
     "set_determinism",
     "resolve_device",
     "model_device",
-    "probabilities",
     "frozen",
     "SplitData",
     "read_vocab",
@@ -150,15 +150,7 @@ def model_device(model: nn.Module) -> torch.device:
 
 
 # ---------------------------------------------------------------------------------------------
-# Output probabilities
-
-
-def probabilities(logits: torch.Tensor) -> torch.Tensor:
-    """(..., C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
-    if logits.shape[-1] == 1:
-        p = torch.sigmoid(logits.squeeze(-1))
-        return torch.stack([1 - p, p], dim=-1)
-    return torch.softmax(logits, dim=-1)
+# Frozen parameters
 
 
 @contextmanager

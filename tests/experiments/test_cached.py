@@ -11,7 +11,7 @@ import torch
 from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, decode_heads, readout, real_positions
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import collate
-from attnexp.runtime import probabilities
+from attnexp.models.outputs import probabilities
 from tiny_models import flat, hierarchical, qa, random_documents, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)

@@ -25,7 +25,7 @@ from attnexp.explain import explain_examples, read_explanations
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.runtime import probabilities
+from attnexp.models.outputs import probabilities
 from attnexp.spec import parse_model_name
 from tiny_models import flat, load_benchmark, qa, random_examples, transformer
 

@@ -23,7 +23,7 @@ from attnexp.models.inputs import Example, collate
 from attnexp.models.qa import QAConfig
 from attnexp.plan import CapabilityError
 from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
-from attnexp.runtime import probabilities
+from attnexp.models.outputs import probabilities
 from attnexp.spec import parse_model_name
 from tiny_models import load_benchmark, transformer
 

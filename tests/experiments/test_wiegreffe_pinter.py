@@ -5,7 +5,6 @@ and frontier tables, Tables 2-4 and their claims, and the figures."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import replace
 from pathlib import Path

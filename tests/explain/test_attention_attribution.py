@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnexp.explain.attention_attribution import attention_attribution, repeat_batch, token_attribution
-from attnexp.explain.outputs import class_probability
+from attnexp.models.outputs import class_probability
 from attnexp.models.inputs import collate
 from tiny_models import random_examples, transformer
 

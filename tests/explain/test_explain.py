@@ -23,7 +23,7 @@ from attnexp.explain.rollout import rollout
 from attnexp.models.inputs import PAD, UNK, Example, collate
 from attnexp.models.qa import QAClassifier
 from attnexp.plan import CapabilityError
-from attnexp.runtime import probabilities
+from attnexp.models.outputs import probabilities
 from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)

@@ -13,7 +13,7 @@ from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.perturb import ERASE_OPS, erased_example, variant_probabilities
 from attnexp.metrics import tvd
 from attnexp.models.inputs import PAD, UNK, Example, collate
-from attnexp.runtime import probabilities
+from attnexp.models.outputs import probabilities
 from tiny_models import flat, hierarchical, qa, random_documents, random_examples
 
 torch.use_deterministic_algorithms(True)

@@ -19,7 +19,7 @@ from attnexp.data.synthetic import generate
 from attnexp.experiments import jain_wallace as jw
 from attnexp.explain import explain_examples
 from attnexp.models import AttentionModel, FamilyModel, HierarchicalAttentionModel, SelfAttentionModel, register_family_model
-from attnexp.models.attention import AdditiveAttention, masked_softmax, real_token_mask
+from attnexp.models.attention import AdditiveAttention, real_token_mask
 from attnexp.models.inputs import Batch, Encoded, to_examples
 from attnexp.runtime import SplitData
 from attnexp.spec import FAMILIES, Family, ModelSpec, parse_model_name

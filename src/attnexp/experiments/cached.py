@@ -30,7 +30,8 @@ import torch
 from torch import nn
 
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
-from attnexp.runtime import model_device, probabilities
+from attnexp.runtime import model_device
+from attnexp.models.outputs import probabilities
 
 __all__ = ["CachedBatch", "cached_batches", "real_positions", "decode_heads", "Readout", "DecodedReadout", "readout"]
 

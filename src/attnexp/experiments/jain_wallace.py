@@ -35,7 +35,8 @@ from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pair
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.plan import require
-from attnexp.runtime import Run, frozen, probabilities, restore_run, set_determinism
+from attnexp.runtime import Run, frozen, restore_run, set_determinism
+from attnexp.models.outputs import probabilities
 
 if TYPE_CHECKING:  # the tables are built where asked for: the model jobs write their rows without pandas
     import pandas as pd

@@ -41,7 +41,8 @@ from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cac
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
-from attnexp.runtime import probabilities, restore_run, set_determinism
+from attnexp.runtime import restore_run, set_determinism
+from attnexp.models.outputs import probabilities
 
 __all__ = [
     "TOP_BY", "RANKINGS",

@@ -32,7 +32,8 @@ from attnexp import io
 from attnexp.data.documents import read_records
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
-from attnexp.runtime import SplitData, predict, probabilities, split_labels
+from attnexp.runtime import SplitData, predict, split_labels
+from attnexp.models.outputs import probabilities
 
 __all__ = [
     "Exported",

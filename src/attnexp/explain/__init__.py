@@ -42,7 +42,8 @@ from attnexp.explanations import METHODS, SELF_ATTENTION_VECTORS, VECTORS, expla
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import SELF_ATTENTION_METHODS, require
-from attnexp.runtime import model_device, probabilities, restore_run, set_determinism
+from attnexp.runtime import model_device, restore_run, set_determinism
+from attnexp.models.outputs import probabilities
 
 __all__ = [
     "gradient_importance", "leave_one_out", "integrated_gradients", "rollout", "token_attribution",

@@ -20,7 +20,7 @@ from dataclasses import replace
 import torch
 from torch import nn
 
-from attnexp.explain.outputs import class_probability
+from attnexp.models.outputs import class_probability
 from attnexp.models.inputs import Batch
 
 __all__ = ["RIEMANN", "repeat_batch", "slice_batch", "attention_attribution", "token_attribution"]

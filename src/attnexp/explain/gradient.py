@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnexp.explain.outputs import class_probability, predicted_class
+from attnexp.models.outputs import class_probability, predicted_class
 from attnexp.models.inputs import Batch
 
 __all__ = ["gradient_importance", "gradient_and_mask"]

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from attnexp.explain.outputs import class_logit, class_probability
+from attnexp.models.outputs import class_logit, class_probability
 from attnexp.models.attention import real_token_mask
 from attnexp.models.inputs import PAD, UNK, Batch
 

@@ -24,7 +24,8 @@ import torch
 from torch import nn
 
 from attnexp.models.inputs import PAD, UNK, Example, collate, sorted_batches
-from attnexp.runtime import model_device, probabilities
+from attnexp.runtime import model_device
+from attnexp.models.outputs import probabilities
 
 __all__ = ["ERASE_OPS", "erased_example", "variant_probabilities"]
 

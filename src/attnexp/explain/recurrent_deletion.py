@@ -29,7 +29,8 @@ from torch import nn
 from attnexp.models.attention import AdditiveAttention, masked_softmax, real_token_mask
 from attnexp.models.encoders import BiRNN
 from attnexp.models.inputs import Encoded, Example, collate
-from attnexp.runtime import model_device, probabilities
+from attnexp.runtime import model_device
+from attnexp.models.outputs import probabilities
 
 __all__ = ["supports_recurrent_deletion", "deletion_probabilities"]
 

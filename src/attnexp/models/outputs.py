@@ -1,4 +1,5 @@
-"""What an attribution differentiates: one scalar per instance, read off the model's logits.
+"""A model's logits read off: class probabilities, the predicted class, and the one scalar per
+instance that an attribution differentiates.
 
 Binary J&W models have one sigmoid logit; multi-class and QA models one logit per class. Both are
 handled through the predicted class j (BC: j = round(ŷ), ŷ = 0.5 -> 0, J&W §5.3).
@@ -8,9 +9,15 @@ from __future__ import annotations
 
 import torch
 
-from attnexp.runtime import probabilities
+__all__ = ["probabilities", "predicted_class", "class_probability", "class_logit"]
 
-__all__ = ["predicted_class", "class_probability", "class_logit"]
+
+def probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """(..., C) class probabilities; a single sigmoid logit becomes [1 - p, p]."""
+    if logits.shape[-1] == 1:
+        p = torch.sigmoid(logits.squeeze(-1))
+        return torch.stack([1 - p, p], dim=-1)
+    return torch.softmax(logits, dim=-1)
 
 
 def predicted_class(logits: torch.Tensor) -> torch.Tensor:
