@@ -114,6 +114,18 @@ def test_unknown_dataset_name(config):
     assert "sstt" in message and "'datasets'" in message
 
 
+def test_datasets_enabled_turns_on_exactly_the_listed_datasets(config):
+    config["datasets_enabled"] = ["synthetic", "sst"]
+    config["datasets"]["agnews"]["enabled"] = True  # the list wins over a dataset's own flag
+    enabled = [name for name, ds in validate_config(config)["datasets"].items() if ds["enabled"]]
+    assert sorted(enabled) == ["sst", "synthetic"]
+
+
+def test_datasets_enabled_with_an_unknown_dataset_names_its_entry(config):
+    config["datasets_enabled"] = ["sst", "sstt"]
+    assert "config key 'datasets_enabled.1': no dataset 'sstt' under `datasets`" in _error(config)
+
+
 def test_two_checksums_on_one_source(config):
     config["datasets"]["sst"]["sources"][0]["md5"] = "0" * 32
     message = _error(config)

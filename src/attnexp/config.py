@@ -115,10 +115,25 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
     _coerce_command_line_strings(config, validator)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     problems = [f"config key '{_key(e.absolute_path)}': {_message(e)}" for e in errors]
+    problems += _enable_listed_datasets(config) if not problems else []
     problems += _consistency_problems(config) if not problems else []
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return config
+
+
+def _enable_listed_datasets(config: dict) -> list[str]:
+    """`datasets_enabled: [a, b]` turns on exactly those datasets (each one's `enabled` follows the
+    list), so that a preset names what it runs instead of switching off everything else."""
+    listed = config.get("datasets_enabled")
+    if listed is None:
+        return []
+    unknown = [f"config key 'datasets_enabled.{i}': no dataset {name!r} under `datasets` (expected one of {sorted(config['datasets'])})"
+               for i, name in enumerate(listed) if name not in config["datasets"]]
+    if not unknown:
+        for name, ds in config["datasets"].items():
+            ds["enabled"] = name in listed
+    return unknown
 
 
 def _merge(base: dict, overlay: dict) -> None:
