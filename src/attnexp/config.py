@@ -12,12 +12,12 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from attnexp.plan import close_match, model_spec, selection_problems
+from attnexp.papers import PAPERS
+from attnexp.plan import model_spec, selection_problems
 
 __all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
-SELECTABLE_EXPERIMENTS = ("jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "attention_attribution")
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 CONFIG_PATH = SCHEMA_PATH.parents[1] / "config.yaml"
@@ -182,20 +182,10 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}")
         elif ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
-    adversary = config["wiegreffe_pinter"]["adversary"]
-    if adversary["table_lambda"] not in adversary["lambdas"]:
-        problems.append(f"config key 'wiegreffe_pinter.adversary.table_lambda': {adversary['table_lambda']} is not one of wiegreffe_pinter.adversary.lambdas {adversary['lambdas']}")
-    for i, name in enumerate(config["wiegreffe_pinter"]["table2_only"]):
-        if name not in config["datasets"]:
-            problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
-    for name in config["wiegreffe_pinter"]["dataset_seeds"]:
-        if name not in config["datasets"]:
-            problems.append(f"config key 'wiegreffe_pinter.dataset_seeds.{name}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
-    edges = config["wiegreffe_pinter"]["max_attention_bins"]
-    if sorted(set(edges)) != edges:
-        problems.append(f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}")
+    for paper in PAPERS.values():  # each paper's own checks of its section
+        problems += paper.config_problems(config) if paper.config_problems else []
     # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable
-    return problems + [p for experiment in SELECTABLE_EXPERIMENTS for p in selection_problems(config, experiment)]
+    return problems + [p for experiment in PAPERS for p in selection_problems(config, experiment)]
 
 
 def training_settings(config: dict, dataset: str, model: str) -> dict:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from attnexp.messages import close_match
+from attnexp.papers import JAIN_WALLACE, PAPERS
 from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
 __all__ = [
@@ -25,7 +27,6 @@ __all__ = [
     "require",
     "experiment_runs",
     "run_dirs",
-    "close_match",
     "selection_problems",
     "Companions",
     "wiegreffe_pinter_companions",
@@ -36,35 +37,13 @@ __all__ = [
     "ranking_methods",
 ]
 
-# experiment -> (spec capability, what it means) it needs
+# experiment -> (spec capability, what it means) it needs: each paper's own (`attnexp.papers`), and
+# the explanations (the J&W inputs), which need attention to read and input embeddings to attribute to
 REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "jain_wallace": (
-        ("has_own_attention", "its own trained attention"),
-        ("attributable_input", "an encoder over replaceable input embeddings (a flat, QA/NLI or Transformer model)"),
-    ),
-    "serrano_smith": (
-        ("has_own_attention", "its own trained attention"),
-        ("classifier", "a document classifier (not a QA/NLI model)"),
-    ),
-    "wiegreffe_pinter": (
-        ("has_own_attention", "its own trained attention"),
-        ("imitable", "a flat or Transformer classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
-    ),
+    **{key: paper.requirements for key, paper in PAPERS.items()},
+    "explain": JAIN_WALLACE.requirements[:2],
 }
-# Explanations (the J&W inputs) need attention to read and input embeddings to attribute to. The
-# faithfulness battery ranks the attended units of every model with its own attention: by those
-# explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.
-REQUIREMENTS["explain"] = REQUIREMENTS["jain_wallace"][:2]
-REQUIREMENTS["faithfulness"] = REQUIREMENTS["jain_wallace"][:1]
-REQUIREMENTS["attention_attribution"] = (("self_attention", "self-attention in every layer (a Transformer)"),)
-TITLES = {
-    "jain_wallace": "Jain & Wallace",
-    "serrano_smith": "Serrano & Smith",
-    "wiegreffe_pinter": "Wiegreffe & Pinter",
-    "explain": "explanation",
-    "faithfulness": "faithfulness",
-    "attention_attribution": "attention-attribution (Hao et al.)",
-}
+TITLES = {**{key: paper.title for key, paper in PAPERS.items()}, "explain": "explanation"}
 # Explanation methods, one cached job each (`attnexp.explain`): `attention` carries the prediction
 # every other file is read with; rollout and attention attribution exist for self-attention models only.
 EXPLANATION_METHODS = ("attention", "gradient", "loo", "ig", "rollout", "attattr")
@@ -75,7 +54,7 @@ RANKING_METHODS = {
     "attention_x_gradient": ("attention", "gradient"), "rollout": ("rollout",), "attattr": ("attattr",),
 }
 # experiment -> the dataset tasks it is defined for (absent: every task)
-TASKS = {"wiegreffe_pinter": ("binary",)}
+TASKS = {key: paper.tasks for key, paper in PAPERS.items() if paper.tasks is not None}
 
 
 class RunKey(NamedTuple):
@@ -168,15 +147,6 @@ def ranking_methods(rankings, spec: ModelSpec) -> tuple[str, ...]:
 def run_dirs(config: dict, experiment: str, root: str) -> list[str]:
     """`{root}/{dataset}/{model}/seed{seed}` of every run of the experiment."""
     return [run.path(root) for run in experiment_runs(config, experiment)]
-
-
-def close_match(name: str, valid, noun: str = "datasets") -> str:
-    """"; did you mean 'x'? (datasets: a, b, …)" for an unknown name, for error messages."""
-    import difflib
-
-    valid = sorted(valid)
-    close = difflib.get_close_matches(name, valid, n=1)
-    return (f"; did you mean {close[0]!r}?" if close else "") + f" ({noun}: {', '.join(valid)})"
 
 
 def selection_problems(config: dict, experiment: str) -> list[str]:

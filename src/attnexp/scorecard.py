@@ -47,7 +47,6 @@ import argparse
 import math
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -55,6 +54,8 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, read_claims
 from attnexp.markdown import to_markdown
+from attnexp.papers import PRETRAINED_VECTORS, Protocol
+from attnexp.papers import PAPERS as ALL_PAPERS
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
@@ -66,45 +67,18 @@ MATCHED, MISSED, NOT_COMPARED = "matched", "missed", "not compared"
 START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 
 
-@dataclass(frozen=True)
-class Protocol:
-    """What a paper's own numbers were made with, as far as the cause rules need it."""
-
-    role: str  # "replicated" or "extension anchor"
-    select_on: str | None = None  # the paper's checkpoint selection (D-SEL); None: no rule
-    embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
-    embeddings_label: str = ""  # what the paper used, in words
-    models: str | None = None  # regular expression (full match) of the models of the paper's claims; None: any
-    own_embeddings: dict[str, str] = None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
-
-
-_PRETRAINED = ("fasttext_simple", "glove840b")
 # pretrained vectors that stand in for the papers' files (config `embeddings.source`), in words
 STAND_IN_VECTORS = {"glove6b50": "GloVe 6B 50-d for the paper's 300-d pretrained vectors"}
-PAPERS = {
-    # J&W: pretrained vectors, except bAbI, which starts from random 50-d embeddings
-    "Jain & Wallace 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"(lstm|cnn|average)-(tanh|dot)",
-                                    {"babi1": "random", "babi2": "random", "babi3": "random"}),
-    "Wiegreffe & Pinter 2019": Protocol("replicated", "test", _PRETRAINED, "pretrained", r"lstm-(tanh|uniform)"),
-    # S&S §3.2: word2vec trained on the dataset; their models: HAN and FLAN, selected on dev
-    "Serrano & Smith 2019": Protocol("replicated", "dev", ("word2vec", "word2vec_local"), "word2vec on the dataset", r"(han|flan)-(rnn|conv|none)"),
-    "DeYoung et al. 2020": Protocol("extension anchor"),
-    "Hao et al. 2021": Protocol("extension anchor"),
-    "Abnar & Zuidema 2020": Protocol("extension anchor"),
-}
+# the claims' `paper` value -> what its numbers were made with (each paper's `anchors`, `attnexp.papers`)
+PAPERS: dict[str, Protocol] = {citation: protocol for paper in ALL_PAPERS.values() for citation, protocol in paper.anchors.items()}
 
-# (paper or None for any, table, quantity prefix) -> why the tolerance is what it is
-TOLERANCE_BASES = (
-    ("Jain & Wallace 2019", "Table 2", "mean ",
-     "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.06 in a mean tau"),
-    ("Jain & Wallace 2019", "mean tau, all test instances", "mean ",
-     "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's test-selected (675b0dc) and dev-selected (425a89a) models differ by up to 0.06 in a mean tau, so one tolerance covers either selection"),
-    ("Jain & Wallace 2019", "Table 2", "sig_frac ",
-     "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
+# (paper or None for any, table, quantity prefix, why the tolerance is what it is): each paper's own,
+# then those of the tables every paper shares
+TOLERANCE_BASES = tuple(
+    (citation, *basis) for paper in ALL_PAPERS.values() for citation in list(paper.anchors)[:1] for basis in paper.tolerance_bases
+) + (
     (None, "test performance", "",
      "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)"),
-    ("Wiegreffe & Pinter 2019", "Table 2", "",
-     "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (J&W's repository, commits 675b0dc and 425a89a)"),
 )
 
 # a D-… id's kind when it names one of the causes above (docs/decisions.md); any other id is a protocol deviation
@@ -182,10 +156,10 @@ def cause(row, same_data: frozenset[str] = frozenset()) -> str:
     ours = settings.get("embeddings")
     own = (protocol.own_embeddings or {}).get(row["dataset"]) if protocol else None
     if protocol and protocol.embeddings and ours and ours not in protocol.embeddings and ours != own:
-        word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == _PRETRAINED
+        word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == PRETRAINED_VECTORS
         if word2vec_for_pretrained:
             causes.append("embeddings (D-EMB)")
-        elif ours in STAND_IN_VECTORS and protocol.embeddings == _PRETRAINED:
+        elif ours in STAND_IN_VECTORS and protocol.embeddings == PRETRAINED_VECTORS:
             causes.append(f"embeddings ({STAND_IN_VECTORS[ours]}, D-EMB)")
         else:
             causes.append(f"embeddings ({ours}; the paper: {protocol.embeddings_label})")

@@ -29,34 +29,14 @@ import pandas as pd
 from attnexp import io
 from attnexp.experiments.faithfulness import aopc
 from attnexp.experiments.serrano_smith import summarise_erasure, summarise_removal
+from attnexp.papers import PAPERS
 from attnexp.plan import RunKey
 
 __all__ = ["MEASURES", "jain_wallace_cells", "serrano_smith_cells", "faithfulness_cells", "wiegreffe_pinter_cells", "debate_matrix", "write_debate_matrix"]
 
-# measure -> (paper, what it is, the reading in favour of attention as explanation)
-MEASURES = {
-    "jw_tau_gradient": ("Jain & Wallace", "τ(attention, gradient magnitude), mean", "higher: attention agrees with gradients"),
-    "jw_tau_loo": ("Jain & Wallace", "τ(attention, leave-one-out), mean", "higher: attention agrees with leave-one-out"),
-    "jw_permutation": ("Jain & Wallace", "permuted attention: median Δŷ, median over instances", "higher: the output depends on where attention falls"),
-    "jw_adversarial_jsd": ("Jain & Wallace", "adversarial attention: ε-max JSD, mean", "lower: no very different attention gives the same output"),
-    "ss_flip_top": ("Serrano & Smith", "erasing the top-attention item flips the decision, %", "higher, and above the random item's"),
-    "ss_flip_random": ("Serrano & Smith", "erasing a random item flips the decision, %", "the baseline of the row above"),
-    "ss_fraction_attention": ("Serrano & Smith", "items removed until the decision flips, attention order (median share)", "lower, and below gradient's and random's"),
-    "ss_fraction_gradient": ("Serrano & Smith", "items removed until the decision flips, gradient order (median share)", "the comparison of the row above"),
-    "ss_fraction_random": ("Serrano & Smith", "items removed until the decision flips, random order (median share)", "the baseline"),
-    "ss_no_flip_attention": ("Serrano & Smith", "no flip even with every item removed in attention order, %", "context: the share the row above leaves out"),
-    "wp_f1": ("Wiegreffe & Pinter", "test F1 of the model", "context"),
-    "wp_uniform_f1": ("Wiegreffe & Pinter", "test F1 of its uniform-attention twin", "lower than the model's: its attention is needed"),
-    "wp_mlp_guided_f1": ("Wiegreffe & Pinter", "diagnostic MLP test F1, guided by the model's attention", "higher than with uniform attention"),
-    "wp_mlp_uniform_f1": ("Wiegreffe & Pinter", "diagnostic MLP test F1, uniform attention", "the baseline"),
-    "wp_mlp_trained_f1": ("Wiegreffe & Pinter", "diagnostic MLP test F1, its own trained attention", "the comparison"),
-    "wp_adversary_jsd": ("Wiegreffe & Pinter", "model-consistent adversary: JSD from the model's attention", "lower: a consistent model cannot attend very differently"),
-    "ff_comp_attention": ("faithfulness", "AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
-    "ff_comp_loo": ("faithfulness", "AOPC-comprehensiveness, leave-one-out ranking", "the comparison"),
-    "ff_comp_random": ("faithfulness", "AOPC-comprehensiveness, random ranking", "the baseline"),
-    "ff_suff_attention": ("faithfulness", "AOPC-sufficiency, attention ranking", "lower, and below random's"),
-    "ff_suff_random": ("faithfulness", "AOPC-sufficiency, random ranking", "the baseline"),
-}
+# measure -> (paper, what it is, the reading in favour of attention as explanation): each paper's
+# rows (`attnexp.papers`), in the papers' order
+MEASURES = {key: (paper.title, *row) for paper in PAPERS.values() for key, row in paper.measures.items()}
 
 # ---------------------------------------------------------------------------------------------
 # One stage's files of one run -> its numbers
