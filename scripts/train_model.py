@@ -5,7 +5,7 @@ import json
 from attnexp.experiments.wiegreffe_pinter import ModelConsistentAdversary
 from attnexp.plan import model_spec
 from attnexp.runtime import CheckpointError, DeviceError, split_labels
-from attnexp.train import class_weights, fit
+from attnexp.train import TrainingJob, class_weights, fit
 from attnexp.workflow import fail_cleanly, log_to, torch_threads
 
 log = log_to(snakemake.log[0])
@@ -24,8 +24,7 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
         _, labels = split_labels(snakemake.params.data_dir, "train")
         adversary = ModelConsistentAdversary(snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels))
-    fit(
-        spec,
+    job = TrainingJob(
         data_dir=snakemake.params.data_dir,
         vectors_path=snakemake.input.get("vectors"),
         guide_path=snakemake.input.get("guide"),
@@ -38,6 +37,10 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):
         out_metrics=snakemake.output.metrics,
         out_timing=snakemake.output.timing,
         provenance=provenance,
+    )
+    fit(
+        spec,
+        job,
         log=log,
         objective=adversary and adversary.objective,
         monitor=adversary and adversary.monitor,

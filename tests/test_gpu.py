@@ -46,15 +46,16 @@ def test_birnn_states_on_the_gpu_equal_the_cpus():
 
 def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
     from attnexp.spec import parse_model_name
-    from attnexp.train import fit
+    from attnexp.train import TrainingJob, fit
 
     config = load_config()
     data_dir = write_dataset(tmp_path / "data")
     metrics = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        fit(parse_model_name("lstm-tanh", "binary"), data_dir, None, None, tiny_settings(config, "lstm-tanh"), "dev",
-            10, 1, device, out / "model.pt", out / "metrics.json", out / "timing.json", {"test": True}, log=lambda _: None)
+        job = TrainingJob(data_dir, None, None, tiny_settings(config, "lstm-tanh"), "dev", 10, 1, device,
+                          out / "model.pt", out / "metrics.json", out / "timing.json", {"test": True})
+        fit(parse_model_name("lstm-tanh", "binary"), job, log=lambda _: None)
         metrics[device] = json.loads((out / "metrics.json").read_text())
         assert json.loads((out / "timing.json").read_text())["device"] == device
     assert abs(metrics["cuda"]["test"]["accuracy"] - metrics["cpu"]["test"]["accuracy"]) <= 0.05

@@ -16,7 +16,7 @@ from attnexp.metrics import classification_metrics
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import SplitData, load_checkpoint, predict
-from attnexp.train import build_and_initialise, class_weights, fit, supervised_objective, train_model
+from attnexp.train import TrainingJob, build_and_initialise, class_weights, fit, supervised_objective, train_model
 from tiny_tasks import VOCAB, load_config, quiet, run_fit, task_examples, tiny_settings, write_dataset
 
 torch.use_deterministic_algorithms(True)
@@ -396,9 +396,12 @@ def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
 
 def test_fit_with_train_loss_selection_records_it(config, data_dir, tmp_path):
     seen = []
+    job = TrainingJob(
+        data_dir, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train", 10, 1, "cpu",
+        tmp_path / "model.pt", tmp_path / "metrics.json", tmp_path / "timing.json", {},
+    )
     metrics = fit(
-        parse_model_name("average-tanh", "binary"), data_dir, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train",
-        10, 1, "cpu", tmp_path / "model.pt", tmp_path / "metrics.json", tmp_path / "timing.json", {}, log=quiet,
+        parse_model_name("average-tanh", "binary"), job, log=quiet,
         monitor=lambda model, splits, device: seen.append(len(splits["train"].examples)) or {"n_train": seen[-1]},
     )
     assert metrics["select_on"] == "train" and metrics["select_metric"] == "loss"

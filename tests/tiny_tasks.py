@@ -13,7 +13,7 @@ from attnexp import io
 from attnexp.config import training_settings, validate_config
 from attnexp.models.inputs import Example, to_examples
 from attnexp.spec import parse_model_name
-from attnexp.train import fit
+from attnexp.train import TrainingJob, fit
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECIALS = ["<PAD>", "<UNK>", "<SOS>", "<EOS>"]
@@ -71,9 +71,9 @@ def write_dataset(root: Path, sizes=(48, 24, 24), vocab=VOCAB, relabel=None) -> 
 def run_fit(config, data_dir, out_dir, model="lstm-tanh", select_on="dev", guide=None, seed=10, **overrides):
     """`fit` one tiny model of the binary task -> (metrics, checkpoint path)."""
     out_dir = Path(out_dir)
-    metrics = fit(
-        parse_model_name(model, "binary"), data_dir, None, guide, tiny_settings(config, model, **overrides), select_on,
-        seed, 1, "cpu", out_dir / "model.pt", out_dir / "metrics.json", out_dir / "timing.json",
-        {"test": True}, log=quiet,
+    job = TrainingJob(
+        data_dir, None, guide, tiny_settings(config, model, **overrides), select_on, seed, 1, "cpu",
+        out_dir / "model.pt", out_dir / "metrics.json", out_dir / "timing.json", {"test": True},
     )
+    metrics = fit(parse_model_name(model, "binary"), job, log=quiet)
     return metrics, out_dir / "model.pt"

@@ -688,13 +688,10 @@ def _every_claim(part: pd.DataFrame) -> list[str]:
             "the tolerance basis and, for a miss, its cause</summary>", "", to_markdown(shown), "</details>", ""]
 
 
-def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str], extra: list[str] = ()) -> tuple[str, tuple[int, int, int], list[str]]:
-    """A page's Markdown, its counts and its lines for the index's note (what is missing); `extra`: a
-    section of tables after the run's own (counted as one table)."""
-    part = run.card[run.card["paper"].map(_page_of) == page.slug] if run.card is not None else None
-    lines = [f"# {page.title}", ""]
+def _tables_section(page: Page, run: Run) -> tuple[list[str], int]:
+    """The page's tables the run has, under `## Tables` (none: no lines), and how many."""
     body: list[str] = []
-    n_tables = n_figures = 0
+    n_tables = 0
     for table in page.tables:
         if table.name not in run.tables:
             continue
@@ -704,13 +701,14 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
             body += [caption(table.caption), ""]
         body += [_folded(text) if table.fold else text, "", f"*From `results/tables/{table.name}.md` (and `.csv`) of the run.*", ""]
         n_tables += 1
-    if body:
-        body = ["## Tables", ""] + body
-    if extra:
-        body += list(extra)
-        n_tables += 1
+    return (["## Tables", ""] + body if body else body), n_tables
+
+
+def _figures_section(page: Page, run: Run, files: dict[str, bytes], datasets: list[str]) -> tuple[list[str], int]:
+    """The page's key figures under `## Figures` (none: no lines), each PNG added to `files` once,
+    and how many are shown."""
     shown_figures: list[str] = []
-    more = 0
+    more = n_figures = 0
     for figures in page.figures:
         groups, hidden = _groups(figures, run.pngs, datasets)
         more += hidden
@@ -724,12 +722,18 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
                 label = Path(png).stem if not re.fullmatch(r"seed\d+", Path(png).stem) else Path(png).parent.parent.name
                 shown_figures += [f"![{label}: {heading}]({target})", "", f"*{label}* (`results/figures/{png}`)", ""]
                 n_figures += 1
-    if shown_figures:
-        body += ["## Figures", ""] + shown_figures
-        if more:
-            body += [f"{more} more figure groups of this kind are in the run folder's results/figures/.", ""]
+    if not shown_figures:
+        return [], n_figures
+    lines = ["## Figures", ""] + shown_figures
+    if more:
+        lines += [f"{more} more figure groups of this kind are in the run folder's results/figures/.", ""]
+    return lines, n_figures
+
+
+def _incomplete_notes(page: Page, run: Run) -> tuple[list[str], list[str]]:
+    """What the page misses: the notes at its top, and its line for the index's note (if any)."""
     missing, unconfigured, figures_missing, figures_expected = _missing(page, run)
-    index_note = []
+    lines, index_note = [], []
     if missing or figures_missing:
         parts = [", ".join(f"`{m}`" for m in missing)] if missing else []
         if figures_missing:
@@ -738,6 +742,21 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
         lines += [f"> **Incomplete run**: missing {'; '.join(parts)}. See [the index]({INDEX}).", ""]
     if unconfigured:
         lines += [f"> Not in this run's config: {', '.join(f'`{u}`' for u in unconfigured)}.", ""]
+    return lines, index_note
+
+
+def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str], extra: list[str] = ()) -> tuple[str, tuple[int, int, int], list[str]]:
+    """A page's Markdown, its counts and its lines for the index's note (what is missing); `extra`: a
+    section of tables after the run's own (counted as one table)."""
+    part = run.card[run.card["paper"].map(_page_of) == page.slug] if run.card is not None else None
+    body, n_tables = _tables_section(page, run)
+    if extra:
+        body += list(extra)
+        n_tables += 1
+    figures, n_figures = _figures_section(page, run, files, datasets)
+    body += figures
+    notes, index_note = _incomplete_notes(page, run)
+    lines = [f"# {page.title}", "", *notes]
     lines += [page.about, "", f"From the run in `{name}` ([provenance]({INDEX}#provenance)).", ""]
     n_claims = 0
     if part is not None and len(part):
@@ -786,6 +805,83 @@ def _checkout_digest(*overlays: str) -> str | None:
         return None
 
 
+def _config_notes(record: dict, words: str) -> list[str]:
+    """Notes where the run's config is not the project's default, or not this checkout's."""
+    notes = []
+    digest = record.get("config_digest", "")
+    default = _checkout_digest()
+    if default is not None and default != digest:
+        notes.append(f"Made with another config than the project's default: {words} (config digest `{digest[:16]}`).")
+    in_checkout = [f for f in record.get("configfiles", [])]
+    if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
+        changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
+        now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
+        if changed and now != digest:  # edits that change no setting (comments) are not worth a note
+            notes.append(f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
+                         f"{'is' if len(changed) == 1 else 'are'} not the run's.")
+        elif not record.get("config_overrides") and now is not None and now != digest:
+            notes.append("This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has.")
+    return notes
+
+
+def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
+    """The provenance rows of the run record (config, commit, Snakemake, outputs) and its notes."""
+    record = run.record
+    snake, words = _made_with(run)
+    rows = [("made with", f"`{snake}` ({words})")]
+    digest = record.get("config_digest", "")
+    rows.append(("config", f"digest `{digest[:16]}` (sha256 of the effective config); the effective config: [config.yaml](config.yaml) here, "
+                           f"`{RUN_CONFIG}` in the run folder"))
+    notes = _config_notes(record, words)
+    commit, dirty = record.get("commit"), record.get("uncommitted_changes")
+    here, _ = _commit(REPO)
+    shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
+    rows.append(("commit", shown))
+    if commit and here and commit != here:
+        notes.append(f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`.")
+    elif commit and dirty:
+        notes.append(f"Made by commit `{commit[:12]}` with uncommitted changes.")
+    rows.append(("Snakemake", str(record.get("snakemake", "unknown"))))
+    targets = record.get("targets", [])
+    present = sum((run.root / t).exists() for t in targets)
+    rows.append(("outputs", f"{present} of the {len(targets)} outputs of the run's `all` exist"))
+    return rows, notes
+
+
+def _time_rows(root: Path, jobs: list[tuple[str, float]]) -> list[tuple[str, str]]:
+    """The compute time (benchmark files) and wall time (Snakemake's logs) rows, where known."""
+    rows = []
+    total, count = sum(seconds for _, seconds in jobs), len(jobs)
+    if count:
+        rows.append(("compute time", f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
+                                     "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
+                                     "tables, figures and claims are not timed)"))
+    wall = _wall_time(root)
+    if wall:
+        total_wall, n_invocations, last = wall
+        rows.append(("wall time", f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
+                                  f"({_count(n_invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
+    return rows
+
+
+def _time_tables(root: Path, jobs: list[tuple[str, float]]) -> list[str]:
+    """Compute time per stage and the Snakemake invocations, where known."""
+    lines = []
+    if jobs:
+        stages = compute_by_stage(root, jobs)
+        stages["hours"] = stages["seconds"].map(lambda v: f"{v / 3600:.2f}")
+        stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
+        lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",
+                  to_markdown(stages[["stage", "jobs", "hours", "share"]])]
+    found = invocations(root)
+    if found:
+        table = pd.DataFrame(found)
+        table["wall time"] = table["seconds"].map(_duration)
+        lines += ["Snakemake invocations that ran jobs (from `.snakemake/log/`), in order:", "",
+                  to_markdown(table[["start", "end", "wall time", "jobs", "targets"]])]
+    return lines
+
+
 def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]]:
     """The provenance block and the notes for the top of the index (other config, other commit)."""
     rows, notes = [("run folder", f"`{name}`")], []
@@ -793,75 +889,48 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
         notes.append(f"The run folder has no run record (`{RECORD}`): the config and the commit that made it are unknown.")
         rows.append(("config, commit", f"not recorded (no `{RECORD}` in the run folder)"))
     else:
-        record = run.record
-        snake, words = _made_with(run)
-        rows.append(("made with", f"`{snake}` ({words})"))
-        digest = record.get("config_digest", "")
-        rows.append(("config", f"digest `{digest[:16]}` (sha256 of the effective config); the effective config: [config.yaml](config.yaml) here, "
-                               f"`{RUN_CONFIG}` in the run folder"))
-        default = _checkout_digest()
-        if default is not None and default != digest:
-            notes.append(f"Made with another config than the project's default: {words} (config digest `{digest[:16]}`).")
-        in_checkout = [f for f in record.get("configfiles", [])]
-        if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
-            changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
-            now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
-            if changed and now != digest:  # edits that change no setting (comments) are not worth a note
-                notes.append(f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
-                             f"{'is' if len(changed) == 1 else 'are'} not the run's.")
-            elif not record.get("config_overrides") and now is not None and now != digest:
-                notes.append("This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has.")
-        commit, dirty = record.get("commit"), record.get("uncommitted_changes")
-        here, _ = _commit(REPO)
-        shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
-        rows.append(("commit", shown))
-        if commit and here and commit != here:
-            notes.append(f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`.")
-        elif commit and dirty:
-            notes.append(f"Made by commit `{commit[:12]}` with uncommitted changes.")
-        rows.append(("Snakemake", str(record.get("snakemake", "unknown"))))
-        targets = record.get("targets", [])
-        present = sum((run.root / t).exists() for t in targets)
-        rows.append(("outputs", f"{present} of the {len(targets)} outputs of the run's `all` exist"))
+        record_rows, notes = _record_rows(run)
+        rows += record_rows
     jobs = _job_seconds(run.root)
-    total, count = sum(seconds for _, seconds in jobs), len(jobs)
-    if count:
-        rows.append(("compute time", f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
-                                     "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
-                                     "tables, figures and claims are not timed)"))
-    wall = _wall_time(run.root)
-    if wall:
-        total_wall, n_invocations, last = wall
-        rows.append(("wall time", f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
-                                  f"({_count(n_invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
+    rows += _time_rows(run.root, jobs)
     rows.append(("published with", f"`{command}`"))
     table = pd.DataFrame(rows, columns=["", "value"])
-    lines = ["## Provenance", "", to_markdown(table)]
-    if count:
-        stages = compute_by_stage(run.root, jobs)
-        stages["hours"] = stages["seconds"].map(lambda v: f"{v / 3600:.2f}")
-        stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
-        lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",
-                  to_markdown(stages[["stage", "jobs", "hours", "share"]])]
-    found = invocations(run.root)
-    if found:
-        table = pd.DataFrame(found)
-        table["wall time"] = table["seconds"].map(_duration)
-        lines += ["Snakemake invocations that ran jobs (from `.snakemake/log/`), in order:", "",
-                  to_markdown(table[["start", "end", "wall time", "jobs", "targets"]])]
-    return lines, notes
+    return ["## Provenance", "", to_markdown(table)] + _time_tables(run.root, jobs), notes
+
+
+def _companion(run: Run, comparison: Run, comparison_name: str) -> dict[str, list[str]]:
+    """The embeddings comparison with the companion run, as a section of the J&W page (page slug ->
+    lines); the run's claim card gets the comparison's causes of embedding misses."""
+    lines, _ = embeddings_comparison(run.root, comparison.root)
+    extra = {"jain-wallace-2019": lines[:2] + [f"Companion run: `{comparison_name}`.", ""] + lines[2:]}
+    if run.card is not None and comparison.card is not None:
+        run.card = _with_comparison(run.card, comparison.card, comparison_name)
+    return extra
+
+
+def _scorecard_section(run: Run) -> list[str]:
+    """The index's scorecard, its misses (unexplained first) and what was not compared, and why."""
+    card = run.card
+    if card is None or not len(card):
+        return ["## Scorecard", "", "No claims in this run.", ""]
+    table = summary(card).rename(columns={"not_compared": "not compared"})
+    table["paper"] = [f"[{p}]({_page_of(p)}.md)" for p in table["paper"]]
+    lines = ["## Scorecard", "", f"From `{run.card_source}` of the run.", "", to_markdown(table)]
+    misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause"])
+    if len(misses):
+        lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
+    detail = breakdown(card)
+    detail = detail[detail["outcome"] == NOT_COMPARED]
+    if len(detail):
+        lines += ["## Not compared", "", *[f"- {r.paper}: {r.rows} × {r.reason}" for r in detail.itertuples()], ""]
+    return lines
 
 
 def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "") -> Built:
     """Every page in memory. `comparison`: the companion run of the embeddings comparison (its J&W
     models with other vectors), shown on the J&W page and named in the causes of embedding misses."""
     files: dict[str, bytes] = {}
-    extra: dict[str, list[str]] = {}
-    if comparison is not None:
-        lines, _ = embeddings_comparison(run.root, comparison.root)
-        extra["jain-wallace-2019"] = lines[:2] + [f"Companion run: `{comparison_name}`.", ""] + lines[2:]
-        if run.card is not None and comparison.card is not None:
-            run.card = _with_comparison(run.card, comparison.card, comparison_name)
+    extra = _companion(run, comparison, comparison_name) if comparison is not None else {}
     counts: dict[str, tuple[int, int, int]] = {}
     datasets = _datasets(run) or sorted({p.split("/")[1] for p in run.pngs if p.count("/") >= 2})
     incomplete: list[str] = []
@@ -888,20 +957,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
         "`not public`, `undefined`).",
         "",
     ]
-    card = run.card
-    if card is not None and len(card):
-        table = summary(card).rename(columns={"not_compared": "not compared"})
-        table["paper"] = [f"[{p}]({_page_of(p)}.md)" for p in table["paper"]]
-        lines += ["## Scorecard", "", f"From `{run.card_source}` of the run.", "", to_markdown(table)]
-        misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause"])
-        if len(misses):
-            lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
-        detail = breakdown(card)
-        detail = detail[detail["outcome"] == NOT_COMPARED]
-        if len(detail):
-            lines += ["## Not compared", "", *[f"- {r.paper}: {r.rows} × {r.reason}" for r in detail.itertuples()], ""]
-    else:
-        lines += ["## Scorecard", "", "No claims in this run.", ""]
+    lines += _scorecard_section(run)
     lines += ["## Pages", ""]
     for page in PAGES:
         t, f, c = counts[f"{page.slug}.md"]
@@ -913,7 +969,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     counts[INDEX] = totals
     if run.config_text is not None:
         files["config.yaml"] = _without_local_folders(run.config_text)
-    return Built(files, counts, card, top)
+    return Built(files, counts, run.card, top)
 
 
 # ----------------------------------------------------------------------------- writing

@@ -3,7 +3,9 @@ train_model rule's script alone; run-time services (determinism, device, checkpo
 probabilities) live in `attnexp.runtime`.
 
 Read top to bottom: class weights -> objectives -> optimiser -> the training loop with checkpoint
-selection -> building a model -> `fit`, from files to files.
+selection (its parts first: the lazy embedding switch, the lr schedules, checkpoint selection with
+early stopping, the timing, one epoch's training and its evaluation; then `train_epochs`) ->
+building a model -> `fit`, from files to files (a `TrainingJob`).
 
 Protocols (config `train.protocols`, overridable per dataset): Jain & Wallace §3 for classification
 (class-weighted BCE summed over the batch, Adam amsgrad 1e-3, weight decay 1e-5 except attention,
@@ -33,9 +35,10 @@ import copy
 import json
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generator
+from typing import Callable, Generator, Iterator, NamedTuple
 
 import numpy as np
 import torch
@@ -69,6 +72,7 @@ __all__ = [
     "train_model",
     "TrainResult",
     "build_and_initialise",
+    "TrainingJob",
     "fit",
     "train_epochs",
     "LazyAdam",
@@ -218,7 +222,7 @@ def _evaluate(model, split, settings, device) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Training loop
+# Training loop: its parts, then the loop
 
 
 @dataclass
@@ -233,6 +237,185 @@ class TrainResult:
 
 def _rounded(metrics: dict) -> dict:
     return json.loads(json.dumps(metrics), parse_float=lambda x: round(float(x), 6))
+
+
+def _lazy_embedding_update(model: nn.Module, settings: dict) -> bool:
+    """Whether the protocol asks for `embedding_update: lazy`, refused where it cannot apply."""
+    lazy = settings["embedding_update"] == "lazy"
+    if lazy and not isinstance(getattr(model, "embedding", None), nn.Embedding):
+        raise ValueError(f"embedding_update: lazy needs a model with an `embedding` layer, {type(model).__name__} has none")
+    if lazy and settings["grad_clip"] is not None:
+        raise ValueError("embedding_update: lazy gives the embedding sparse gradients, which grad_clip cannot clip: set grad_clip: null or embedding_update: dense")
+    return lazy
+
+
+@contextmanager
+def _sparse_embedding(model: nn.Module, lazy: bool) -> Iterator[None]:
+    """While training with `lazy`: sparse (rows, E) embedding gradients in place of a dense (V, E)
+    one; the layer's own setting is back afterwards, also when the epochs stop early."""
+    if not lazy:
+        yield
+        return
+    sparse_before = model.embedding.sparse
+    try:
+        model.embedding.sparse = True
+        yield
+    finally:
+        model.embedding.sparse = sparse_before
+
+
+class _Schedules:
+    """The protocol's learning-rate schedules, each possibly absent: ReduceLROnPlateau on the
+    epoch's selection score (S&S: halve the lr when the validation metric stalls), and the
+    Transformer's warm-up then decay, which moves after every optimiser step."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, settings: dict, n_train: int):
+        self.plateau = None
+        if settings["lr_plateau"] is not None:
+            self.plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                optimizer, mode="max", factor=settings["lr_plateau"]["factor"], patience=settings["lr_plateau"]["patience"]
+            )
+        # steps per epoch: exact without a padded-token cap (the Transformer protocol has none)
+        self.warmup = _warmup_schedule(optimizer, settings["warmup"], settings["epochs"] * -(-n_train // settings["batch_size"]))
+
+    def after_step(self) -> None:
+        if self.warmup is not None:
+            self.warmup.step()
+
+    def after_epoch(self, score: float) -> None:
+        if self.plateau is not None:
+            self.plateau.step(score)
+
+
+class _Best(NamedTuple):
+    score: float
+    epoch: int
+    state_dict: dict
+    dev: dict
+    test: dict
+
+
+class _CheckpointSelection:
+    """The best epoch's weights and metrics so far (higher scores are better), and early stopping
+    after `patience` selectable epochs without improvement. `skip_first_epoch`: J&W never select
+    epoch 1 (of several), which then does not count towards the patience either."""
+
+    def __init__(self, settings: dict):
+        self.skip_first = settings["skip_first_epoch"] and settings["epochs"] > 1
+        self.patience = settings["patience"]
+        self.best: _Best | None = None
+        self.since_best = 0
+
+    @staticmethod
+    def comparable(score: float) -> float:
+        """NaN (e.g. ROC-AUC of a one-class split) as -inf: never better than another epoch."""
+        return float("-inf") if np.isnan(score) else score
+
+    def consider(self, epoch: int, score: float, model: nn.Module, dev: dict, test: dict) -> bool:
+        """Keep a copy of the weights if the epoch's score beats the best so far; whether it did."""
+        selectable = not (self.skip_first and epoch == 1)
+        improved = selectable and (self.best is None or score > self.best.score)
+        if improved:
+            self.best = _Best(score, epoch, copy.deepcopy(model.state_dict()), dev, test)
+            self.since_best = 0
+        elif selectable:
+            self.since_best += 1
+        return improved
+
+    @property
+    def stop(self) -> bool:
+        return self.patience is not None and self.since_best >= self.patience
+
+
+@dataclass
+class _Timing:
+    """The epochs' seconds, training steps and evaluation apart, and the padding in the batches."""
+
+    step_seconds: float = 0.0
+    eval_seconds: float = 0.0
+    computed: int = 0  # token positions the batches hold
+    real: int = 0  # of which real tokens
+
+    def count(self, batch: Batch) -> None:
+        self.computed += batch.tokens.numel()
+        self.real += int(batch.lengths.sum()) if batch.sentence_lengths is None else int(batch.sentence_lengths.sum())
+
+    def record(self, epochs_run: int, device: torch.device) -> dict:
+        """timing.json"""
+        seconds = self.step_seconds + self.eval_seconds
+        return {
+            "train_seconds": round(seconds, 3),
+            "epochs_run": epochs_run,
+            "seconds_per_epoch": round(seconds / epochs_run, 3),
+            "step_seconds": round(self.step_seconds, 3),  # training batches: forward, backward, optimiser
+            "eval_seconds": round(self.eval_seconds, 3),  # dev and test after each epoch, monitor, selection
+            "padding_share": round(1 - self.real / self.computed, 4) if self.computed else 0.0,
+            "device": str(device),
+            "threads": torch.get_num_threads(),
+        }
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One training run: the model, its data and settings, and what trains and judges it."""
+
+    model: nn.Module
+    splits: dict[str, SplitData]
+    settings: dict
+    select_on: str
+    device: torch.device
+    objective: Objective
+    optimizer: torch.optim.Optimizer
+    schedules: _Schedules
+    monitor: Monitor | None
+    log: Callable[[str], None]
+
+
+def _train_epoch(run: _Run, order: list[np.ndarray], timing: _Timing) -> float:
+    """One pass over the training batches in `order`; the sum of their losses."""
+    model, settings = run.model, run.settings
+    model.train()
+    total_loss = 0.0
+    for batch in batches_of(run.splits["train"], order, model.layout):
+        timing.count(batch)
+        batch = batch.to(run.device)
+        loss = run.objective(model, batch)
+        run.optimizer.zero_grad(set_to_none=True)  # (torch's default) the backward writes fresh gradients, no zero fill
+        # J&W BC sums the loss over the batch; QA/NLI and S&S average it
+        (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
+        if settings["grad_clip"] is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), settings["grad_clip"])
+        run.optimizer.step()
+        run.schedules.after_step()
+        total_loss += loss.item()
+    return total_loss
+
+
+def _evaluate_epoch(run: _Run, epoch: int, train_loss: float, checkpoints: _CheckpointSelection, started: float) -> tuple[dict, float]:
+    """After an epoch's training: dev and test metrics, the monitor's, the epoch offered to the
+    checkpoint selection, and its log line. -> its history record (rounded) and selection score."""
+    settings = run.settings
+    dev, test = (_evaluate(run.model, run.splits[s], settings, run.device) for s in ("dev", "test"))
+    selection = {"dev": dev, "test": test, "train": {"loss": -train_loss}}[run.select_on]  # higher is better
+    score = selection[settings["select_metric"]]
+    record = {
+        "epoch": epoch,
+        "train_loss": train_loss,
+        "lr": run.optimizer.param_groups[0]["lr"],
+        "dev": {k: v for k, v in dev.items() if k != "f1"},
+        "test": {k: v for k, v in test.items() if k != "f1"},
+    }
+    if run.monitor is not None:
+        record.update(run.monitor(run.model, run.splits, run.device))
+    score = checkpoints.comparable(score)
+    improved = checkpoints.consider(epoch, score, run.model, dev, test)
+    criterion = "kept on the lowest one" if run.select_on == "train" else f"{run.select_on} {settings['select_metric']} {score:.4f}"
+    run.log(
+        f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
+        f"{criterion} (dev acc {dev['accuracy']:.4f}, "
+        f"test acc {test['accuracy']:.4f}){' *' if improved else ''} ({time.perf_counter() - started:.1f} s)"
+    )
+    return _rounded(record), score
 
 
 def train_model(
@@ -277,103 +460,33 @@ def train_epochs(
     model.to(device)
     train = splits["train"]
     rng = np.random.RandomState(seed)  # batch order (J&W left it unseeded: D-SEED)
-    lazy = settings["embedding_update"] == "lazy"
-    if lazy and not isinstance(getattr(model, "embedding", None), nn.Embedding):
-        raise ValueError(f"embedding_update: lazy needs a model with an `embedding` layer, {type(model).__name__} has none")
-    if lazy and settings["grad_clip"] is not None:
-        raise ValueError("embedding_update: lazy gives the embedding sparse gradients, which grad_clip cannot clip: set grad_clip: null or embedding_update: dense")
+    lazy = _lazy_embedding_update(model, settings)
     optimizer = _optimizer(model, settings)
-    plateau = None
-    if settings["lr_plateau"] is not None:  # S&S: halve the lr when the validation metric stalls
-        plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="max", factor=settings["lr_plateau"]["factor"], patience=settings["lr_plateau"]["patience"]
-        )
     if objective is None:
         objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
     lengths = np.array([e.length(model.layout) for e in train.examples])
-    # steps per epoch: exact without a padded-token cap (the Transformer protocol has none)
-    schedule = _warmup_schedule(optimizer, settings["warmup"], settings["epochs"] * -(-len(lengths) // settings["batch_size"]))
-    best, history, since_best = None, [], 0
-    computed = real = 0
-    step_seconds = eval_seconds = 0.0
-    sparse_before = model.embedding.sparse if lazy else None
-    try:
-        if lazy:  # sparse (rows, E) gradients in place of a dense (V, E) one
-            model.embedding.sparse = True
+    schedules = _Schedules(optimizer, settings, len(lengths))
+    run = _Run(model, splits, settings, select_on, device, objective, optimizer, schedules, monitor, log)
+    checkpoints, timing, history = _CheckpointSelection(settings), _Timing(), []
+    with _sparse_embedding(model, lazy):
         for epoch in range(1, settings["epochs"] + 1):
-            epoch_start = time.perf_counter()
-            model.train()
+            started = time.perf_counter()
             order = length_bucketed_batches(lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"])
-            total_loss = 0.0
-            for batch in batches_of(train, order, model.layout):
-                computed += batch.tokens.numel()
-                real += int(batch.lengths.sum()) if batch.sentence_lengths is None else int(batch.sentence_lengths.sum())
-                batch = batch.to(device)
-                loss = objective(model, batch)
-                optimizer.zero_grad(set_to_none=True)  # (torch's default) the backward writes fresh gradients, no zero fill
-                # J&W BC sums the loss over the batch; QA/NLI and S&S average it
-                (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
-                if settings["grad_clip"] is not None:
-                    nn.utils.clip_grad_norm_(model.parameters(), settings["grad_clip"])
-                optimizer.step()
-                if schedule is not None:
-                    schedule.step()
-                total_loss += loss.item()
+            train_loss = _train_epoch(run, order, timing) / len(train.examples)
             evaluation_start = time.perf_counter()
-            step_seconds += evaluation_start - epoch_start
-            dev, test = (_evaluate(model, splits[s], settings, device) for s in ("dev", "test"))
-            train_loss = total_loss / len(train.examples)
-            selection = {"dev": dev, "test": test, "train": {"loss": -train_loss}}[select_on]  # higher is better
-            score = selection[settings["select_metric"]]
-            record = {
-                "epoch": epoch,
-                "train_loss": train_loss,
-                "lr": optimizer.param_groups[0]["lr"],
-                "dev": {k: v for k, v in dev.items() if k != "f1"},
-                "test": {k: v for k, v in test.items() if k != "f1"},
-            }
-            if monitor is not None:
-                record.update(monitor(model, splits, device))
-            history.append(_rounded(record))
-            selectable = not (settings["skip_first_epoch"] and epoch == 1 and settings["epochs"] > 1)
-            score = float("-inf") if np.isnan(score) else score  # e.g. ROC-AUC of a one-class split
-            improved = selectable and (best is None or score > best[0])
-            if improved:
-                best = (score, epoch, copy.deepcopy(model.state_dict()), dev, test)
-                since_best = 0
-            elif selectable:
-                since_best += 1
-            criterion = "kept on the lowest one" if select_on == "train" else f"{select_on} {settings['select_metric']} {score:.4f}"
-            log(
-                f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
-                f"{criterion} (dev acc {dev['accuracy']:.4f}, "
-                f"test acc {test['accuracy']:.4f}){' *' if improved else ''} ({time.perf_counter() - epoch_start:.1f} s)"
-            )
-            if plateau is not None:
-                plateau.step(score)
-            eval_seconds += time.perf_counter() - evaluation_start
-            stop = settings["patience"] is not None and since_best >= settings["patience"]
+            timing.step_seconds += evaluation_start - started
+            record, score = _evaluate_epoch(run, epoch, train_loss, checkpoints, started)
+            history.append(record)
+            schedules.after_epoch(score)
+            timing.eval_seconds += time.perf_counter() - evaluation_start
+            stop = checkpoints.stop
             if stop:
-                log(f"early stop: no {select_on} improvement for {since_best} epochs")
-            yield history[-1]
+                log(f"early stop: no {select_on} improvement for {checkpoints.since_best} epochs")
+            yield record
             if stop:
                 break
-    finally:
-        if lazy:
-            model.embedding.sparse = sparse_before
-    _, best_epoch, state, dev, test = best
-    seconds = step_seconds + eval_seconds
-    timing = {
-        "train_seconds": round(seconds, 3),
-        "epochs_run": len(history),
-        "seconds_per_epoch": round(seconds / len(history), 3),
-        "step_seconds": round(step_seconds, 3),  # training batches: forward, backward, optimiser
-        "eval_seconds": round(eval_seconds, 3),  # dev and test after each epoch, monitor, selection
-        "padding_share": round(1 - real / computed, 4) if computed else 0.0,
-        "device": str(device),
-        "threads": torch.get_num_threads(),
-    }
-    return TrainResult(state, best_epoch, history, _rounded(dev), _rounded(test), timing)
+    _, best_epoch, state, dev, test = checkpoints.best
+    return TrainResult(state, best_epoch, history, _rounded(dev), _rounded(test), timing.record(len(history), device))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,56 +508,68 @@ def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vect
     return model, config
 
 
+@dataclass(frozen=True)
+class TrainingJob:
+    """One train_model job: what it reads, how it trains, what it writes. `guide_path`: another
+    model's exported attention (`runtime.export_attention`), carried by every batch as `batch.guide`:
+    a guided model imposes it, W&P's adversary diverges from it."""
+
+    data_dir: str | Path
+    vectors_path: str | Path | None
+    guide_path: str | Path | None
+    settings: dict
+    select_on: str
+    seed: int
+    threads: int
+    device_setting: str
+    out_model: str | Path
+    out_metrics: str | Path
+    out_timing: str | Path
+    provenance: dict
+
+
+def _metrics(spec: ModelSpec, job: TrainingJob, classes: list, result: TrainResult) -> dict:
+    """metrics.json: the selected epoch's dev and test metrics, every epoch's, and what made them."""
+    return {
+        "model": spec.name,
+        "spec": spec.record(),
+        "classes": [str(c) for c in classes],
+        "select_on": job.select_on,
+        "select_metric": job.settings["select_metric"],
+        "selected_epoch": result.best_epoch,
+        "seed": job.seed,
+        "test": result.test,
+        "dev": result.dev,
+        "history": result.history,
+        "settings": job.settings,
+        "provenance": job.provenance,
+        "versions": {"torch": torch.__version__, "numpy": np.__version__},
+    }
+
+
 def fit(
     spec: ModelSpec,
-    data_dir: str | Path,
-    vectors_path: str | Path | None,
-    guide_path: str | Path | None,
-    settings: dict,
-    select_on: str,
-    seed: int,
-    threads: int,
-    device_setting: str,
-    out_model: str | Path,
-    out_metrics: str | Path,
-    out_timing: str | Path,
-    provenance: dict,
+    job: TrainingJob,
     log: Callable[[str], None] = print,
     objective: Objective | None = None,
     monitor: Monitor | None = None,
 ) -> dict:
-    """Train one model from the preprocessed data and write its checkpoint, metrics and timing.
-    `guide_path`: another model's exported attention (`runtime.export_attention`), carried by every
-    batch as `batch.guide`: a guided model imposes it, W&P's adversary diverges from it."""
-    set_determinism(seed, threads)
-    device = resolve_device(device_setting)
-    vocab = read_vocab(Path(data_dir) / "vocab.txt")
-    classes = read_classes(data_dir)
-    guides = read_guides(guide_path) if guide_path else None
-    splits = load_splits(data_dir, vocab, classes, guides)
-    vectors = load_vectors(vectors_path) if vectors_path else None
-    model, config = build_and_initialise(spec, vocab, len(classes), vectors, settings)
+    """Train one model from the preprocessed data and write its checkpoint, metrics and timing;
+    -> the metrics."""
+    set_determinism(job.seed, job.threads)
+    device = resolve_device(job.device_setting)
+    vocab = read_vocab(Path(job.data_dir) / "vocab.txt")
+    classes = read_classes(job.data_dir)
+    guides = read_guides(job.guide_path) if job.guide_path else None
+    splits = load_splits(job.data_dir, vocab, classes, guides)
+    vectors = load_vectors(job.vectors_path) if job.vectors_path else None
+    model, config = build_and_initialise(spec, vocab, len(classes), vectors, job.settings)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}")
-    result = train_model(model, splits, settings, select_on, seed, device, log, objective, monitor)
-    metadata = checkpoint_metadata(spec, config, vocab, classes)
-    save_checkpoint(out_model, result.state_dict, metadata)
-    metrics = {
-        "model": spec.name,
-        "spec": spec.record(),
-        "classes": [str(c) for c in classes],
-        "select_on": select_on,
-        "select_metric": settings["select_metric"],
-        "selected_epoch": result.best_epoch,
-        "seed": seed,
-        "test": result.test,
-        "dev": result.dev,
-        "history": result.history,
-        "settings": settings,
-        "provenance": provenance,
-        "versions": {"torch": torch.__version__, "numpy": np.__version__},
-    }
-    io.write_json(out_metrics, metrics, seal=True)
-    io.write_json(out_timing, result.timing)
+    result = train_model(model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor)
+    save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes))
+    metrics = _metrics(spec, job, classes, result)
+    io.write_json(job.out_metrics, metrics, seal=True)
+    io.write_json(job.out_timing, result.timing)
     log(f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}")
     return metrics

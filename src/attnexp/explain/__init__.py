@@ -70,59 +70,85 @@ def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, se
     return {"attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])}
 
 
-def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print, methods: tuple[str, ...] | None = None) -> list[dict]:
-    """Explanations of every example by each of `methods` (default: every method the model has; see
-    the module docstring), one record per example in the examples' order. Runs on the model's device;
-    the records hold CPU values."""
+def _checked_methods(model: nn.Module, methods: tuple[str, ...] | None) -> tuple[str, ...]:
+    """`methods` (default: every method the model has), refused unless the model has each."""
     require(model.spec, "explain")
     own = tuple(m for m in METHODS if model.spec.self_attention or m not in SELF_ATTENTION_METHODS)
     methods = own if methods is None else tuple(methods)
     unknown = [m for m in methods if m not in own]
     if unknown:
         raise ValueError(f"model {model.spec.name!r} has no {unknown} explanations; its methods are {own}")
-    model.eval()
-    device = model_device(model)
+    return methods
+
+
+def _batch_scores(model: nn.Module, batch, methods: tuple[str, ...], settings: dict) -> tuple[dict[str, object], np.ndarray, np.ndarray | None]:
+    """Every batched method's outputs for one batch, on the CPU (leave-one-out runs apart) -> (key ->
+    (B, L) or (B,) values, the (B, L) mask of real tokens, the (B, C) probabilities; None for the
+    gradient alone)."""
+    scores: dict[str, object] = {}
     # Gradient alone (J&W's gradient job) takes the mask from the gradient's own forward pass: a
     # separate no-grad pass would give it nothing else (0.17 s of 0.72 s on SST's test split).
-    gradient_only = methods == ("gradient",)
+    if methods == ("gradient",):
+        scores["gradient"], mask = gradient_and_mask(model, batch)
+        methods_left, probs = (), None
+    else:
+        with torch.no_grad():
+            encoded = model.encode(batch)
+            logits, attention = model.decode(encoded)
+            probs = probabilities(logits)
+        methods_left, mask = methods, encoded.mask
+    for method in methods_left:
+        if method == "attention":
+            scores |= {"predicted": probs.argmax(dim=-1), "probs": probs, "attention": attention}
+        elif method != "loo":  # leave-one-out batches its variants over every instance, in explain_examples
+            scores |= _method_scores(model, method, batch, probs, settings)
+    # one copy per batch to the CPU (a no-op there), not one per instance and key
+    scores = {key: values.cpu() if isinstance(values, torch.Tensor) else values for key, values in scores.items()}
+    return scores, mask.cpu().numpy(), None if probs is None else probs.cpu().numpy()
+
+
+def _instance_record(example: Example, real: np.ndarray, scores: dict[str, object], row: int, methods: tuple[str, ...]) -> dict:
+    """One instance's record from row `row` of its batch's scores, vectors cut to its real tokens."""
+    record = {"id": example.id, "length": int(real.sum())}
+    if "attention" in methods:
+        record["label"] = int(example.label)
+    for key, values in scores.items():
+        value = values[row]
+        if isinstance(value, torch.Tensor):
+            value = value.numpy()
+        if np.ndim(value) == 0:  # predicted, ig_delta, ig_steps, ig_converged: Python scalars
+            value = np.asarray(value).item()
+        record[key] = value[real] if key in METHODS else value
+    return record
+
+
+def _log_ig_summary(records: list[dict], settings: dict, log: Callable[[str], None]) -> None:
+    """Integrated gradients' points per instance, and the instances whose completeness gap stayed
+    above the tolerance."""
+    unconverged = [r["id"] for r in records if not r["ig_converged"]]
+    steps = np.array([r["ig_steps"] for r in records])
+    log(f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "
+        f"{len(unconverged)} of {len(records)} keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points"
+        + (f", e.g. {unconverged[0]!r}" if unconverged else ""))
+
+
+def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print, methods: tuple[str, ...] | None = None) -> list[dict]:
+    """Explanations of every example by each of `methods` (default: every method the model has; see
+    the module docstring), one record per example in the examples' order. Runs on the model's device;
+    the records hold CPU values."""
+    methods = _checked_methods(model, methods)
+    model.eval()
+    device = model_device(model)
     records: list[dict | None] = [None] * len(examples)
     full_probs: list[np.ndarray | None] = [None] * len(examples)
     order = sorted_batches(np.array([len(e.tokens) + 2 for e in examples]), settings["batch_size"])
     for done, indices in enumerate(order):
         batch = collate([examples[i] for i in indices], model.layout).to(device)
-        scores: dict[str, object] = {}
-        if gradient_only:
-            scores["gradient"], mask = gradient_and_mask(model, batch)
-            methods_left, probs = (), None
-        else:
-            with torch.no_grad():
-                encoded = model.encode(batch)
-                logits, attention = model.decode(encoded)
-                probs = probabilities(logits)
-            methods_left, mask = methods, encoded.mask
-        for method in methods_left:
-            if method == "attention":
-                scores |= {"predicted": probs.argmax(dim=-1), "probs": probs, "attention": attention}
-            elif method != "loo":  # leave-one-out batches its variants over every instance, below
-                scores |= _method_scores(model, method, batch, probs, settings)
-        # one copy per batch to the CPU (a no-op there), not one per instance and key
-        scores = {key: values.cpu() if isinstance(values, torch.Tensor) else values for key, values in scores.items()}
-        mask, probs = mask.cpu().numpy(), None if probs is None else probs.cpu().numpy()
+        scores, mask, probs = _batch_scores(model, batch, methods, settings)
         for row, i in enumerate(indices):
             if probs is not None:  # what leave-one-out compares its deletions with
                 full_probs[i] = probs[row]
-            real = mask[row]
-            record = {"id": examples[i].id, "length": int(real.sum())}
-            if "attention" in methods:
-                record["label"] = int(examples[i].label)
-            for key, values in scores.items():
-                value = values[row]
-                if isinstance(value, torch.Tensor):
-                    value = value.numpy()
-                if np.ndim(value) == 0:  # predicted, ig_delta, ig_steps, ig_converged: Python scalars
-                    value = np.asarray(value).item()
-                record[key] = value[real] if key in METHODS else value
-            records[i] = record
+            records[i] = _instance_record(examples[i], mask[row], scores, row, methods)
         counted = f"{sum(len(o) for o in order[: done + 1])}/{len(examples)} instances"
         batched = [m for m in methods if m != "loo"]  # leave-one-out runs after this loop, with its own progress
         log(f"{'+'.join(batched)}: explained {counted}" if batched else f"leave-one-out: predictions of the full inputs, {counted}")
@@ -131,11 +157,7 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
             record["loo"] = scores
         log(f"leave-one-out: {sum(len(e.tokens) for e in examples)} deletions of {len(examples)} instances")
     if "ig" in methods and records:
-        unconverged = [r["id"] for r in records if not r["ig_converged"]]
-        steps = np.array([r["ig_steps"] for r in records])
-        log(f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "
-            f"{len(unconverged)} of {len(records)} keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points"
-            + (f", e.g. {unconverged[0]!r}" if unconverged else ""))
+        _log_ig_summary(records, settings, log)
     return records
 
 
