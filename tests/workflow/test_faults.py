@@ -56,8 +56,14 @@ OVERLAY = {
     "faithfulness": {"datasets": [], "models": []},
     "attention_attribution": {"datasets": []},
 }
-SCRIPT = {MODEL: r"\.train_model\.py$", GRADIENT: r"\.explain\.py$", PERMUTATION: r"\.jw_permutation\.py$"}
-TEMP = {MODEL: r"write:^\.model\.tmp\..*\.pt$", GRADIENT: r"write:^\.gradient\.tmp\..*\.jsonl$", PERMUTATION: r"write:^\.permutation\.tmp\..*\.csv$"}
+SCRIPT = {
+    MODEL: r"\.train_model\.py$", GRADIENT: r"\.explain\.py$", PERMUTATION: r"\.jw_permutation\.py$",
+    CORRELATIONS: r"\.jw_correlations\.py$", TABLE2: r"\.jw_tables\.py$",
+}
+TEMP = {
+    MODEL: r"write:^\.model\.tmp\..*\.pt$", GRADIENT: r"write:^\.gradient\.tmp\..*\.jsonl$", PERMUTATION: r"write:^\.permutation\.tmp\..*\.csv$",
+    CORRELATIONS: r"write:^\.correlations\.tmp\..*\.csv$", TABLE2: r"write:^\.jain_wallace_table2\.tmp\..*\.csv$",
+}
 
 COUNTS = {"injected": 0, "survived": 0, "outputs lost": 0}
 
