@@ -70,9 +70,7 @@ def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
 
 def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
     """A claims table; `sealed` (a job reading another job's output): verified against its seal first."""
-    if sealed:
-        io.verify_seal(path)
-    table = pd.read_csv(path, dtype={"dataset": str, "model": str, "quantity": str, "verdict": str})
+    table = io.read_table(path, sealed, dtype={"dataset": str, "model": str, "quantity": str, "verdict": str})
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
     return table

@@ -6,6 +6,7 @@ import contextlib
 import csv
 import glob
 import hashlib
+import io as _io
 import json
 import math
 import numbers
@@ -104,9 +105,10 @@ def write_seal(path: str | os.PathLike, content: str | os.PathLike | None = None
     write_text(seal_path(path), f"{file_digest(content or path)}  {path.name}\n")
 
 
-def verify_seal(path: str | os.PathLike) -> None:
+def verify_seal(path: str | os.PathLike, content: bytes | None = None) -> None:
     """Refuse a sealed file whose content differs from the digest its seal recorded when it was
-    written, or that has no seal: one ValueError naming the file and what to do."""
+    written, or that has no seal: one ValueError naming the file and what to do. `content`: the
+    file's bytes, where the caller has read them already (then the file is not read again)."""
     path, seal = Path(path), seal_path(path)
     try:
         recorded = seal.read_text(encoding="utf-8").split()[0]
@@ -114,8 +116,17 @@ def verify_seal(path: str | os.PathLike) -> None:
         raise ValueError(f"{path}: no {seal.name} beside it, the digest written with it (written by an older attnexp, or copied without it); delete it and rerun") from None
     except (IndexError, UnicodeDecodeError):
         raise ValueError(f"{seal}: not a sha256sum line; delete {path.name} and its seal, and rerun") from None
-    if file_digest(path) != recorded:
+    actual = file_digest(path) if content is None else hashlib.sha256(content).hexdigest()
+    if actual != recorded:
         raise ValueError(f"{path}: damaged, it does not match the digest {seal.name} recorded when it was written; delete it and rerun")
+
+
+def _read_bytes(path: Path, sealed: bool) -> bytes:
+    """A file's bytes, read once; `sealed`: checked against its seal (`verify_seal`) on those bytes."""
+    content = path.read_bytes()
+    if sealed:
+        verify_seal(path, content)
+    return content
 
 
 def write_text(path: str | os.PathLike, text: str, seal: bool = False) -> None:
@@ -137,10 +148,8 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[dict], seal: bool = F
 def read_json(path: str | os.PathLike, sealed: bool = False):
     """A JSON file; `sealed`: verified against its seal first (`verify_seal`)."""
     path = Path(path)
-    if sealed:
-        verify_seal(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(_read_bytes(path, sealed).decode("utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
 
@@ -148,15 +157,15 @@ def read_json(path: str | os.PathLike, sealed: bool = False):
 def read_jsonl(path: str | os.PathLike, sealed: bool = False) -> list[dict]:
     """A JSON-lines file as a list of records; `sealed`: verified against its seal first."""
     path = Path(path)
-    if sealed:
-        verify_seal(path)
+    lines = _read_bytes(path, sealed).decode("utf-8").split("\n")  # not splitlines: U+2028 may be in a token
+    if lines[-1] == "":
+        lines.pop()
     records = []
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
+    for line_no, line in enumerate(lines, 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}:{line_no}: not a JSON object per line ({err.msg})") from None
     return records
 
 
@@ -166,12 +175,12 @@ def write_csv(path: str | os.PathLike, table, seal: bool = False) -> None:
         table.to_csv(tmp, index=False, float_format="%.6g")
 
 
-def read_table(path: str | os.PathLike, **read_csv_options):
-    """A sealed CSV table (an experiment's output), verified against its seal, as a pandas frame."""
+def read_table(path: str | os.PathLike, sealed: bool = True, **read_csv_options):
+    """A CSV table as a pandas frame, read once; `sealed` (a job's output, the default): verified
+    against its seal first."""
     import pandas as pd
 
-    verify_seal(path)
-    return pd.read_csv(path, **read_csv_options)
+    return pd.read_csv(_io.BytesIO(_read_bytes(Path(path), sealed)), **read_csv_options)
 
 
 def write_records_csv(path: str | os.PathLike, records: list[dict], seal: bool = False) -> None:

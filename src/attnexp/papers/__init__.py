@@ -41,6 +41,11 @@ class Paper:
     measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # debate-matrix row -> (what it is, the reading for attention)
     config_problems: Callable[[dict], list[str]] | None = None  # its section's checks beyond the schema
 
+    @property
+    def citation(self) -> str | None:
+        """The `paper` value of its own claims (its first anchor), which its tolerance bases are for."""
+        return next(iter(self.anchors), None)
+
 
 _OWN_ATTENTION = ("has_own_attention", "its own trained attention")
 PRETRAINED_VECTORS = ("fasttext_simple", "glove840b")  # our `embeddings=` values of the papers' pretrained kind
