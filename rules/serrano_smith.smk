@@ -17,6 +17,13 @@ SS_SETTINGS = {
     )
 }
 SS_TABLES = ("erasure", "removal", "flip_sooner")
+# The runs `serrano_smith.left_out` keeps from training (D-SS-BUDGET): claims listed as not compared
+SS_LEFT_OUT = [
+    {"dataset": dataset, "model": model, "seed": seed}
+    for dataset, models in SS["left_out"].items()
+    for model in models
+    for seed in config["train"]["seeds"]
+]
 
 
 # The runs of each ΔJS figure (one model across datasets) and each removal figure (one dataset)
@@ -131,6 +138,7 @@ rule ss_tables:
         "../envs/attnexp.yaml"
     params:
         reference_datasets=SS["reference_datasets"],
+        left_out=SS_LEFT_OUT,
     script:
         "../scripts/ss_tables.py"
 

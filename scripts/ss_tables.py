@@ -11,6 +11,7 @@ with fail_cleanly(ValueError, KeyError):
         snakemake.input.metrics,
         snakemake.input.published,
         reference_datasets=snakemake.params.reference_datasets,
+        left_out=snakemake.params.left_out,
         out=snakemake.output,
     )
 log(f"{len(snakemake.input.removal)} S&S runs tabulated")

@@ -126,6 +126,20 @@ def test_datasets_enabled_with_an_unknown_dataset_names_its_entry(config):
     assert "config key 'datasets_enabled.1': no dataset 'sstt' under `datasets`" in _error(config)
 
 
+def test_serrano_smith_left_out_takes_models_off_the_dataset(config):
+    config["serrano_smith"]["left_out"] = {"imdb_ratings": ["han-conv", "han-none"]}
+    once = validate_config(config)["datasets"]["imdb_ratings"]["models"]
+    assert once == ["han-rnn", "flan-rnn", "flan-conv", "flan-none"]
+    assert validate_config(config)["datasets"]["imdb_ratings"]["models"] == once  # validating again changes nothing
+
+
+def test_serrano_smith_left_out_names_an_unknown_dataset_or_model(config):
+    config["serrano_smith"]["left_out"] = {"imdb_ratingz": ["han-conv"]}
+    assert "config key 'serrano_smith.left_out.imdb_ratingz': no dataset 'imdb_ratingz'" in _error(config)
+    config["serrano_smith"]["left_out"] = {"imdb_ratings": ["han-foo"]}
+    assert "config key 'serrano_smith.left_out.imdb_ratings': unknown model 'han-foo'" in _error(config)
+
+
 def test_two_checksums_on_one_source(config):
     config["datasets"]["sst"]["sources"][0]["md5"] = "0" * 32
     message = _error(config)

@@ -116,6 +116,7 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     problems = [f"config key '{_key(e.absolute_path)}': {_message(e)}" for e in errors]
     problems += _enable_listed_datasets(config) if not problems else []
+    problems += _leave_out_models(config) if not problems else []
     problems += _consistency_problems(config) if not problems else []
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
@@ -134,6 +135,24 @@ def _enable_listed_datasets(config: dict) -> list[str]:
         for name, ds in config["datasets"].items():
             ds["enabled"] = name in listed
     return unknown
+
+
+def _leave_out_models(config: dict) -> list[str]:
+    """`serrano_smith.left_out: {dataset: [models]}` (D-SS-BUDGET) takes those models off the
+    dataset's `models`, so that nothing trains them; the S&S claims list them as not compared."""
+    problems = []
+    for dataset, models in (config.get("serrano_smith") or {}).get("left_out", {}).items():
+        if dataset not in config["datasets"]:
+            problems.append(f"config key 'serrano_smith.left_out.{dataset}': no dataset {dataset!r} under `datasets` (expected one of {sorted(config['datasets'])})")
+            continue
+        for model in models:
+            try:
+                model_spec(config, dataset, model)
+            except ValueError as err:
+                problems.append(f"config key 'serrano_smith.left_out.{dataset}': {err}")
+        listed = config["datasets"][dataset].get("models", [])
+        config["datasets"][dataset]["models"] = [m for m in listed if m not in models]
+    return problems
 
 
 def _merge(base: dict, overlay: dict) -> None:

@@ -84,6 +84,7 @@ TOLERANCE_BASES = tuple(
 DEVIATION_KINDS = {
     "D-EMB": "embeddings", "D-SEL": "checkpoint selection",
     "D-DATA": "data stand-in", "D-IMDB": "data stand-in", "D-SS-IMDB": "data stand-in", "D-SS-YAHOO": "data stand-in",
+    "D-SS-BUDGET": "budget cut",
 }
 _DEVIATION = re.compile(r"\bD-[A-Z0-9]+(?:-[A-Z0-9]+)*")
 _STANDS_FOR = re.compile(r"our (\S+) stands for ([^;]+)")

@@ -743,7 +743,7 @@ def write_run(root: Path, name: str, dataset: str, model: str, task: str, record
     metrics = root / f"{name}.json"
     metrics.write_text(json.dumps({
         "model": model, "seed": 10, "spec": spec_record(model, task), "classes": list(classes), "select_on": select_on,
-        "provenance": {"dataset": dataset, "embeddings": "word2vec"},
+        "settings": {"epochs": 8}, "provenance": {"dataset": dataset, "embeddings": "word2vec"},
     }))
     io.write_seal(metrics)
     return correlations, metrics
@@ -876,3 +876,20 @@ def test_ground_truth_summary_counts_instances_without_mass():
     assert summary.loc[("gradient", "Overall"), "n"] == 2 and summary.loc[("gradient", "Overall"), "n_undefined_mass"] == 1
     assert summary.loc[("gradient", "Overall"), "mass_mean"] == pytest.approx(1 / 3)  # b alone
     assert summary.loc[("attention", "Overall"), "n_undefined_mass"] == 0
+
+
+def test_mean_tau_claims_name_a_longer_retrain_on_babi():
+    """J&W's committed bAbI means come from their 100-epoch retrain; Table 2's models (and ours)
+    trained 10 epochs, which the condition names (D-BABI), so the scorecard gives it as the cause."""
+    from attnexp.scorecard import scorecard
+
+    published = pd.read_csv(ROOT / "references" / "jain_wallace_mean_tau.csv")
+    run = {"dataset": "babi2", "model": "lstm-tanh", "seed": 10, "select_on": "test", "embeddings": "random", "stand_ins": "none",
+           "loo_op": "delete", "means": {"attention~loo": 0.27, "attention~gradient": -0.02, "gradient~loo": 0.44}}
+    rows = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 10}], published, 0.07))
+    assert rows.condition.str.contains("J&W's value: dev-selected, 100 epochs where ours trained 10 (D-BABI)", regex=False).all()
+    card = scorecard(rows).set_index("quantity")
+    assert card.loc["mean tau(attention, loo), all classes", "cause"] == "protocol deviation (D-BABI)"
+    assert card.loc["mean tau(attention, gradient), all classes", "verdict"] == "match"
+    longer = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 100}], published, 0.07))
+    assert not longer.condition.str.contains("D-BABI").any()  # trained as long as the retrain: no deviation

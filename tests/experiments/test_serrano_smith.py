@@ -293,3 +293,21 @@ def test_figures_draw_small_and_empty_tables():
         assert fig.axes
     with pytest.raises(ValueError, match="quantity"):
         removal_boxes({"han-rnn": removal}, "synthetic", "nonsense")
+
+
+def test_left_out_models_are_listed_as_not_compared(tmp_path):
+    """`serrano_smith.left_out` (D-SS-BUDGET): a model kept from training gets its claim rows, not
+    compared, and so does each FLAN-over-HAN ordering it takes part in; the scorecard names the cut."""
+    from attnexp.scorecard import scorecard
+
+    runs = [write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None])]
+    out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    left_out = [{"dataset": "20news20", "model": m, "seed": 10} for m in ("han-rnn", "han-none")]
+    sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out, left_out=left_out)
+    claims = pd.read_csv(out["claims"])
+    cut = claims[claims.verdict.str.contains("D-SS-BUDGET")]
+    assert sorted(cut.model) == ["flan-rnn vs han-rnn", "han-none", "han-none", "han-rnn", "han-rnn"]  # flan-none: neither trained nor left out
+    assert cut.ours.isna().all() and not claims[claims.model == "flan-rnn"].verdict.str.contains("not comparable").any()
+    card = scorecard(claims)
+    assert set(card.loc[cut.index, "cause"]) == {"budget cut (D-SS-BUDGET)"}

@@ -9,7 +9,9 @@
 
 Claims (`attnexp.claims`), per run: the paper's headline (gradient-ranked removal flips after a
 smaller fraction than attention-ranked removal), the reference shares (reference only: the values
-are derived from the authors' code), and their ordering (FLAN above HAN for the same encoder).
+are derived from the authors' code), and their ordering (FLAN above HAN for the same encoder). A
+model that `serrano_smith.left_out` keeps from training (D-SS-BUDGET) gets the same claim rows,
+`not comparable`, so that the scorecard counts what the cut leaves out.
 """
 
 from __future__ import annotations
@@ -23,10 +25,17 @@ from attnexp.experiments.serrano_smith import flip_sooner, summarise_erasure, su
 from attnexp.markdown import to_markdown
 from attnexp.spec import ModelSpec
 
-__all__ = ["read_runs", "erasure_table", "removal_table", "flip_sooner_table", "serrano_smith_claims", "write_tables"]
+__all__ = ["read_runs", "erasure_table", "removal_table", "flip_sooner_table", "serrano_smith_claims", "left_out_claims", "write_tables"]
 
 PAPER = "Serrano & Smith 2019"
 HEADLINE_SOURCE = "Serrano & Smith 2019, abstract and §6 (Figures: fraction removed before the decision flips) [P]"
+HEADLINE_QUANTITIES = {
+    "§6, removal box plots": "median fraction removed at the first flip: gradient minus attention ranking (< 0: gradient flips sooner)",
+    "§6, per-instance comparison": "share of instances where the gradient ranking flips sooner minus where attention does",
+}
+ORDERING_TABLE = "prob_predictor.py shares (ordering)"
+ORDERING_QUANTITY = "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)"
+LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
 
 
 def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
@@ -94,14 +103,13 @@ def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.Dat
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
         stands_for = isinstance(s.reference_dataset, str) and s.reference_dataset != r["dataset"]
         condition = r["condition"] + (f"; our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else "")
+        box, per_instance = HEADLINE_QUANTITIES
         rows.append(claim(
-            PAPER, "§6, removal box plots", r["dataset"], r["model"], r["seed"],
-            "median fraction removed at the first flip: gradient minus attention ranking (< 0: gradient flips sooner)",
+            PAPER, box, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[box],
             difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition,
         ))
         rows.append(claim(
-            PAPER, "§6, per-instance comparison", r["dataset"], r["model"], r["seed"],
-            "share of instances where the gradient ranking flips sooner minus where attention does",
+            PAPER, per_instance, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[per_instance],
             float(s.gradient_sooner - s.attention_sooner), verdict="holds" if s.gradient_sooner > s.attention_sooner else "does not hold",
             source=HEADLINE_SOURCE, condition=condition,
         ))
@@ -131,8 +139,7 @@ def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict
             ref = published[published.dataset == reference].set_index("model") if isinstance(reference, str) else pd.DataFrame()
             published_difference = float(ref.loc[flan, "gradient_flips_sooner"] - ref.loc[han, "gradient_flips_sooner"]) if {han, flan} <= set(ref.index) else None
             rows.append(claim(
-                PAPER, "prob_predictor.py shares (ordering)", dataset, f"{flan} vs {han}", int(seed),
-                "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)",
+                PAPER, ORDERING_TABLE, dataset, f"{flan} vs {han}", int(seed), ORDERING_QUANTITY,
                 ours, published_difference, None, "holds" if ours > 0 else "does not hold",
                 published.iloc[0].source if published_difference is not None else HEADLINE_SOURCE,
                 (f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
@@ -141,8 +148,30 @@ def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict
     return rows
 
 
-def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, reference_datasets: dict, out: dict) -> dict[str, pd.DataFrame]:
-    """Every S&S summary table as CSV and Markdown, and the claims; returns the tables."""
+def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
+    """The claim rows of the runs `serrano_smith.left_out` kept from training ({dataset, model, seed}),
+    each `not comparable` (D-SS-BUDGET): the two headline claims per model, and the FLAN-over-HAN
+    ordering of each encoder whose HAN or FLAN model is left out while the dataset has the other
+    trained or left out. `trained`: the runs that were trained ({dataset, model, seed})."""
+    rows = [
+        claim(PAPER, table, r["dataset"], r["model"], int(r["seed"]), quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE)
+        for r in sorted(left_out, key=lambda r: (r["dataset"], r["seed"]))
+        for table, quantity in HEADLINE_QUANTITIES.items()
+    ]
+    missing = {(r["dataset"], r["model"], int(r["seed"])) for r in left_out}
+    present = missing | {(r["dataset"], r["model"], int(r["seed"])) for r in trained}
+    for dataset, seed in sorted({(d, s) for d, _, s in missing}):
+        for encoder in ("rnn", "conv", "none"):
+            han, flan = (dataset, f"han-{encoder}", seed), (dataset, f"flan-{encoder}", seed)
+            if {han, flan} <= present and {han, flan} & missing:
+                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", seed, ORDERING_QUANTITY, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE))
+    return rows
+
+
+def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, reference_datasets: dict, out: dict,
+                 left_out: list[dict] = ()) -> dict[str, pd.DataFrame]:
+    """Every S&S summary table as CSV and Markdown, and the claims (with `left_out_claims` for the
+    runs in `left_out`); returns the tables."""
     runs = read_runs(erasure_paths, removal_paths, metrics_paths)
     published = pd.read_csv(published_path)
     tables = {
@@ -158,5 +187,6 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
-    write_claims(out["claims"], serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published))
+    rows = serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published) + left_out_claims(list(left_out), runs)
+    write_claims(out["claims"], rows)
     return tables
