@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from attnexp import io
-from attnexp.claims import claim, claims_frame
+from attnexp.claims import Setting, claim, claims_frame
 from attnexp.publish import MAX_PNG_BYTES, main, small_png, write_run_record
 from attnexp.scorecard import END, START, scorecard
 
@@ -44,10 +44,10 @@ def claims(with_ss: bool = True) -> list[dict]:
     rows = [
         claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.41, 0.40, 0.07, source="J&W", condition=condition),
         claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.60, 0.40, 0.07, source="J&W", condition=condition),
-        claim(DY, "AOPC", "sst", "lstm-tanh", 10, "AOPC(loo) > AOPC(random)", 0.1, verdict="does not hold", condition="select_on=dev"),
+        claim(DY, "AOPC", "sst", "lstm-tanh", 10, "AOPC(loo) > AOPC(random)", 0.1, verdict="does not hold", setting=Setting("dev")),
     ]
     if with_ss:
-        rows.append(claim(SS, "§5", "sst", "han-rnn", 10, "ΔJS < 0 share", 0.2, verdict="holds", condition="select_on=dev"))
+        rows.append(claim(SS, "§5", "sst", "han-rnn", 10, "ΔJS < 0 share", 0.2, verdict="holds", setting=Setting("dev")))
     return rows
 
 
@@ -137,14 +137,14 @@ def test_an_embeddings_comparison_puts_both_runs_side_by_side_and_names_the_othe
     add_jw_model(run, "glove6b50", {"attention~loo": [0.3, 0.3], "attention~gradient": [0.4, 0.2], "gradient~loo": [0.6, 0.6]}, 0.81)
     io.write_csv(run / "results/tables/scorecard.csv", scorecard(claims_frame([
         claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.60, 0.40, 0.07, source="J&W",
-              condition="select_on=test; embeddings=glove6b50; stand-ins=none"),
+              setting=Setting("test", "glove6b50", "none")),
     ])))
     other = tmp_path / "w2v"
     (other / "results/tables").mkdir(parents=True)
     add_jw_model(other, "word2vec_local", {"attention~loo": [0.1, None], "attention~gradient": [0.2, 0.2], "gradient~loo": [0.4, 0.4]}, 0.79)
     io.write_csv(other / "results/tables/scorecard.csv", scorecard(claims_frame([
         claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, loo), class 0", 0.45, 0.40, 0.07, source="J&W",
-              condition="select_on=test; embeddings=word2vec_local; stand-ins=none"),
+              setting=Setting("test", "word2vec_local", "none")),
     ])))
     out = tmp_path / "out"
     assert publish(run, out, "--embeddings-comparison", str(other), "--comparison-name", "runs/w2v") == 0

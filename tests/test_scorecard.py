@@ -9,24 +9,25 @@ import pandas as pd
 import pytest
 
 from attnexp import io
-from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, write_claims
+from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame, write_claims
 from attnexp.scorecard import (
     END, SCORECARD_COLUMNS, START, breakdown, cause, main, read_scorecard, readme_status, scorecard, summary, tolerance_basis,
     update_readme, write_scorecard,
 )
 
 JW, SS, WP = "Jain & Wallace 2019", "Serrano & Smith 2019", "Wiegreffe & Pinter 2019"
-W2V = "select_on=test; embeddings=word2vec_local; stand-ins=none; loo_op=delete; scipy 1.17.1"
-PRETRAINED = "select_on=test; embeddings=fasttext_simple; stand-ins=none; loo_op=delete; scipy 1.17.1"
+W2V = Setting("test", "word2vec_local", "none")
+PRETRAINED = Setting("test", "fasttext_simple", "none")
+NOTE = "loo_op=delete; scipy 1.17.1"
 
 
-def table2(ours=0.45, quantity="mean tau(attention, gradient), class 0", condition=PRETRAINED, model="lstm-tanh", dataset="sst", **kw):
+def table2(ours=0.45, quantity="mean tau(attention, gradient), class 0", setting=PRETRAINED, model="lstm-tanh", dataset="sst", **kw):
     tolerance = 0.07 if quantity.startswith("mean") else 0.12
-    return claim(JW, "Table 2", dataset, model, 10, quantity, ours, 0.40, tolerance, source="J&W Table 2", condition=condition, **kw)
+    return claim(JW, "Table 2", dataset, model, 10, quantity, ours, 0.40, tolerance, source="J&W Table 2", condition=NOTE, setting=setting, **kw)
 
 
-def qualitative(paper=WP, verdict="does not hold", condition="select_on=test; epochs=8; embeddings=fasttext_simple; stand-ins=none", model="lstm-tanh", dataset="sst"):
-    return claim(paper, "Table 3", dataset, model, 10, "F1(Base model guide) - F1(Uniform guide); holds above 0", -0.01, verdict=verdict, condition=condition)
+def qualitative(paper=WP, verdict="does not hold", setting=Setting("test", "fasttext_simple", "none"), model="lstm-tanh", dataset="sst"):
+    return claim(paper, "Table 3", dataset, model, 10, "F1(Base model guide) - F1(Uniform guide); holds above 0", -0.01, verdict=verdict, condition="epochs=8", setting=setting)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -34,44 +35,51 @@ def qualitative(paper=WP, verdict="does not hold", condition="select_on=test; ep
 
 
 def test_a_match_or_a_claim_that_holds_has_no_cause():
-    assert cause(table2(ours=0.42, condition=W2V)) == ""  # a match, even with word2vec embeddings
-    assert cause(qualitative(verdict="holds", condition="select_on=dev; embeddings=random")) == ""
+    assert cause(table2(ours=0.42, setting=W2V)) == ""  # a match, even with word2vec embeddings
+    assert cause(qualitative(verdict="holds", setting=Setting("dev", "random"))) == ""
 
 
 def test_word2vec_instead_of_pretrained_embeddings_is_named_D_EMB():
-    assert cause(table2(ours=0.60, condition=W2V)) == "embeddings (D-EMB)"
+    assert cause(table2(ours=0.60, setting=W2V)) == "embeddings (D-EMB)"
+
+
+def test_the_cause_is_read_from_the_setting_not_the_conditions_words():
+    # the words may say anything: only the setting's fields count
+    row = claim(JW, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.6, 0.4, 0.07,
+                condition="embeddings=word2vec_local; stand-ins=x.csv; our sst stands for S&S's yahoo (D-DATA)", setting=PRETRAINED)
+    assert cause(row) == "unexplained"
 
 
 def test_stand_in_pretrained_vectors_are_named_with_what_they_stand_in_for():
-    glove = table2(ours=0.60, condition=W2V.replace("word2vec_local", "glove6b50"))
+    glove = table2(ours=0.60, setting=Setting("test", "glove6b50", "none"))
     assert cause(glove) == "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
 
 
 def test_the_committed_mean_tau_rows_have_a_registered_tolerance_basis():
-    row = claim(JW, "mean tau, all test instances", "sst", "lstm-tanh", 10, "mean tau(gradient, loo), all classes", 0.55, 0.66, 0.07, condition=W2V)
+    row = claim(JW, "mean tau, all test instances", "sst", "lstm-tanh", 10, "mean tau(gradient, loo), all classes", 0.55, 0.66, 0.07, setting=W2V)
     assert tolerance_basis(row).startswith("jain_wallace.table2_tolerance.mean") and "either selection" in tolerance_basis(row)
     assert cause(row) == "embeddings (D-EMB)"
 
 
 def test_the_papers_own_random_embeddings_are_no_cause():
     # J&W's bAbI models start from random embeddings: ours are theirs there, and the miss stays unexplained
-    babi = table2(ours=0.60, dataset="babi2", condition=PRETRAINED.replace("fasttext_simple", "random"))
+    babi = table2(ours=0.60, dataset="babi2", setting=Setting("test", "random", "none"))
     assert cause(babi) == "unexplained"
-    assert cause(table2(ours=0.60, condition=PRETRAINED.replace("fasttext_simple", "random"))) == "embeddings (random; the paper: pretrained)"
+    assert cause(table2(ours=0.60, setting=Setting("test", "random", "none"))) == "embeddings (random; the paper: pretrained)"
 
 
 def test_random_embeddings_are_named_with_what_the_paper_used():
-    assert cause(qualitative(condition="select_on=test; embeddings=random; stand-ins=none")) == "embeddings (random; the paper: pretrained)"
+    assert cause(qualitative(setting=Setting("test", "random", "none"))) == "embeddings (random; the paper: pretrained)"
     # S&S trained word2vec on the dataset: our word2vec is their kind
-    ss = qualitative(paper=SS, model="han-rnn", condition="select_on=dev; embeddings=word2vec_local; stand-ins=none")
+    ss = qualitative(paper=SS, model="han-rnn", setting=Setting("dev", "word2vec_local", "none"))
     assert cause(ss) == "unexplained"
 
 
 def test_stand_in_files_and_stand_in_datasets_are_named():
-    row = table2(ours=0.60, condition=PRETRAINED.replace("stand-ins=none", "stand-ins=train.first581rows.csv"), dataset="agnews")
+    row = table2(ours=0.60, setting=Setting("test", "fasttext_simple", "train.first581rows.csv"), dataset="agnews")
     assert cause(row) == "data stand-in (agnews: train.first581rows.csv)"
-    ss = qualitative(paper=SS, model="flan-rnn", condition="select_on=dev; embeddings=word2vec; stand-ins=none; our 20news20 stands for S&S's yahoo")
-    assert cause(ss) == "data stand-in (our 20news20 for S&S's yahoo)"
+    ss = qualitative(paper=SS, model="flan-rnn", dataset="20news20", setting=Setting("dev", "word2vec", "none", stands_for="yahoo"))
+    assert cause(ss) == "data stand-in (our 20news20 for the paper's yahoo)"
 
 
 def test_a_stand_in_that_repackages_the_same_data_is_no_cause():
@@ -84,34 +92,37 @@ def test_a_stand_in_that_repackages_the_same_data_is_no_cause():
     }}
     same = same_data_stand_ins(config)
     assert same == {"a.repack.tar.gz"}
-    repack = table2(ours=0.60, dataset="imdb", condition=PRETRAINED.replace("stand-ins=none", "stand-ins=a.repack.tar.gz"))
+    repack = table2(ours=0.60, dataset="imdb", setting=Setting("test", "fasttext_simple", "a.repack.tar.gz"))
     assert cause(repack, same) == "unexplained" and cause(repack) == "data stand-in (imdb: a.repack.tar.gz)"
-    subset = table2(ours=0.60, dataset="babi3", condition=PRETRAINED.replace("stand-ins=none", "stand-ins=b.first1k.txt, a.repack.tar.gz"))
+    subset = table2(ours=0.60, dataset="babi3", setting=Setting("test", "fasttext_simple", "b.first1k.txt, a.repack.tar.gz"))
     assert cause(subset, same) == "data stand-in (babi3: b.first1k.txt)"
 
 
-def test_a_named_deviation_in_the_condition_is_a_protocol_deviation():
-    row = table2(ours=0.60, quantity="mean tau(attention, loo), class 0", condition=PRETRAINED.replace("loo_op=delete", "loo_op=unk (D-LOO-OP; J&W: delete)"))
+def test_a_named_deviation_is_a_protocol_deviation():
+    row = table2(ours=0.60, quantity="mean tau(attention, loo), class 0", setting=PRETRAINED.deviating("D-LOO-OP"))
     assert cause(row) == "protocol deviation (D-LOO-OP)"
-    data = table2(ours=0.60, condition=PRETRAINED + "; 1k training file (D-DATA)")
+    data = table2(ours=0.60, setting=PRETRAINED.deviating("D-DATA"))
     assert cause(data) == "data stand-in (D-DATA)"  # a data deviation is named as a stand-in
+    budget = claim(SS, "§6", "imdb_ratings", "han-rnn", 10, "q", None, verdict="not comparable: not trained", setting=Setting(deviations=("D-SS-BUDGET",)))
+    assert cause(budget) == "budget cut (D-SS-BUDGET)" and budget["deviations"] == "D-SS-BUDGET"
 
 
 def test_checkpoint_selection_explains_a_qualitative_miss_only():
-    assert cause(qualitative(condition="select_on=dev; epochs=8; embeddings=fasttext_simple; stand-ins=none")) == "checkpoint selection (D-SEL)"
+    assert cause(qualitative(setting=Setting("dev", "fasttext_simple", "none"))) == "checkpoint selection (D-SEL)"
     # numeric comparisons compare like with like: a dev-selected Table 2 cell is `not comparable`, never a miss
-    dev = table2(ours=0.60, condition=PRETRAINED.replace("select_on=test", "select_on=dev"), verdict="not comparable: our checkpoint was selected on dev, J&W's on test (D-SEL)")
+    dev = table2(ours=0.60, setting=Setting("dev", "fasttext_simple", "none").deviating("D-SEL"),
+                 verdict="not comparable: our checkpoint was selected on dev, J&W's on test (D-SEL)")
     assert cause(dev) == "checkpoint selection (D-SEL)"
-    same_selection = claim(JW, "test performance", "sst", "lstm-tanh", 10, "accuracy", 0.70, 0.808, 0.03, condition="select_on=dev; embeddings=fasttext_simple; stand-ins=none")
+    same_selection = claim(JW, "test performance", "sst", "lstm-tanh", 10, "accuracy", 0.70, 0.808, 0.03, setting=Setting("dev", "fasttext_simple", "none"))
     assert same_selection["verdict"] == "differs" and cause(same_selection) == "unexplained"
 
 
 def test_a_model_outside_the_paper_is_named_before_the_other_causes():
-    row = qualitative(model="transformer-cls", condition="select_on=dev; epochs=10; embeddings=random; stand-ins=none")
+    row = qualitative(model="transformer-cls", setting=Setting("dev", "random", "none"))
     assert cause(row) == "model outside the paper (transformer-cls); embeddings (random; the paper: pretrained); checkpoint selection (D-SEL)"
     ordering = claim(SS, "prob_predictor.py shares (ordering)", "20news20", "flan-rnn vs han-rnn", 10, "FLAN minus HAN", -0.1, 0.5, None, "does not hold",
-                     condition="our 20news20 stands for S&S's yahoo")
-    assert cause(ordering) == "data stand-in (our 20news20 for S&S's yahoo)"  # both models are S&S's
+                     condition="our 20news20 stands for S&S's yahoo", setting=Setting(stands_for="yahoo"))
+    assert cause(ordering) == "data stand-in (our 20news20 for the paper's yahoo)"  # both models are S&S's
 
 
 def test_a_miss_without_a_known_difference_is_unexplained():
@@ -148,11 +159,11 @@ def test_tolerance_basis_from_the_registry_or_qualitative():
 def example_claims() -> pd.DataFrame:
     return claims_frame([
         table2(ours=0.42),  # match
-        table2(ours=0.60, condition=W2V),  # differs: embeddings
+        table2(ours=0.60, setting=W2V),  # differs: embeddings
         table2(ours=0.60),  # differs: unexplained
-        table2(ours=0.60, condition=W2V.replace("test", "dev"), verdict="not comparable: our checkpoint was selected on dev, J&W's on test (D-SEL)"),
+        table2(ours=0.60, setting=Setting("dev", "word2vec_local", "none").deviating("D-SEL"), verdict="not comparable: our checkpoint was selected on dev, J&W's on test (D-SEL)"),
         qualitative(verdict="holds"),
-        qualitative(model="transformer-cls", condition="select_on=dev; embeddings=random; stand-ins=none"),
+        qualitative(model="transformer-cls", setting=Setting("dev", "random", "none")),
         claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", 0.8, verdict="not public: no value"),
     ])
 
@@ -303,4 +314,4 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     sst.write_tables(*zip(*runs), Path(__file__).resolve().parents[1] / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
     card = scorecard(pd.read_csv(out["claims"]))
     missed = card[card["verdict"] == "does not hold"]
-    assert len(missed) and set(missed["cause"]) == {"data stand-in (our 20news20 for S&S's yahoo)"}
+    assert len(missed) and set(missed["cause"]) == {"data stand-in (our 20news20 for the paper's yahoo)"}

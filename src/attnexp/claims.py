@@ -10,7 +10,15 @@
 | `tolerance` | how close counts as a match (empty: no numeric comparison) |
 | `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `undefined` |
 | `source` | where the published value comes from (paper, repository commit, reference file) |
-| `condition` | what produced ours: checkpoint selection, embeddings, stand-in data, switches |
+| `condition` | what produced ours, in words: the settings below, then whatever else the claim depends on |
+| `select_on` | our checkpoint selection (`dev`, `test`; empty: not a trained model's number) |
+| `embeddings` | our word vectors (`metrics.json` provenance: `glove6b50`, `word2vec_local`, `random`, …) |
+| `stand_ins` | the stand-in files that replaced the dataset's canonical files (`none`: the real data) |
+| `stands_for` | the paper's dataset ours stands for, where that is another dataset (S&S's `yahoo` for our `20news20`) |
+| `deviations` | the `D-…` ids of docs/decisions.md by which this number's protocol differs from the paper's, comma-separated |
+
+The last five are the `Setting` of a claim: the scorecard's cause rules read them, never the
+condition's words.
 
 Each paper's table rule writes `results/claims/<name>.csv` with `write_claims`; `concatenate`
 stacks them into `results/tables/claims.csv` (the scorecard reads that).
@@ -19,6 +27,7 @@ stacks them into `results/tables/claims.csv` (the scorecard reads that).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,9 +35,37 @@ import pandas as pd
 from attnexp import io
 from attnexp.markdown import to_markdown
 
-__all__ = ["CLAIM_COLUMNS", "claim", "numeric_verdict", "claims_frame", "write_claims", "read_claims", "concatenate", "claims_markdown"]
+__all__ = ["CLAIM_COLUMNS", "SETTING_COLUMNS", "Setting", "run_setting", "claim", "numeric_verdict", "claims_frame", "write_claims", "read_claims", "concatenate", "claims_markdown"]
 
-CLAIM_COLUMNS = ("paper", "table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "source", "condition")
+SETTING_COLUMNS = ("select_on", "embeddings", "stand_ins", "stands_for", "deviations")
+CLAIM_COLUMNS = ("paper", "table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "source", "condition") + SETTING_COLUMNS
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What produced our number, as the scorecard's cause rules read it (the module's table)."""
+
+    select_on: str = ""
+    embeddings: str = ""
+    stand_ins: str = ""
+    stands_for: str = ""
+    deviations: tuple[str, ...] = ()
+
+    def words(self) -> str:
+        """The run's part of the condition: "select_on=dev; embeddings=word2vec; stand-ins=none"."""
+        parts = (("select_on", self.select_on), ("embeddings", self.embeddings), ("stand-ins", self.stand_ins))
+        return "; ".join(f"{key}={value}" for key, value in parts if value)
+
+    def deviating(self, *ids: str | None) -> Setting:
+        """The same setting with the given `D-…` ids added (None: skipped)."""
+        added = tuple(i for i in ids if i and i not in self.deviations)
+        return Setting(self.select_on, self.embeddings, self.stand_ins, self.stands_for, self.deviations + added)
+
+
+def run_setting(trained: dict) -> Setting:
+    """The setting of a trained model from its metrics.json: selection, vectors and stand-in files."""
+    provenance = trained.get("provenance", {})
+    return Setting(trained["select_on"], provenance.get("embeddings", "random"), provenance.get("substitutes", "none"))
 
 
 def numeric_verdict(ours: float, published: float, tolerance: float | None, not_comparable: str | None = None) -> str:
@@ -43,13 +80,18 @@ def numeric_verdict(ours: float, published: float, tolerance: float | None, not_
     return "match" if abs(ours - published) <= tolerance + 1e-12 else "differs"
 
 
-def claim(paper: str, table: str, dataset: str, model: str, seed: int, quantity: str, ours, published=None, tolerance=None, verdict: str | None = None, source: str = "", condition: str = "") -> dict:
-    """One row; the verdict is computed from the numbers unless given (qualitative claims)."""
+def claim(paper: str, table: str, dataset: str, model: str, seed: int, quantity: str, ours, published=None, tolerance=None, verdict: str | None = None, source: str = "",
+          condition: str = "", setting: Setting = Setting()) -> dict:
+    """One row; the verdict is computed from the numbers unless given (qualitative claims). The
+    condition column is the setting in words, then `condition` (what else the number depends on)."""
     if verdict is None:
         verdict = numeric_verdict(ours, published, tolerance)
     return {
         "paper": paper, "table": table, "dataset": dataset, "model": model, "seed": seed, "quantity": quantity,
-        "ours": ours, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source, "condition": condition,
+        "ours": ours, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source,
+        "condition": "; ".join(part for part in (setting.words(), condition) if part),
+        "select_on": setting.select_on, "embeddings": setting.embeddings, "stand_ins": setting.stand_ins,
+        "stands_for": setting.stands_for, "deviations": ", ".join(setting.deviations),
     }
 
 
@@ -70,7 +112,8 @@ def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
 
 def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
     """A claims table; `sealed` (a job reading another job's output): verified against its seal first."""
-    table = io.read_table(path, sealed, dtype={"dataset": str, "model": str, "quantity": str, "verdict": str})
+    text = {column: str for column in ("dataset", "model", "quantity", "verdict") + SETTING_COLUMNS}
+    table = io.read_table(path, sealed, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "published", "tolerance", "seed")})
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
     return table

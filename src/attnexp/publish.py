@@ -51,7 +51,7 @@ import yaml
 from attnexp import io
 from attnexp.claims import concatenate, read_claims
 from attnexp.markdown import to_markdown
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, condition_settings, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
@@ -607,7 +607,7 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
         if outcome(row["verdict"]) == MISSED and "embeddings (" in text and index in theirs.index:
             other_row = theirs.loc[index]
             other_row = other_row.iloc[0] if isinstance(other_row, pd.DataFrame) else other_row
-            vectors = condition_settings(other_row["condition"]).get("embeddings", "other")
+            vectors = other_row["embeddings"] or "other"
             text += f"; with {vectors} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
         causes.append(text)
     return card.assign(cause=causes)

@@ -17,28 +17,28 @@ claims table's order. Each row has one outcome (the summary counts them):
 - a row without one: `none: reference only` (a published value kept as a sanity target),
   `none: no published value` (`not public`), else `qualitative` (a sign or an ordering of ours).
 
-`cause`, for a missed row every rule that applies, in this order, joined by "; ":
+`cause`, for a missed row every rule that applies, in this order, joined by "; ". The rules read the
+row's setting (`attnexp.claims.Setting`: the columns `select_on`, `embeddings`, `stand_ins`,
+`stands_for`, `deviations`, which each paper's claims write), never the condition's words:
 1. `model outside the paper (<model>)`: the paper's claims were made on other models
    (`PAPERS[paper].models`, e.g. a W&P claim on the Transformer).
-2. `data stand-in (<what>)`: the condition names stand-in files (`stand-ins=<files>`, not `none`) that
-   change the data, or says our dataset stands for the paper's (`our X stands for <paper>'s Y`). A
-   stand-in that only repackages the same data (`same_data`: config `substitute.splits_affected: []`,
-   `same_data_stand_ins`) is no cause.
-3. embeddings: the condition's `embeddings=<ours>` is not what the paper used (`PAPERS[paper]`):
-   `embeddings (D-EMB)` for our word2vec instead of the paper's pretrained vectors, `embeddings (<what
-   stands in>, D-EMB)` for pretrained vectors that stand in for the paper's (`STAND_IN_VECTORS`), else
-   `embeddings (<ours>; the paper: <theirs>)`; never where ours are the paper's own for that dataset
+2. `data stand-in (<what>)`: `stand_ins` names stand-in files that change the data, or `stands_for`
+   names the paper's dataset ours stands for. A stand-in that only repackages the same data
+   (`same_data`: config `substitute.splits_affected: []`, `same_data_stand_ins`) is no cause.
+3. embeddings: `embeddings` is not what the paper used (`PAPERS[paper]`): `embeddings (D-EMB)` for our
+   word2vec instead of the paper's pretrained vectors, `embeddings (<what stands in>, D-EMB)` for
+   pretrained vectors that stand in for the paper's (`STAND_IN_VECTORS`), else `embeddings (<ours>;
+   the paper: <theirs>)`; never where ours are the paper's own for that dataset
    (`Protocol.own_embeddings`: J&W's bAbI models start from random embeddings).
-4. `checkpoint selection (D-SEL)`: a qualitative claim (no tolerance) whose `select_on=` is not the
+4. `checkpoint selection (D-SEL)`: a qualitative claim (no tolerance) whose `select_on` is not the
    paper's. A numeric comparison never: its verdict is `not comparable` when the selections differ.
-5. each `D-…` id named in the condition, by its kind (`DEVIATION_KINDS`; any other id:
-   `protocol deviation (D-…)`).
-None applies: `unexplained`. A `not comparable` row's cause is its reason's `D-…` ids, named the
-same way (else the reason itself); the cause of every other row is empty.
+5. each id of `deviations`, by its kind (`DEVIATION_KINDS`; any other id: `protocol deviation (D-…)`).
+None applies: `unexplained`. A `not comparable` row's cause is its `deviations`, named the same way
+(else the reason its verdict gives); the cause of every other row is empty.
 
-The rules read the row alone (paper, dataset, model, tolerance, verdict, condition) and the
-registries below; each paper's claims module writes the condition strings they parse. A paper
-missing from `PAPERS` gets the condition-based rules only (2 and 5) and the role "unregistered".
+The rules read the row alone (paper, dataset, model, tolerance, verdict, setting) and the registries
+below. A paper missing from `PAPERS` gets the setting-based rules only (2 and 5) and the role
+"unregistered".
 """
 
 from __future__ import annotations
@@ -52,13 +52,13 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import CLAIM_COLUMNS, read_claims
+from attnexp.claims import CLAIM_COLUMNS, SETTING_COLUMNS, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PAPERS as ALL_PAPERS, PRETRAINED_VECTORS, Protocol
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
-    "condition_settings", "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
+    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
 ]
 
 SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause")
@@ -86,8 +86,6 @@ DEVIATION_KINDS = {
     "D-DATA": "data stand-in", "D-IMDB": "data stand-in", "D-SS-IMDB": "data stand-in", "D-SS-YAHOO": "data stand-in",
     "D-SS-BUDGET": "budget cut",
 }
-_DEVIATION = re.compile(r"\bD-[A-Z0-9]+(?:-[A-Z0-9]+)*")
-_STANDS_FOR = re.compile(r"our (\S+) stands for ([^;]+)")
 
 
 def outcome(verdict: str) -> str:
@@ -115,15 +113,14 @@ def tolerance_basis(row) -> str:
     return f"unregistered: no entry for ({row['paper']!r}, {row['table']!r}) in attnexp.scorecard.TOLERANCE_BASES"
 
 
-def condition_settings(condition: str) -> dict[str, str]:
-    """`key=value` parts of a condition ("select_on=dev; embeddings=word2vec_local; …")."""
-    pairs = (part.split("=", 1) for part in condition.split(";") if "=" in part)
-    return {key.strip(): value.strip() for key, value in pairs}
+def _named(deviations: str) -> list[str]:
+    """The `deviations` column's D-… ids, each named by its kind."""
+    ids = [d.strip() for d in deviations.split(",") if d.strip()]
+    return [f"{DEVIATION_KINDS.get(d, 'protocol deviation')} ({d})" for d in dict.fromkeys(ids)]
 
 
-def _deviations(text: str) -> list[str]:
-    """Every D-… id in `text`, named by its kind."""
-    return [f"{DEVIATION_KINDS.get(d, 'protocol deviation')} ({d})" for d in dict.fromkeys(_DEVIATION.findall(text))]
+def _setting(row) -> dict[str, str]:
+    return {column: "" if _missing(row.get(column)) else str(row[column]) for column in SETTING_COLUMNS}
 
 
 def same_data_stand_ins(config: dict) -> frozenset[str]:
@@ -140,20 +137,20 @@ def same_data_stand_ins(config: dict) -> frozenset[str]:
 
 def cause(row, same_data: frozenset[str] = frozenset()) -> str:
     """The named cause of a missed or not-comparable row (module docstring); empty otherwise."""
-    verdict, condition = row["verdict"], "" if _missing(row["condition"]) else str(row["condition"])
+    verdict, setting = row["verdict"], _setting(row)
     if verdict.startswith("not comparable"):
-        reason = verdict.split(":", 1)[-1].strip()
-        return "; ".join(_deviations(reason)) or reason
+        return "; ".join(_named(setting["deviations"])) or verdict.split(":", 1)[-1].strip()
     if outcome(verdict) != MISSED:
         return ""
-    protocol, settings, causes = PAPERS.get(row["paper"]), condition_settings(condition), []
+    protocol, causes = PAPERS.get(row["paper"]), []
     if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
         causes.append(f"model outside the paper ({row['model']})")
-    changing = [f.strip() for f in settings.get("stand-ins", "none").split(",") if f.strip() not in ("none", "", *same_data)]
+    changing = [f.strip() for f in setting["stand_ins"].split(",") if f.strip() not in ("none", "", *same_data)]
     if changing:
         causes.append(f"data stand-in ({row['dataset']}: {', '.join(changing)})")
-    causes += [f"data stand-in (our {ours} for {theirs.strip()})" for ours, theirs in _STANDS_FOR.findall(condition)]
-    ours = settings.get("embeddings")
+    if setting["stands_for"]:
+        causes.append(f"data stand-in (our {row['dataset']} for the paper's {setting['stands_for']})")
+    ours = setting["embeddings"]
     own = (protocol.own_embeddings or {}).get(row["dataset"]) if protocol else None
     if protocol and protocol.embeddings and ours and ours not in protocol.embeddings and ours != own:
         word2vec_for_pretrained = ours.startswith("word2vec") and protocol.embeddings == PRETRAINED_VECTORS
@@ -163,9 +160,9 @@ def cause(row, same_data: frozenset[str] = frozenset()) -> str:
             causes.append(f"embeddings ({STAND_IN_VECTORS[ours]}, D-EMB)")
         else:
             causes.append(f"embeddings ({ours}; the paper: {protocol.embeddings_label})")
-    if protocol and protocol.select_on and _missing(row["tolerance"]) and settings.get("select_on", protocol.select_on) != protocol.select_on:
+    if protocol and protocol.select_on and _missing(row["tolerance"]) and (setting["select_on"] or protocol.select_on) != protocol.select_on:
         causes.append("checkpoint selection (D-SEL)")
-    causes += _deviations(condition)
+    causes += _named(setting["deviations"])
     return "; ".join(dict.fromkeys(causes)) or "unexplained"
 
 
@@ -236,7 +233,7 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
 
 
 def read_scorecard(path: str | Path) -> pd.DataFrame:
-    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause")}
+    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause") + SETTING_COLUMNS}
     table = pd.read_csv(path, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "published", "tolerance")})
     if tuple(table.columns) != SCORECARD_COLUMNS:
         raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from attnexp.claims import claim, numeric_verdict
+from attnexp.claims import Setting, claim, numeric_verdict
 from attnexp.markdown import to_markdown
 
 __all__ = ["dataset_table", "performance_table", "performance_markdown", "performance_claims"]
@@ -115,9 +115,9 @@ def performance_claims(table: pd.DataFrame, tolerance: float) -> list[dict]:
     rows = []
     for r in table.dropna(subset=["published"]).itertuples():
         why = None if r.published_selection == r.select_on else f"ours selected on {r.select_on}, published on {r.published_selection} (D-SEL)"
+        setting = Setting(r.select_on, r.embeddings, r.substitutes).deviating("D-SEL" if why else None)
         rows.append(claim(
             r.paper, "test performance", r.dataset, r.model, int(r.seed), r.metric, float(r.ours), float(r.published),
-            tolerance, numeric_verdict(float(r.ours), float(r.published), tolerance, why), r.source,
-            f"select_on={r.select_on}; embeddings={r.embeddings}; stand-ins={r.substitutes}",
+            tolerance, numeric_verdict(float(r.ours), float(r.published), tolerance, why), r.source, setting=setting,
         ))
     return rows

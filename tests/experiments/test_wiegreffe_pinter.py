@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from attnexp import io
-from attnexp.claims import read_claims
+from attnexp.claims import Setting, read_claims
 from attnexp.config import load_config
 from attnexp.experiments import wiegreffe_pinter as wp
 from attnexp.experiments import wiegreffe_pinter_tables as wpt
@@ -624,7 +624,7 @@ def tables(tmp_path):
 def test_read_model(tmp_path):
     model = wpt.read_model(write_metrics(tmp_path, "sst", "lstm-tanh", 0.8, "dev", seed=7))
     assert model == {"dataset": "sst", "model": "lstm-tanh", "seed": 7, "select_on": "dev", "f1": 0.8,
-                     "condition": "select_on=dev; epochs=8; embeddings=word2vec; stand-ins=none"}
+                     "setting": Setting("dev", "word2vec", "none"), "epochs": "epochs=8"}
 
 
 def test_table2_numbers(tables):

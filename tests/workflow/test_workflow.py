@@ -225,7 +225,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10" in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
     # the scorecard: every claim with its tolerance basis and cause (byte-identical with results/tables above)
     scorecard = (first / "results/tables/scorecard.csv").read_text()
-    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,tolerance_basis,cause")
+    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause")
     assert len(scorecard.splitlines()) == len(claims.splitlines())
     assert "## Per paper" in (first / "results/tables/scorecard.md").read_text()
     aa_figures = set(tree_digest(first / "results" / "figures" / "attention_attribution"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import claim, numeric_verdict, write_claims
+from attnexp.claims import Setting, claim, numeric_verdict, write_claims
 from attnexp.data.documents import read_records
 from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import explanation_sets, read_explanations
@@ -119,9 +119,10 @@ def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
     for c in table.dropna(subset=["published_mean"]).itertuples():
         pair, _ = TABLE2_COLUMNS[c.column]
         # what the scorecard reads a miss's cause from: selection, embeddings, stand-in files, a non-J&W LOO operation
-        loo_op = c.loo_op if pair != "attention~loo" or c.loo_op == "delete" else f"{c.loo_op} (D-LOO-OP; J&W: delete)"
-        condition = f"select_on={c.select_on}; embeddings={c.embeddings}; stand-ins={c.stand_ins}; loo_op={loo_op}; scipy {c.scipy}"
+        loo_deviates = pair == "attention~loo" and c.loo_op != "delete"
+        loo_op = f"{c.loo_op} (D-LOO-OP; J&W: delete)" if loo_deviates else c.loo_op
         why = None if c.select_on == "test" else f"our checkpoint was selected on {c.select_on}, J&W's on test (D-SEL)"
+        setting = Setting(c.select_on, c.embeddings, c.stand_ins).deviating("D-LOO-OP" if loo_deviates else None, "D-SEL" if why else None)
         for quantity, ours, published, tol in (
             ("mean", c.mean, c.published_mean, tolerance["mean"]),
             ("sig_frac", c.sig_frac, c.published_sig_frac, tolerance["sig_frac"]),
@@ -129,7 +130,7 @@ def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
             rows.append(claim(
                 "Jain & Wallace 2019", "Table 2", c.dataset, c.model, int(c.seed),
                 f"{quantity} tau({pair.replace('~', ', ')}), class {c.label}", float(ours), float(published), tol,
-                numeric_verdict(float(ours), float(published), tol, why), c.source, condition,
+                numeric_verdict(float(ours), float(published), tol, why), c.source, f"loo_op={loo_op}; scipy {c.scipy}", setting,
             ))
     return rows
 
@@ -150,18 +151,17 @@ def mean_tau_claims(runs: list[dict], published: pd.DataFrame, tolerance: float)
         for p in theirs.itertuples():
             if p.pair not in run["means"]:
                 continue
-            loo_op = run["loo_op"] if "loo" not in p.pair or run["loo_op"] == "delete" else f"{run['loo_op']} (D-LOO-OP; J&W: delete)"
+            loo_deviates = "loo" in p.pair and run["loo_op"] != "delete"
+            loo_op = f"{run['loo_op']} (D-LOO-OP; J&W: delete)" if loo_deviates else run["loo_op"]
             # the retrain behind a committed mean may have trained longer than the paper's models (bAbI)
-            epochs = "" if pd.isna(p.epochs) or int(p.epochs) == run["epochs"] else f", {int(p.epochs)} epochs where ours trained {run['epochs']} (D-BABI)"
-            condition = (
-                f"select_on={run['select_on']}; embeddings={run['embeddings']}; stand-ins={run['stand_ins']}; loo_op={loo_op}; "
-                f"J&W's value: {p.select_on}-selected{epochs}; scipy {SCIPY_VERSION}"
-            )
+            longer = not pd.isna(p.epochs) and int(p.epochs) != run["epochs"]
+            epochs = f", {int(p.epochs)} epochs where ours trained {run['epochs']} (D-BABI)" if longer else ""
+            setting = Setting(run["select_on"], run["embeddings"], run["stand_ins"]).deviating("D-LOO-OP" if loo_deviates else None, "D-BABI" if longer else None)
             ours = round(run["means"][p.pair], 4)
             rows.append(claim(
                 "Jain & Wallace 2019", "mean tau, all test instances", run["dataset"], run["model"], int(run["seed"]),
                 f"mean tau({p.pair.replace('~', ', ')}), all classes", ours, float(p.mean), tolerance,
-                source=p.source, condition=condition,
+                source=p.source, condition=f"loo_op={loo_op}; J&W's value: {p.select_on}-selected{epochs}; scipy {SCIPY_VERSION}", setting=setting,
             ))
     return rows
 

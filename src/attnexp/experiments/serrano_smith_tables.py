@@ -17,10 +17,12 @@ model that `serrano_smith.left_out` keeps from training (D-SS-BUDGET) gets the s
 from __future__ import annotations
 
 
+from dataclasses import replace
+
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import claim, write_claims
+from attnexp.claims import Setting, claim, run_setting, write_claims
 from attnexp.experiments.serrano_smith import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.markdown import to_markdown
 from attnexp.spec import ModelSpec
@@ -36,6 +38,7 @@ HEADLINE_QUANTITIES = {
 ORDERING_TABLE = "prob_predictor.py shares (ordering)"
 ORDERING_QUANTITY = "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)"
 LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
+LEFT_OUT_SETTING = Setting(deviations=("D-SS-BUDGET",))
 
 
 def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
@@ -49,7 +52,7 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
         provenance = trained["provenance"]
         runs.append({
             "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "items": ModelSpec.from_record(trained["spec"]).attended,
-            "condition": f"select_on={trained['select_on']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
+            "setting": run_setting(trained),
             "accuracy": trained["test"]["accuracy"],
             "erasure": io.read_table(erasure, dtype={"id": str}), "removal": io.read_table(removal, dtype={"id": str}),
         })
@@ -102,23 +105,24 @@ def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.Dat
         s = sooner[(sooner.dataset == r["dataset"]) & (sooner.model == r["model"]) & (sooner.seed == r["seed"])].iloc[0]
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
         stands_for = isinstance(s.reference_dataset, str) and s.reference_dataset != r["dataset"]
-        condition = r["condition"] + (f"; our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else "")
+        condition = f"our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else ""
+        setting = replace(r["setting"], stands_for=s.reference_dataset if stands_for else "")
         box, per_instance = HEADLINE_QUANTITIES
         rows.append(claim(
             PAPER, box, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[box],
-            difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition,
+            difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition, setting=setting,
         ))
         rows.append(claim(
             PAPER, per_instance, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[per_instance],
             float(s.gradient_sooner - s.attention_sooner), verdict="holds" if s.gradient_sooner > s.attention_sooner else "does not hold",
-            source=HEADLINE_SOURCE, condition=condition,
+            source=HEADLINE_SOURCE, condition=condition, setting=setting,
         ))
         if not pd.isna(s.reference_gradient_sooner):
             source = published[published.dataset == s.reference_dataset].iloc[0].source
             rows.append(claim(
                 PAPER, "prob_predictor.py shares", r["dataset"], r["model"], r["seed"],
                 f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
-                float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, condition,
+                float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, condition, setting,
             ))
     rows += _ordering_claims(sooner, published)
     return rows
@@ -144,6 +148,7 @@ def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict
                 published.iloc[0].source if published_difference is not None else HEADLINE_SOURCE,
                 (f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
                 if published_difference is not None else "no reference share for this dataset",
+                Setting(stands_for=reference if published_difference is not None and reference != dataset else ""),
             ))
     return rows
 
@@ -154,7 +159,7 @@ def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
     ordering of each encoder whose HAN or FLAN model is left out while the dataset has the other
     trained or left out. `trained`: the runs that were trained ({dataset, model, seed})."""
     rows = [
-        claim(PAPER, table, r["dataset"], r["model"], int(r["seed"]), quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE)
+        claim(PAPER, table, r["dataset"], r["model"], int(r["seed"]), quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING)
         for r in sorted(left_out, key=lambda r: (r["dataset"], r["seed"]))
         for table, quantity in HEADLINE_QUANTITIES.items()
     ]
@@ -164,7 +169,8 @@ def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
         for encoder in ("rnn", "conv", "none"):
             han, flan = (dataset, f"han-{encoder}", seed), (dataset, f"flan-{encoder}", seed)
             if {han, flan} <= present and {han, flan} & missing:
-                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", seed, ORDERING_QUANTITY, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE))
+                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", seed, ORDERING_QUANTITY, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE,
+                                  setting=LEFT_OUT_SETTING))
     return rows
 
 

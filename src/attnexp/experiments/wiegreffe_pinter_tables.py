@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from attnexp import io
-from attnexp.claims import claim, numeric_verdict, write_claims
+from attnexp.claims import claim, numeric_verdict, run_setting, write_claims
 from attnexp.markdown import to_markdown
 
 __all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_table", "adversary_table", "wiegreffe_pinter_claims", "write_tables"]
@@ -43,8 +43,9 @@ def read_model(path: str | Path) -> dict:
     return {
         "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],
         "f1": trained["test"]["f1"][1],
+        "setting": run_setting(trained),
         # epochs: a preset may train fewer than the protocol's (a compute budget), and the table says so
-        "condition": f"select_on={trained['select_on']}; epochs={trained['settings']['epochs']}; embeddings={provenance.get('embeddings', 'random')}; stand-ins={provenance.get('substitutes', 'none')}",
+        "epochs": f"epochs={trained['settings']['epochs']}",
     }
 
 
@@ -63,7 +64,7 @@ def uniform_table(bases: list[dict], uniforms: list[dict], published: pd.DataFra
             "base_f1": base["f1"], "uniform_f1": uniform["f1"], "difference": base["f1"] - uniform["f1"],
             "published_base_f1": pub_base, "published_uniform_f1": pub_uniform,
             "published_difference": None if pub_base is None or pub_uniform is None else pub_base - pub_uniform,
-            "condition": base["condition"],
+            "condition": f"{base['setting'].words()}; {base['epochs']}",
         })
     return pd.DataFrame(rows)
 
@@ -131,36 +132,37 @@ def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform
             why = None if base["select_on"] == "test" else f"ours selected on {base['select_on']}, W&P on test (D-SEL)"
             rows.append(claim(
                 PAPER, "Table 2", *key, "F1(base) - F1(uniform), positive class", float(u.difference), float(u.published_difference), tolerance,
-                numeric_verdict(float(u.difference), float(u.published_difference), tolerance, why), f"{SOURCE} Table 2, base and uniform", base["condition"],
+                numeric_verdict(float(u.difference), float(u.published_difference), tolerance, why), f"{SOURCE} Table 2, base and uniform",
+                base["epochs"], base["setting"].deviating("D-SEL" if why else None),
             ))
     for base, frontier in zip(bases, frontiers):
         key = (base["dataset"], base["model"], int(base["seed"]))
-        cond = base["condition"]
+        cond, setting = base["epochs"], base["setting"]
         s = seeds[(seeds.dataset == key[0]) & (seeds.model == key[1]) & (seeds.seed == key[2]) & (seeds.comparison == "seeds")]
         if len(s) and not pd.isna(s.iloc[0].share_seed_jsd_below_jw):
             share = float(s.iloc[0].share_seed_jsd_below_jw)
             rows.append(claim(
                 PAPER, "Figure 2", *key, "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD; holds above 0.5",
-                share, verdict="holds" if share > 0.5 else "does not hold", source=f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD", condition=cond,
+                share, verdict="holds" if share > 0.5 else "does not hold", source=f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD", condition=cond, setting=setting,
             ))
         d = diagnostic[(diagnostic.dataset == key[0]) & (diagnostic.model == key[1]) & (diagnostic.seed == key[2])].set_index("guide")["f1"]
         for guide in GUIDES:
-            rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 3", condition=cond))
+            rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 3", condition=cond, setting=setting))
         rows.append(claim(
             PAPER, "Table 3", *key, "F1(Base model guide) - F1(Uniform guide); holds above 0", float(d["base"] - d["uniform"]),
-            verdict="holds" if d["base"] > d["uniform"] else "does not hold", source=f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use", condition=cond,
+            verdict="holds" if d["base"] > d["uniform"] else "does not hold", source=f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use", condition=cond, setting=setting,
         ))
         rows.append(claim(
             PAPER, "Table 3", *key, "F1(Adversary guide) - F1(Base model guide); holds below 0", float(d["adversary"] - d["base"]),
-            verdict="holds" if d["adversary"] < d["base"] else "does not hold", source=f"{SOURCE} §3.4: adversarial guides are expected to do worse", condition=cond,
+            verdict="holds" if d["adversary"] < d["base"] else "does not hold", source=f"{SOURCE} §3.4: adversarial guides are expected to do worse", condition=cond, setting=setting,
         ))
         a = adversary[(adversary.dataset == key[0]) & (adversary.model == key[1]) & (adversary.seed == key[2])].iloc[0]
         for column, label in (("adversary_f1", "adversary test F1"), ("tvd", "mean test TVD to the base"), ("jsd", "mean test JSD to the base")):
-            rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 4", condition=cond))
+            rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=NOT_PUBLIC, source=f"{SOURCE} Table 4", condition=cond, setting=setting))
         rho, grows = _jsd_grows_with_lambda(frontier)
         rows.append(claim(
             PAPER, "Figure 4", *key, "Spearman ρ(λ, mean test JSD) over the λ grid; holds when positive and JSD(max λ) > JSD(min λ)", rho,
-            verdict="holds" if grows else ("undefined" if np.isnan(rho) else "does not hold"), source=f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", condition=cond,
+            verdict="holds" if grows else ("undefined" if np.isnan(rho) else "does not hold"), source=f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", condition=cond, setting=setting,
         ))
     return rows
 
