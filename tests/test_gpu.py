@@ -109,7 +109,7 @@ def test_explanations_on_the_gpu_equal_the_cpus():
 
 
 def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
-    from attnexp.experiments import jain_wallace as jw
+    from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
@@ -132,7 +132,7 @@ def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
 
 def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """write_explanations and the J&W writers restore the checkpoint onto the GPU (`device: cuda`)."""
-    from attnexp.experiments import jain_wallace as jw
+    from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.explain import read_explanations, write_explanations
 
     data_dir = write_dataset(tmp_path / "data")
