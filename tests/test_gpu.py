@@ -177,7 +177,7 @@ def assert_same_frame(cpu: pd.DataFrame, gpu: pd.DataFrame, exact: list[str], cl
 
 @pytest.mark.parametrize("name", ["han-rnn", "flan-rnn", "lstm-tanh", "transformer-cls"])
 def test_serrano_smith_on_the_gpu_equals_the_cpus(name):
-    from attnexp.experiments import serrano_smith as ss
+    from attnexp.papers.serrano_smith import experiment as ss
     from attnexp.runtime import set_determinism
 
     set_determinism(5, 1)
@@ -235,7 +235,7 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """S&S interventions, the ERASER battery and the attention export restore the checkpoint onto the
     GPU (`device: cuda`) and write the CPU's results."""
     from attnexp.experiments import faithfulness as ff
-    from attnexp.experiments import serrano_smith as ss
+    from attnexp.papers.serrano_smith import experiment as ss
     from attnexp.explain import write_explanations
     from attnexp.runtime import export_attention
 

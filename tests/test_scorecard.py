@@ -279,7 +279,7 @@ def test_jain_wallace_conditions_name_stand_ins_and_a_non_jw_loo_operation():
 def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     import json
 
-    from attnexp.experiments import serrano_smith_tables as sst
+    from attnexp.papers.serrano_smith import tables as sst
     from attnexp.spec import parse_model_name
 
     def write_run(name, gradient_ks, attention_ks):
