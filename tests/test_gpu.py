@@ -195,7 +195,7 @@ def test_serrano_smith_on_the_gpu_equals_the_cpus(name):
 
 
 def test_faithfulness_on_the_gpu_equals_the_cpus():
-    from attnexp.experiments import faithfulness as ff
+    from attnexp.papers.faithfulness import experiment as ff
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
@@ -234,7 +234,7 @@ def test_attention_attribution_on_the_gpu_equals_the_cpus():
 def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """S&S interventions, the ERASER battery and the attention export restore the checkpoint onto the
     GPU (`device: cuda`) and write the CPU's results."""
-    from attnexp.experiments import faithfulness as ff
+    from attnexp.papers.faithfulness import experiment as ff
     from attnexp.papers.serrano_smith import experiment as ss
     from attnexp.explain import write_explanations
     from attnexp.runtime import export_attention

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io
-from attnexp.experiments.faithfulness import aopc
 from attnexp.papers import PAPERS
+from attnexp.papers.faithfulness.experiment import aopc
 from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
