@@ -214,7 +214,7 @@ def test_faithfulness_on_the_gpu_equals_the_cpus():
 
 
 def test_attention_attribution_on_the_gpu_equals_the_cpus():
-    from attnexp.experiments import attention_attribution as aa
+    from attnexp.papers.attention_attribution import experiment as aa
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
