@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from jain_wallace_speed import original_adversarial  # noqa: E402
 
-from attnexp.experiments import jain_wallace as jw  # noqa: E402
+from attnexp.papers.jain_wallace import experiment as jw  # noqa: E402
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from attnexp.config import validate_config  # noqa: E402
-from attnexp.experiments.jain_wallace import adversarial_experiment  # noqa: E402
+from attnexp.papers.jain_wallace.experiment import adversarial_experiment  # noqa: E402
 from attnexp.runtime import restore_run, set_determinism  # noqa: E402
 
 

@@ -16,7 +16,7 @@ on the same instances:
   reference). The original already batches: a per-instance loop is not its speed.
 
 The per-instance oracle loops (one instance, permutation or deleted token at a time) double as the
-tests' oracle (`tests/experiments/test_jain_wallace.py`, `tests/explain/test_explain.py`).
+tests' oracle (`tests/papers/test_jain_wallace.py`, `tests/explain/test_explain.py`).
 Needs a trained model (`snakemake models`).
 
     python benchmarks/jain_wallace_speed.py --instances 1725 [--reference-instances 40] [--threads 2] [--model results/models/sst/lstm-tanh/seed10]
@@ -36,7 +36,6 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnexp.experiments import jain_wallace as jw  # noqa: E402
 from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.explain import explain_examples  # noqa: E402
 from attnexp.explain.gradient import gradient_importance  # noqa: E402
@@ -45,6 +44,7 @@ from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
 from attnexp.models.attention import masked_softmax  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
+from attnexp.papers.jain_wallace import experiment as jw  # noqa: E402
 from attnexp.runtime import frozen  # noqa: E402
 from attnexp.models.outputs import probabilities  # noqa: E402
 

@@ -25,12 +25,12 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnexp.experiments import serrano_smith as ss  # noqa: E402
 from attnexp.experiments.cached import cached_batches  # noqa: E402
 from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.metrics import jsd  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
 from attnexp.models.outputs import probabilities  # noqa: E402
+from attnexp.papers.serrano_smith import experiment as ss  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loop: one instance, one erased set, one decode at a time

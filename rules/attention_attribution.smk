@@ -6,7 +6,7 @@
 AA = config["attention_attribution"]
 AA_RUN = "{dataset}/{model}/seed{seed}"
 AA_RUNS = experiment_runs(config, "attention_attribution")
-# rollout's agreement with |gradient| and leave-one-out (attnexp.experiments.attention_attribution_tables)
+# rollout's agreement with |gradient| and leave-one-out (attnexp.papers.attention_attribution.tables)
 AGREEMENT_METHODS = ("attention", "gradient", "loo", "rollout", "attattr")
 # What the jobs depend on; the Riemann sum is the explanations' (one setting for both)
 AA_SETTINGS = {

@@ -11,7 +11,7 @@ for run in FF_RUNS:
     FF_BY_DATASET.setdefault(run.dataset, []).append(run)
 # W&P base runs with every experiment: their seed models give each explainer's envelope
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
-# ... over the four J&W/IG measures (attnexp.experiments.seed_envelopes)
+# ... over the four J&W/IG measures (attnexp.papers.faithfulness.seed_envelopes)
 SEED_ENVELOPE_MEASURES = ("attention", "gradient", "loo", "ig")
 # The per-model battery's settings (`max_tokens` only sizes batches)
 FF_SETTINGS = {

@@ -106,7 +106,7 @@ rule wp_tables:
     input:
         base=[trained(c.base) for c in WP_COMPANIONS.values()],
         uniform=[trained(c.uniform) for c in WP_COMPANIONS.values()],
-        # GUIDES order of attnexp.experiments.wiegreffe_pinter_tables, per base run
+        # GUIDES order of attnexp.papers.wiegreffe_pinter.tables, per base run
         full_base=[trained(c.base) for c in WP_FULL.values()],
         diagnostic=[
             trained(c.diagnostic[guide])

@@ -2,9 +2,9 @@
 Transformer run, as deterministic PDF and PNG."""
 
 from attnexp import io
+from attnexp.papers.attention_attribution.plots import graph_figure, pruning_figure
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
-from attnexp.plots.attention_attribution import graph_figure, pruning_figure
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -1,7 +1,7 @@
 """Rule attention_attribution_graphs: results/attention_attribution/{dataset}/{model}/seed{seed}/
 graphs.json, the attribution trees of a few test instances (Hao et al. 2021)."""
 
-from attnexp.experiments.attention_attribution import write_attribution_graphs
+from attnexp.papers.attention_attribution.experiment import write_attribution_graphs
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 

@@ -2,7 +2,7 @@
 heads.json (head importance by attention attribution and by max attention) and pruning.csv (test
 accuracy per head order and pruned fraction), Hao et al. 2021."""
 
-from attnexp.experiments.attention_attribution import write_head_pruning
+from attnexp.papers.attention_attribution.experiment import write_head_pruning
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 

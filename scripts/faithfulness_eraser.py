@@ -2,7 +2,7 @@
 comprehensiveness and sufficiency per test instance, ranking and bin (DeYoung et al. 2020); HAN and FLAN
 have no explanations and are ranked by their own attention and leave-one-unit-out."""
 
-from attnexp.experiments.faithfulness import write_faithfulness
+from attnexp.papers.faithfulness.experiment import write_faithfulness
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 

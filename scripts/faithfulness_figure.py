@@ -2,9 +2,9 @@
 perturbation curves of every model of one dataset."""
 
 from attnexp import io
+from attnexp.papers.faithfulness.plots import perturbation_curves
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
-from attnexp.plots.faithfulness import perturbation_curves
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

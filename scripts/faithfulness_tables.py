@@ -2,7 +2,7 @@
 the seed envelopes (results/tables/faithfulness_seed_envelopes.{csv,md}) and each ranking against the
 random baseline (results/claims/faithfulness.csv)."""
 
-from attnexp.experiments.faithfulness_tables import write_tables
+from attnexp.papers.faithfulness.tables import write_tables
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

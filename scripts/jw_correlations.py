@@ -1,7 +1,7 @@
 """Rule jw_correlations: results/jain_wallace/{dataset}/{model}/seed{seed}/correlations.csv, Kendall
 τ-b and p-value per test instance and pair of explanations (J&W §5.3)."""
 
-from attnexp.experiments.jain_wallace_correlations import write_correlations
+from attnexp.papers.jain_wallace.correlations import write_correlations
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -1,10 +1,10 @@
 """Rule jw_ground_truth: attention, gradient, leave-one-out and integrated gradients scored against
 the planted cues of the generated and planted datasets: a table and a figure."""
 
-from attnexp.experiments.jain_wallace_tables import write_ground_truth
 from attnexp.explain import explanation_sets
+from attnexp.papers.jain_wallace.plots import ground_truth_bars
+from attnexp.papers.jain_wallace.tables import write_ground_truth
 from attnexp.plots import save_figure
-from attnexp.plots.jain_wallace import ground_truth_bars
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -2,8 +2,8 @@
 permutation violins, adversarial JSD histogram and violins) from its per-instance tables, as PDF and PNG."""
 
 from attnexp import io
+from attnexp.papers.jain_wallace import plots
 from attnexp.plots import save_figure
-from attnexp.plots import jain_wallace as plots
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

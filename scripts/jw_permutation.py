@@ -1,7 +1,7 @@
 """Rule jw_permutation: results/jain_wallace/{dataset}/{model}/seed{seed}/permutation.csv, the median
 output change under random permutations of the attention per test instance (J&W §5.4)."""
 
-from attnexp.experiments.jain_wallace import write_permutation
+from attnexp.papers.jain_wallace.experiment import write_permutation
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 

@@ -1,9 +1,9 @@
 """Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, and the
 encoder comparison figure."""
 
-from attnexp.experiments.jain_wallace_tables import write_tables
+from attnexp.papers.jain_wallace.plots import encoder_comparison
+from attnexp.papers.jain_wallace.tables import write_tables
 from attnexp.plots import save_figure
-from attnexp.plots.jain_wallace import encoder_comparison
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -2,8 +2,8 @@
 (S&S §5)."""
 
 from attnexp import io
+from attnexp.papers.serrano_smith.plots import delta_js
 from attnexp.plots import save_figure
-from attnexp.plots.serrano_smith import delta_js
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

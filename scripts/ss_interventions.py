@@ -1,7 +1,7 @@
 """Rule ss_interventions: results/serrano_smith/{dataset}/{model}/seed{seed}/single_erasure.csv and
 removal.csv, S&S's two erasure experiments on one model's test split (per instance)."""
 
-from attnexp.experiments.serrano_smith import write_interventions
+from attnexp.papers.serrano_smith.experiment import write_interventions
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device
 

@@ -2,8 +2,8 @@
 the first flip, for one dataset, a panel per model (S&S §6)."""
 
 from attnexp import io
+from attnexp.papers.serrano_smith.plots import removal_boxes
 from attnexp.plots import save_figure
-from attnexp.plots.serrano_smith import removal_boxes
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

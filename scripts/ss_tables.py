@@ -1,6 +1,6 @@
 """Rule ss_tables: the S&S summary tables (erasure, removal, flip sooner) and their claims."""
 
-from attnexp.experiments.serrano_smith_tables import write_tables
+from attnexp.papers.serrano_smith.tables import write_tables
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -2,7 +2,7 @@
 
 import json
 
-from attnexp.experiments.wiegreffe_pinter import ModelConsistentAdversary
+from attnexp.papers.wiegreffe_pinter.experiment import ModelConsistentAdversary
 from attnexp.plan import model_spec
 from attnexp.runtime import CheckpointError, DeviceError, split_labels
 from attnexp.train import TrainingJob, class_weights, fit

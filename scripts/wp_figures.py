@@ -2,9 +2,9 @@
 Figure 4 (the frontier) and Table 1 (an example's base vs adversary attention) for one base run."""
 
 from attnexp import io
-from attnexp.experiments.wiegreffe_pinter import example_records
+from attnexp.papers.wiegreffe_pinter.experiment import example_records
+from attnexp.papers.wiegreffe_pinter.plots import attention_example, frontier, seed_scatter, seed_violin
 from attnexp.plots import save_figure
-from attnexp.plots.wiegreffe_pinter import attention_example, frontier, seed_scatter, seed_violin
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

@@ -2,7 +2,7 @@
 adversary's mean test TVD, JSD, KL and F1, plus Figure 4's reference points) and adversary_epochs.csv
 (each adversary's per-epoch log, W&P §4)."""
 
-from attnexp.experiments.wiegreffe_pinter import write_frontier
+from attnexp.papers.wiegreffe_pinter.experiment import write_frontier
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

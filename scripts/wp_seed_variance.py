@@ -2,7 +2,7 @@
 test instance the attention JSD and output TVD to the base model of its seed models (W&P §3.3) and of
 J&W's per-instance adversary (D-JWEXPORT)."""
 
-from attnexp.experiments.wiegreffe_pinter import write_seed_variance
+from attnexp.papers.wiegreffe_pinter.experiment import write_seed_variance
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

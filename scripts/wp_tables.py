@@ -1,6 +1,6 @@
 """Rule wp_tables: W&P Tables 2-4 and the seed-variance summary across base runs, and their claims."""
 
-from attnexp.experiments.wiegreffe_pinter_tables import write_tables
+from attnexp.papers.wiegreffe_pinter.tables import write_tables
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

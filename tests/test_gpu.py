@@ -109,7 +109,7 @@ def test_explanations_on_the_gpu_equal_the_cpus():
 
 
 def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
-    from attnexp.experiments import jain_wallace as jw
+    from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
@@ -132,7 +132,7 @@ def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
 
 def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """write_explanations and the J&W writers restore the checkpoint onto the GPU (`device: cuda`)."""
-    from attnexp.experiments import jain_wallace as jw
+    from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.explain import read_explanations, write_explanations
 
     data_dir = write_dataset(tmp_path / "data")
@@ -177,7 +177,7 @@ def assert_same_frame(cpu: pd.DataFrame, gpu: pd.DataFrame, exact: list[str], cl
 
 @pytest.mark.parametrize("name", ["han-rnn", "flan-rnn", "lstm-tanh", "transformer-cls"])
 def test_serrano_smith_on_the_gpu_equals_the_cpus(name):
-    from attnexp.experiments import serrano_smith as ss
+    from attnexp.papers.serrano_smith import experiment as ss
     from attnexp.runtime import set_determinism
 
     set_determinism(5, 1)
@@ -195,7 +195,7 @@ def test_serrano_smith_on_the_gpu_equals_the_cpus(name):
 
 
 def test_faithfulness_on_the_gpu_equals_the_cpus():
-    from attnexp.experiments import faithfulness as ff
+    from attnexp.papers.faithfulness import experiment as ff
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
@@ -214,7 +214,7 @@ def test_faithfulness_on_the_gpu_equals_the_cpus():
 
 
 def test_attention_attribution_on_the_gpu_equals_the_cpus():
-    from attnexp.experiments import attention_attribution as aa
+    from attnexp.papers.attention_attribution import experiment as aa
     from attnexp.runtime import set_determinism
 
     set_determinism(10, 1)
@@ -234,8 +234,8 @@ def test_attention_attribution_on_the_gpu_equals_the_cpus():
 def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """S&S interventions, the ERASER battery and the attention export restore the checkpoint onto the
     GPU (`device: cuda`) and write the CPU's results."""
-    from attnexp.experiments import faithfulness as ff
-    from attnexp.experiments import serrano_smith as ss
+    from attnexp.papers.faithfulness import experiment as ff
+    from attnexp.papers.serrano_smith import experiment as ss
     from attnexp.explain import write_explanations
     from attnexp.runtime import export_attention
 

@@ -565,7 +565,7 @@ def test_the_model_jobs_modules_leave_out_what_they_do_not_use():
     heavy = ("torch._dynamo", "torch._inductor", "captum", "scipy.stats", "pandas", "matplotlib", "seaborn")
     out = _in_a_fresh_interpreter(
         "import sys, torch\n"
-        "import attnexp.explain, attnexp.experiments.jain_wallace as jw, attnexp.workflow\n"
+        "import attnexp.explain, attnexp.papers.jain_wallace.experiment as jw, attnexp.workflow\n"
         "from attnexp.runtime import set_determinism\n"
         "set_determinism(3, 1)\n"
         "jw.FusedAdam(torch.zeros(2, requires_grad=True), lr=0.01, amsgrad=True).step()\n"
@@ -573,7 +573,7 @@ def test_the_model_jobs_modules_leave_out_what_they_do_not_use():
     )
     assert out == "[]"
     out = _in_a_fresh_interpreter(
-        "import sys\nimport attnexp.experiments.jain_wallace_correlations, attnexp.workflow\n"
+        "import sys\nimport attnexp.papers.jain_wallace.correlations, attnexp.workflow\n"
         "print([m for m in ('torch', 'scipy.stats', 'pandas') if m in sys.modules])"
     )
     assert out == "[]"

@@ -273,7 +273,7 @@ def test_readme_without_markers_is_an_error_naming_the_file(tmp_path):
 
 
 def test_jain_wallace_conditions_name_stand_ins_and_a_non_jw_loo_operation():
-    from attnexp.experiments.jain_wallace_tables import table2_claims
+    from attnexp.papers.jain_wallace.tables import table2_claims
 
     cells = pd.DataFrame([
         {"dataset": "agnews", "label": "0", "column": column, "model": model, "seed": 10, "select_on": "test", "embeddings": "word2vec_local",
@@ -290,7 +290,7 @@ def test_jain_wallace_conditions_name_stand_ins_and_a_non_jw_loo_operation():
 def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     import json
 
-    from attnexp.experiments import serrano_smith_tables as sst
+    from attnexp.papers.serrano_smith import tables as sst
     from attnexp.spec import parse_model_name
 
     def write_run(name, gradient_ks, attention_ks):

@@ -549,7 +549,7 @@ def _trained_runs(root: Path) -> dict[tuple[str, str, int], dict]:
 
 
 def _comparison_row(key, trained: dict) -> dict:
-    from attnexp.experiments.jain_wallace_tables import overall_means
+    from attnexp.papers.jain_wallace.tables import overall_means
 
     means = overall_means(pd.read_csv(trained["_correlations"]))
     test = trained.get("test", {})

@@ -16,11 +16,11 @@ from torch import nn
 from attnexp import models, spec as spec_module
 from attnexp.data.preprocess import build_vocab
 from attnexp.data.synthetic import generate
-from attnexp.experiments import jain_wallace as jw
 from attnexp.explain import explain_examples
 from attnexp.models import AttentionModel, FamilyModel, HierarchicalAttentionModel, SelfAttentionModel, register_family_model
 from attnexp.models.attention import AdditiveAttention, real_token_mask
 from attnexp.models.inputs import Batch, Encoded, to_examples
+from attnexp.papers.jain_wallace import experiment as jw
 from attnexp.runtime import SplitData
 from attnexp.spec import FAMILIES, Family, ModelSpec, parse_model_name
 from attnexp.train import build_and_initialise, train_model

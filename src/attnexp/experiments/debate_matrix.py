@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io
-from attnexp.experiments.faithfulness import aopc
-from attnexp.experiments.serrano_smith import summarise_erasure, summarise_removal
 from attnexp.papers import PAPERS
+from attnexp.papers.faithfulness.experiment import aopc
+from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
 __all__ = ["MEASURES", "jain_wallace_cells", "serrano_smith_cells", "faithfulness_cells", "wiegreffe_pinter_cells", "debate_matrix", "write_debate_matrix"]

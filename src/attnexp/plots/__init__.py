@@ -1,4 +1,5 @@
-"""Figures from the per-instance tables: one house style, and saving that reruns byte for byte.
+"""Figures from the per-instance tables: one house style, and saving that reruns byte for byte. Each
+paper's figures are in its package (`attnexp.papers.<paper>.plots`).
 
 A figure is saved as PDF (for the paper) and PNG (for the HTML report). Both are deterministic on
 one machine: no creation date in the PDF, no software tag in the PNG, fonts embedded the same way.

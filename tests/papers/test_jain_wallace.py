@@ -1,4 +1,4 @@
-"""The Jain & Wallace experiments (attnexp.experiments.jain_wallace): permutation and adversarial
+"""The Jain & Wallace experiments (attnexp.papers.jain_wallace.experiment): permutation and adversarial
 attention against the per-instance reference loops of benchmarks/jain_wallace_speed.py, independence
 of batching, Kendall-τ summaries, the ground-truth table and Table 2 beside the published values."""
 
@@ -17,15 +17,15 @@ from scipy.stats import kendalltau
 
 from attnexp import io
 from attnexp.claims import claims_frame, read_claims
-from attnexp.experiments import jain_wallace as jw
-from attnexp.experiments import jain_wallace_correlations as jwc
-from attnexp.experiments import jain_wallace_tables as jwt
 from attnexp.experiments.cached import readout
 from attnexp.explain import explain_examples, read_explanations
 from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.models.outputs import probabilities
+from attnexp.papers.jain_wallace import experiment as jw
+from attnexp.papers.jain_wallace import correlations as jwc
+from attnexp.papers.jain_wallace import tables as jwt
 from attnexp.spec import parse_model_name
 from tiny_models import flat, load_benchmark, qa, random_examples, transformer
 
@@ -854,7 +854,7 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
     md = (tmp_path / "gt.md").read_text()
     assert "**failed**: planted_sst / average-tanh / seed 10: dev accuracy 0.930 is below the gate 0.97" in md
     assert "lstm-tanh / seed 10: dev" not in md
-    from attnexp.plots.jain_wallace import ground_truth_bars
+    from attnexp.papers.jain_wallace.plots import ground_truth_bars
 
     figure = ground_truth_bars(table)
     labels = {t.get_text() for t in figure.axes[0].get_xticklabels()}

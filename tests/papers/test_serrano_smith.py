@@ -13,16 +13,16 @@ import pytest
 import torch
 
 from attnexp import io
-from attnexp.experiments import serrano_smith as ss
-from attnexp.experiments import serrano_smith_tables as sst
 from attnexp.experiments.cached import cached_batches, readout
 from attnexp.models import build_model
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
 from attnexp.models.inputs import Example, collate
 from attnexp.models.qa import QAConfig
+from attnexp.papers.serrano_smith import experiment as ss
+from attnexp.papers.serrano_smith import tables as sst
+from attnexp.papers.serrano_smith.plots import delta_js, removal_boxes, subsample
 from attnexp.plan import CapabilityError
-from attnexp.plots.serrano_smith import delta_js, removal_boxes, subsample
 from attnexp.models.outputs import probabilities
 from attnexp.spec import parse_model_name
 from tiny_models import load_benchmark, transformer

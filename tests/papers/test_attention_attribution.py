@@ -1,4 +1,4 @@
-"""Hao et al. on the Transformer (attnexp.experiments.attention_attribution): head importance, the
+"""Hao et al. on the Transformer (attnexp.papers.attention_attribution.experiment): head importance, the
 pruning order and curve, and the attribution graph."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-import attnexp.experiments.attention_attribution as aa
 from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.inputs import collate
+import attnexp.papers.attention_attribution.experiment as aa
 from tiny_models import random_examples, transformer
 
 

@@ -1,16 +1,17 @@
 """Figures of Hao et al. (2021) on the Transformer, from the tables of
-`attnexp.experiments.attention_attribution`: the head-pruning curve (test accuracy against the share
+`attnexp.papers.attention_attribution.experiment`: the head-pruning curve (test accuracy against the share
 of heads pruned, by attribution, by attention and by random orders with a ± sd band) and the
 attribution graph of one example (tokens on the x-axis, layers on the y-axis).
 """
 
 from __future__ import annotations
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-
-from attnexp.plots import use_house_style
 
 __all__ = ["pruning_figure", "graph_figure"]
 

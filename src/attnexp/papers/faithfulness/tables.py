@@ -16,9 +16,9 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.claims import claim, write_claims
-from attnexp.experiments.faithfulness import RANDOM, aopc
-from attnexp.experiments.seed_envelopes import summarise_envelopes
 from attnexp.markdown import to_markdown
+from attnexp.papers.faithfulness.experiment import RANDOM, aopc
+from attnexp.papers.faithfulness.seed_envelopes import summarise_envelopes
 from attnexp.plan import RunKey
 
 __all__ = ["aopc_table", "envelope_table", "faithfulness_claims", "write_tables"]

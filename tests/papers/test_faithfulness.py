@@ -1,4 +1,4 @@
-"""ERASER comprehensiveness / sufficiency and AOPC (attnexp.experiments.faithfulness, DeYoung et al. 2020),
+"""ERASER comprehensiveness / sufficiency and AOPC (attnexp.papers.faithfulness.experiment, DeYoung et al. 2020),
 checked by hand on a linear bag-of-words model, then on the project's own models."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from torch import nn
 
 from attnexp import io
 from attnexp.claims import read_claims
-from attnexp.experiments import faithfulness as ff
-from attnexp.experiments import faithfulness_tables as fft
 from attnexp.explain.perturb import variant_probabilities
-from attnexp.plots import faithfulness as ffp
 from attnexp.models.inputs import Encoded, collate
+from attnexp.papers.faithfulness import experiment as ff
+from attnexp.papers.faithfulness import tables as fft
+from attnexp.papers.faithfulness import plots as ffp
 from tiny_models import VOCAB, flat, hierarchical, random_documents, random_examples
 
 

@@ -2,7 +2,7 @@
 test instance, from a run's explanation files, and their summary per pair and class group.
 
 Torch-free (it ranks scores that `attnexp.explain` wrote), so the jw_correlations job does not load
-torch; `attnexp.experiments.jain_wallace` re-exports all of it with the other §5 experiments.
+torch; `attnexp.papers.jain_wallace.experiment` re-exports all of it with the other §5 experiments.
 """
 
 from __future__ import annotations

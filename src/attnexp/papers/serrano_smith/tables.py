@@ -23,8 +23,8 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.claims import Setting, claim, run_setting, write_claims
-from attnexp.experiments.serrano_smith import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.markdown import to_markdown
+from attnexp.papers.serrano_smith.experiment import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
 
 __all__ = ["read_runs", "erasure_table", "removal_table", "flip_sooner_table", "serrano_smith_claims", "left_out_claims", "write_tables"]

@@ -1,5 +1,5 @@
 """Jain & Wallace (2019) figures (their §5–§6), from the per-instance and summary
-tables of `attnexp.experiments.jain_wallace`: the τ histograms, τ densities and τ differences, the
+tables of `attnexp.papers.jain_wallace.experiment`: the τ histograms, τ densities and τ differences, the
 permutation violins, the adversarial JSD histogram and violins, the encoder comparison, and the
 ground-truth bars of `synthetic` and the planted datasets.
 
@@ -10,20 +10,21 @@ as a line where a density is undefined.
 
 from __future__ import annotations
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnexp.plots import use_house_style
-
 __all__ = [
     "tau_histograms", "tau_densities", "tau_differences", "permutation_violin",
     "adversarial_histogram", "adversarial_violin", "encoder_comparison", "ground_truth_bars",
 ]
 
-# Names as written by attnexp.experiments.jain_wallace (repeated here so that plotting needs no torch).
+# Names as written by attnexp.papers.jain_wallace.experiment (repeated here so that plotting needs no torch).
 PAIRS = ("attention~gradient", "attention~loo", "gradient~loo", "attention~ig", "ig~loo")
 METHODS = ("attention", "gradient", "loo", "ig")
 ENCODERS = ("lstm", "average", "cnn")  # J&W compare BiLSTM with Average first

@@ -20,10 +20,10 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import Setting, claim, numeric_verdict, write_claims
 from attnexp.data.documents import read_records
-from attnexp.experiments.jain_wallace import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.explain import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
+from attnexp.papers.jain_wallace.experiment import ground_truth_table, summarise_correlations, summarise_ground_truth
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 

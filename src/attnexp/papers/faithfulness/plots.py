@@ -1,21 +1,22 @@
 """Faithfulness figure (ERASER, DeYoung et al. 2020), from the per-instance ERASER tables of
-`attnexp.experiments.faithfulness`: for one dataset, the perturbation curves whose mean height is
+`attnexp.papers.faithfulness.experiment`: for one dataset, the perturbation curves whose mean height is
 the AOPC, one column per model and unit (tokens; a HAN's sentences and tokens), comprehensiveness on
 top and sufficiency below, one line per ranking with a band of ± one standard error over instances.
 """
 
 from __future__ import annotations
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnexp.plots import use_house_style
-
 __all__ = ["RANKING_LABELS", "perturbation_curves"]
 
-# Names as written by attnexp.experiments.faithfulness (repeated here so that plotting needs no torch)
+# Names as written by attnexp.papers.faithfulness.experiment (repeated here so that plotting needs no torch)
 RANKING_LABELS = {"random": "Random", "attention": "Attention", "gradient": "|Gradient|", "loo": "Leave-one-out", "ig": "Integrated gradients", "attention_x_gradient": "Attention × |Gradient|", "rollout": "Rollout", "attattr": "Attention attribution"}
 COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
 METRICS = {"comprehensiveness": "comprehensiveness ↑", "sufficiency": "sufficiency ↓"}  # arrow: more faithful

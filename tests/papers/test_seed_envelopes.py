@@ -1,4 +1,4 @@
-"""Seed envelopes (attnexp.experiments.seed_envelopes): each explainer's agreement with
+"""Seed envelopes (attnexp.papers.faithfulness.seed_envelopes): each explainer's agreement with
 itself across seed models, beside attention's agreement with it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from attnexp import io
-from attnexp.experiments import seed_envelopes as se
+from attnexp.papers.faithfulness import seed_envelopes as se
 
 
 def record(id, attention, gradient, loo, ig) -> dict:

@@ -1,5 +1,5 @@
 """Wiegreffe & Pinter (2019) figures, from the tables of
-`attnexp.experiments.wiegreffe_pinter`:
+`attnexp.papers.wiegreffe_pinter.experiment`:
 
 - Figure 2 (violin): per test instance, the attention JSD to the base model (median over the seed
   models, or J&W's per-instance adversary) against the bin of the base's largest attention weight,
@@ -15,14 +15,15 @@ Torch-free; every function returns a Figure and draws "no data" rather than fail
 
 from __future__ import annotations
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-
-from attnexp.plots import use_house_style
 
 __all__ = ["COMPARISONS", "max_attention_bin", "seed_violin", "seed_scatter", "frontier", "attention_example"]
 

@@ -18,12 +18,12 @@ import torch
 from attnexp import io
 from attnexp.claims import Setting, read_claims
 from attnexp.config import load_config
-from attnexp.experiments import wiegreffe_pinter as wp
-from attnexp.experiments import wiegreffe_pinter_tables as wpt
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
+from attnexp.papers.wiegreffe_pinter import experiment as wp
+from attnexp.papers.wiegreffe_pinter import tables as wpt
+from attnexp.papers.wiegreffe_pinter import plots as wpp
 from attnexp.plan import RunKey, wiegreffe_pinter_companions
-from attnexp.plots import wiegreffe_pinter as wpp
 from attnexp.runtime import SplitData, predict
 from tiny_models import flat, load_benchmark, random_examples
 

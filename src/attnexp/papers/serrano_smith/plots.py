@@ -1,5 +1,5 @@
 """Serrano & Smith (2019) figures (their §5–§6), from the per-instance tables of
-`attnexp.experiments.serrano_smith`:
+`attnexp.papers.serrano_smith.experiment`:
 
 - ΔJS scatter: single-weight erasure, ΔJS = JS(p, q_top) − JS(p, q_random) against Δα = α_top − α_random,
   one panel per dataset, for one model (S&S's subsample: at most `per_bin` points per x-bin of
@@ -15,16 +15,17 @@ says "no data".
 
 from __future__ import annotations
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from attnexp.plots import use_house_style
-
 __all__ = ["RANKING_LABELS", "subsample", "delta_js", "removal_boxes"]
 
-# Names as written by attnexp.experiments.serrano_smith (repeated here so that plotting needs no torch)
+# Names as written by attnexp.papers.serrano_smith.experiment (repeated here so that plotting needs no torch)
 RANKING_LABELS = {
     "random": "Random",
     "attention": "Attention",

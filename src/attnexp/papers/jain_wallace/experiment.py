@@ -1,7 +1,7 @@
 """Jain & Wallace (2019), "Attention is not Explanation": the experiments of §5 on a trained model.
 
 - `correlations`: Kendall τ-b between attention, |gradient|, leave-one-out and |IG| per instance (§5.3;
-  torch-free in `attnexp.experiments.jain_wallace_correlations`, re-exported here).
+  torch-free in `attnexp.papers.jain_wallace.correlations`, re-exported here).
 - `permutation_output_differences`: α̂ permuted over the real tokens, only `decode` re-run (§5.4).
 - `adversarial_search` / `eps_max_jsd`: K attention distributions far from α̂ (JSD) that keep the
   output (§5.5), found by Adam on free logits with the hidden states fixed.
@@ -29,11 +29,11 @@ from torch import nn
 
 from attnexp import io
 from attnexp.experiments.cached import Readout, cached_batches, readout, real_positions
-from attnexp.experiments.jain_wallace_correlations import PAIRS, class_groups, correlations, summarise_correlations, write_correlations
 from attnexp.explanations import METHODS, importance
 from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pairwise_jsd_total, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
+from attnexp.papers.jain_wallace.correlations import PAIRS, class_groups, correlations, summarise_correlations, write_correlations
 from attnexp.plan import require
 from attnexp.runtime import Run, frozen, restore_run, set_determinism
 from attnexp.models.outputs import probabilities

@@ -1,0 +1,44 @@
+"""What the registry records of a paper or extension study (`Paper`, with the `Protocol` of its
+published numbers), and what the papers' records share. Torch-free, like the registry
+(`attnexp.papers`) that lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["PRETRAINED_VECTORS", "Protocol", "Paper"]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What a paper's own numbers were made with, as far as the scorecard's cause rules need it."""
+
+    role: str  # "replicated" or "extension anchor"
+    select_on: str | None = None  # the paper's checkpoint selection (D-SEL); None: no rule
+    embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
+    embeddings_label: str = ""  # what the paper used, in words
+    models: str | None = None  # regular expression (full match) of the models of the paper's claims; None: any
+    own_embeddings: dict[str, str] | None = None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
+
+
+@dataclass(frozen=True)
+class Paper:
+    key: str  # its config section, rule file and experiment name
+    title: str  # as messages name it
+    requirements: tuple[tuple[str, str], ...]  # (spec capability, what it means) its models need
+    tasks: tuple[str, ...] | None = None  # the dataset tasks it is defined for; None: every task
+    anchors: dict[str, Protocol] = field(default_factory=dict)  # the claims' `paper` value -> its protocol
+    tolerance_bases: tuple[tuple[str, str, str], ...] = ()  # (table, quantity prefix, why the tolerance is what it is)
+    measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # debate-matrix row -> (what it is, the reading for attention)
+    config_problems: Callable[[dict], list[str]] | None = None  # its section's checks beyond the schema
+
+    @property
+    def citation(self) -> str | None:
+        """The `paper` value of its own claims (its first anchor), which its tolerance bases are for."""
+        return next(iter(self.anchors), None)
+
+
+_OWN_ATTENTION = ("has_own_attention", "its own trained attention")
+PRETRAINED_VECTORS = ("fasttext_simple", "glove840b")  # our `embeddings=` values of the papers' pretrained kind

@@ -1,0 +1,26 @@
+"""The faithfulness extension (ERASER, DeYoung et al. 2020): the study's record (torch-free). Its code:
+`experiment` (comprehensiveness and sufficiency per ranking), `seed_envelopes` (each explainer's
+agreement with itself across W&P's seed models), `tables` and `plots`.
+"""
+
+from __future__ import annotations
+
+from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
+
+__all__ = ["FAITHFULNESS"]
+
+# The faithfulness battery ranks the attended units of every model with its own attention: by the
+# explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.
+FAITHFULNESS = Paper(
+    "faithfulness",
+    "faithfulness",
+    requirements=(_OWN_ATTENTION,),
+    anchors={"DeYoung et al. 2020": Protocol("extension anchor")},
+    measures={
+        "ff_comp_attention": ("AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
+        "ff_comp_loo": ("AOPC-comprehensiveness, leave-one-out ranking", "the comparison"),
+        "ff_comp_random": ("AOPC-comprehensiveness, random ranking", "the baseline"),
+        "ff_suff_attention": ("AOPC-sufficiency, attention ranking", "lower, and below random's"),
+        "ff_suff_random": ("AOPC-sufficiency, random ranking", "the baseline"),
+    },
+)

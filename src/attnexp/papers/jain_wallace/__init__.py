@@ -1,0 +1,36 @@
+"""Jain & Wallace (2019), "Attention is not Explanation": the paper's record (torch-free). Its code:
+`experiment` (§5: correlations, permutation, adversarial search, with the torch-free `correlations`),
+`tables` (Table 2, ground truth) and `plots`.
+"""
+
+from __future__ import annotations
+
+from attnexp.papers.descriptor import _OWN_ATTENTION, PRETRAINED_VECTORS, Paper, Protocol
+
+__all__ = ["JAIN_WALLACE"]
+
+JAIN_WALLACE = Paper(
+    "jain_wallace",
+    "Jain & Wallace",
+    requirements=(
+        _OWN_ATTENTION,
+        ("attributable_input", "an encoder over replaceable input embeddings (a flat, QA/NLI or Transformer model)"),
+    ),
+    # pretrained vectors, except bAbI, which starts from random 50-d embeddings
+    anchors={"Jain & Wallace 2019": Protocol("replicated", "test", PRETRAINED_VECTORS, "pretrained", r"(lstm|cnn|average)-(tanh|dot)",
+                                             {"babi1": "random", "babi2": "random", "babi3": "random"})},
+    tolerance_bases=(
+        ("Table 2", "mean ",
+         "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.06 in a mean tau"),
+        ("mean tau, all test instances", "mean ",
+         "jain_wallace.table2_tolerance.mean (D-TARGETS): J&W's test-selected (675b0dc) and dev-selected (425a89a) models differ by up to 0.06 in a mean tau, so one tolerance covers either selection"),
+        ("Table 2", "sig_frac ",
+         "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
+    ),
+    measures={
+        "jw_tau_gradient": ("τ(attention, gradient magnitude), mean", "higher: attention agrees with gradients"),
+        "jw_tau_loo": ("τ(attention, leave-one-out), mean", "higher: attention agrees with leave-one-out"),
+        "jw_permutation": ("permuted attention: median Δŷ, median over instances", "higher: the output depends on where attention falls"),
+        "jw_adversarial_jsd": ("adversarial attention: ε-max JSD, mean", "lower: no very different attention gives the same output"),
+    },
+)

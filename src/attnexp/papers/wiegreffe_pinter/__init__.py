@@ -1,0 +1,53 @@
+"""Wiegreffe & Pinter (2019), "Attention is not not Explanation": the paper's record and the checks of
+its config section (torch-free). Its code: `experiment` (exports, run comparisons, the
+model-consistent adversary, seed variance, the frontier), `tables` and `plots`.
+"""
+
+from __future__ import annotations
+
+from attnexp.messages import close_match
+from attnexp.papers.descriptor import _OWN_ATTENTION, PRETRAINED_VECTORS, Paper, Protocol
+
+__all__ = ["WIEGREFFE_PINTER"]
+
+
+def _wiegreffe_pinter_problems(config: dict) -> list[str]:
+    section, problems = config["wiegreffe_pinter"], []
+    adversary = section["adversary"]
+    if adversary["table_lambda"] not in adversary["lambdas"]:
+        problems.append(f"config key 'wiegreffe_pinter.adversary.table_lambda': {adversary['table_lambda']} is not one of wiegreffe_pinter.adversary.lambdas {adversary['lambdas']}")
+    for i, name in enumerate(section["table2_only"]):
+        if name not in config["datasets"]:
+            problems.append(f"config key 'wiegreffe_pinter.table2_only.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
+    for name in section["dataset_seeds"]:
+        if name not in config["datasets"]:
+            problems.append(f"config key 'wiegreffe_pinter.dataset_seeds.{name}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
+    edges = section["max_attention_bins"]
+    if sorted(set(edges)) != edges:
+        problems.append(f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}")
+    return problems
+
+
+WIEGREFFE_PINTER = Paper(
+    "wiegreffe_pinter",
+    "Wiegreffe & Pinter",
+    requirements=(
+        _OWN_ATTENTION,
+        ("imitable", "a flat or Transformer classifier of its own (uniform, guided and adversarial counterparts exist for it)"),
+    ),
+    tasks=("binary",),
+    anchors={"Wiegreffe & Pinter 2019": Protocol("replicated", "test", PRETRAINED_VECTORS, "pretrained", r"lstm-(tanh|uniform)")},
+    tolerance_bases=(
+        ("Table 2", "",
+         "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (J&W's repository, commits 675b0dc and 425a89a)"),
+    ),
+    measures={
+        "wp_f1": ("test F1 of the model", "context"),
+        "wp_uniform_f1": ("test F1 of its uniform-attention twin", "lower than the model's: its attention is needed"),
+        "wp_mlp_guided_f1": ("diagnostic MLP test F1, guided by the model's attention", "higher than with uniform attention"),
+        "wp_mlp_uniform_f1": ("diagnostic MLP test F1, uniform attention", "the baseline"),
+        "wp_mlp_trained_f1": ("diagnostic MLP test F1, its own trained attention", "the comparison"),
+        "wp_adversary_jsd": ("model-consistent adversary: JSD from the model's attention", "lower: a consistent model cannot attend very differently"),
+    },
+    config_problems=_wiegreffe_pinter_problems,
+)
