@@ -235,6 +235,9 @@ def all_targets():
 
 # Each paper's claims file (results/claims/<name>.csv, `attnexp.claims`); `tabulate_claims` stacks them.
 CLAIMS = []
+# The per-run `debate_cells.csv` (measure, value) of papers that give their debate-matrix numbers
+# that way (`attnexp.experiments.debate_matrix.registered_cells`); a paper's rule file appends its own.
+DEBATE_CELLS = []
 
 
 def model_files(wildcards):

@@ -11,7 +11,9 @@ DEBATE_FILES = {
     "ss_removal": (SS_RUNS, "results/serrano_smith", "removal.csv"),
     "ff_eraser": (FF_RUNS, "results/faithfulness", "eraser.csv"),
 }
-DEBATE_RUNS = set(JW_RUNS) | set(SS_RUNS) | set(FF_RUNS) | set(WP_COMPANIONS)
+DEBATE_RUNS = set(JW_RUNS) | set(SS_RUNS) | set(FF_RUNS) | set(WP_COMPANIONS) | {
+    RunKey.of_file(path) for path in DEBATE_CELLS
+}
 DEBATE_WP_TABLES = {
     name: f"results/tables/wiegreffe_pinter_{name}.csv"
     for name in ("uniform", "diagnostic", "adversary")
@@ -26,6 +28,7 @@ rule debate_matrix:
             for kind, (runs, root, name) in DEBATE_FILES.items()
         },
         **DEBATE_WP_TABLES,
+        cells=DEBATE_CELLS,
     output:
         csv="results/tables/debate_matrix.csv",
         md="results/tables/debate_matrix.md",

@@ -14,5 +14,6 @@ with fail_cleanly(ValueError, KeyError):
         inputs.get("adversary"),
         snakemake.output.csv,
         snakemake.output.md,
+        cells=list(inputs.cells),
     )
 log(f"{matrix.groupby(['dataset', 'model', 'seed']).ngroups} models, {len(matrix)} numbers")

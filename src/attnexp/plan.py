@@ -12,10 +12,11 @@ nothing runnable fails before any job is planned.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from attnexp.messages import close_match
-from attnexp.papers import JAIN_WALLACE, PAPERS
+from attnexp.papers import JAIN_WALLACE, RegistryView
 from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
 __all__ = [
@@ -39,11 +40,10 @@ __all__ = [
 
 # experiment -> (spec capability, what it means) it needs: each paper's own (`attnexp.papers`), and
 # the explanations (the J&W inputs), which need attention to read and input embeddings to attribute to
-REQUIREMENTS: dict[str, tuple[tuple[str, str], ...]] = {
-    **{key: paper.requirements for key, paper in PAPERS.items()},
-    "explain": JAIN_WALLACE.requirements[:2],
-}
-TITLES = {**{key: paper.title for key, paper in PAPERS.items()}, "explain": "explanation"}
+REQUIREMENTS: Mapping[str, tuple[tuple[str, str], ...]] = RegistryView(
+    lambda papers: {**{key: paper.requirements for key, paper in papers.items()}, "explain": JAIN_WALLACE.requirements[:2]}
+)
+TITLES: Mapping[str, str] = RegistryView(lambda papers: {**{key: paper.title for key, paper in papers.items()}, "explain": "explanation"})
 # Explanation methods, one cached job each (`attnexp.explain`): `attention` carries the prediction
 # every other file is read with; rollout and attention attribution exist for self-attention models only.
 EXPLANATION_METHODS = ("attention", "gradient", "loo", "ig", "rollout", "attattr")
@@ -54,7 +54,7 @@ RANKING_METHODS = {
     "attention_x_gradient": ("attention", "gradient"), "rollout": ("rollout",), "attattr": ("attattr",),
 }
 # experiment -> the dataset tasks it is defined for (absent: every task)
-TASKS = {key: paper.tasks for key, paper in PAPERS.items() if paper.tasks is not None}
+TASKS: Mapping[str, tuple[str, ...]] = RegistryView(lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None})
 
 
 class RunKey(NamedTuple):

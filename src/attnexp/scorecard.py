@@ -13,7 +13,8 @@ claims table's order. Each row has one outcome (the summary counts them):
 
 `tolerance_basis`, why a tolerance is what it is:
 - a row with a tolerance: the first entry of `TOLERANCE_BASES` whose paper (None: any), table and
-  quantity prefix fit the row; none fits: "unregistered: …", which asks for an entry there.
+  quantity prefix fit the row; none fits: "unregistered: …", which asks for an entry in the paper's
+  descriptor (`Paper.tolerance_bases`).
 - a row without one: `none: reference only` (a published value kept as a sanity target),
   `none: no published value` (`not public`), else `qualitative` (a sign or an ordering of ours).
 
@@ -47,6 +48,7 @@ import argparse
 import math
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -54,7 +56,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, SETTING_COLUMNS, read_claims
 from attnexp.markdown import to_markdown
-from attnexp.papers import PAPERS as ALL_PAPERS, PRETRAINED_VECTORS, Protocol
+from attnexp.papers import PRETRAINED_VECTORS, Protocol, RegistryView
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
@@ -69,15 +71,16 @@ START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 # pretrained vectors that stand in for the papers' files (config `embeddings.source`), in words
 STAND_IN_VECTORS = {"glove6b50": "GloVe 6B 50-d for the paper's 300-d pretrained vectors"}
 # the claims' `paper` value -> what its numbers were made with (each paper's `anchors`, `attnexp.papers`)
-PAPERS: dict[str, Protocol] = {citation: protocol for paper in ALL_PAPERS.values() for citation, protocol in paper.anchors.items()}
+PAPERS: Mapping[str, Protocol] = RegistryView(lambda papers: {citation: protocol for paper in papers.values() for citation, protocol in paper.anchors.items()})
 
-# (paper or None for any, table, quantity prefix, why the tolerance is what it is): each paper's own,
-# then those of the tables every paper shares
-TOLERANCE_BASES = tuple(
-    (paper.citation, *basis) for paper in ALL_PAPERS.values() for basis in paper.tolerance_bases
-) + (
-    (None, "test performance", "",
-     "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)"),
+# (paper or None for any, table, quantity prefix) -> why the tolerance is what it is: each paper's own,
+# then those of the tables every paper shares; the first entry that fits a row is its basis
+SHARED_TOLERANCE_BASES = {
+    (None, "test performance", ""):
+        "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)",
+}
+TOLERANCE_BASES: Mapping[tuple[str | None, str, str], str] = RegistryView(
+    lambda papers: {(paper.citation, table, prefix): basis for paper in papers.values() for table, prefix, basis in paper.tolerance_bases} | SHARED_TOLERANCE_BASES
 )
 
 # a D-… id's kind when it names one of the causes above (docs/decisions.md); any other id is a protocol deviation
@@ -107,10 +110,10 @@ def tolerance_basis(row) -> str:
         if row["verdict"].startswith("not public"):
             return "none: no published value"
         return "qualitative"
-    for paper, table, prefix, basis in TOLERANCE_BASES:
+    for (paper, table, prefix), basis in TOLERANCE_BASES.items():
         if paper in (None, row["paper"]) and row["table"] == table and str(row["quantity"]).startswith(prefix):
             return basis
-    return f"unregistered: no entry for ({row['paper']!r}, {row['table']!r}) in attnexp.scorecard.TOLERANCE_BASES"
+    return f"unregistered: no entry for ({row['paper']!r}, {row['table']!r}) in its paper's tolerance_bases (attnexp.papers)"
 
 
 def _named(deviations: str) -> list[str]:

@@ -17,6 +17,10 @@ each stage already wrote for a run and summarises it in one number per test:
 
 `reading` says which way a number points: the direction in which it supports attention as an
 explanation. Nothing here recomputes an experiment; a run a stage did not cover has no row for it.
+
+The rows are the measures of the papers' descriptors (`attnexp.papers`, `Paper.measures`). A paper
+added later gives its numbers as one small table per run, `debate_cells.csv` (columns `measure`,
+`value`, its run read from the path as every other file's), listed in the rule file's `DEBATE_CELLS`.
 """
 
 from __future__ import annotations
@@ -27,16 +31,16 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io
-from attnexp.papers import PAPERS
+from attnexp.papers import RegistryView
 from attnexp.papers.faithfulness.experiment import aopc
 from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
-__all__ = ["MEASURES", "jain_wallace_cells", "serrano_smith_cells", "faithfulness_cells", "wiegreffe_pinter_cells", "debate_matrix", "write_debate_matrix"]
+__all__ = ["MEASURES", "jain_wallace_cells", "serrano_smith_cells", "faithfulness_cells", "wiegreffe_pinter_cells", "registered_cells", "debate_matrix", "write_debate_matrix"]
 
 # measure -> (paper, what it is, the reading in favour of attention as explanation): each paper's
 # rows (`attnexp.papers`), in the papers' order
-MEASURES = {key: (paper.title, *row) for paper in PAPERS.values() for key, row in paper.measures.items()}
+MEASURES = RegistryView(lambda papers: {key: (paper.title, *row) for paper in papers.values() for key, row in paper.measures.items()})
 
 # ---------------------------------------------------------------------------------------------
 # One stage's files of one run -> its numbers
@@ -107,10 +111,24 @@ def _by_run(paths: list[str | Path]) -> dict[RunKey, str]:
     return {RunKey.of_file(p): str(p) for p in paths}
 
 
-def debate_matrix(files: dict[str, list[str | Path]], uniform=None, diagnostic=None, adversary=None) -> pd.DataFrame:
+def registered_cells(paths: list[str | Path]) -> dict[RunKey, dict[str, float]]:
+    """Per run, the numbers of the `debate_cells.csv` tables (measure, value) of papers that give
+    theirs that way; a measure no paper registers is an error naming the file."""
+    cells: dict[RunKey, dict[str, float]] = {}
+    for path in paths:
+        table = io.read_table(path)
+        unknown = sorted(set(table["measure"]) - set(MEASURES))
+        if unknown:
+            raise ValueError(f"{path}: measures {unknown} are no paper's (expected some of {list(MEASURES)}; register them in the paper's descriptor)")
+        cells.setdefault(RunKey.of_file(path), {}).update(zip(table["measure"], table["value"].astype(float)))
+    return cells
+
+
+def debate_matrix(files: dict[str, list[str | Path]], uniform=None, diagnostic=None, adversary=None, cells: list[str | Path] = ()) -> pd.DataFrame:
     """files: kind -> per-run files (kinds `jw_correlations`, `jw_permutation`, `jw_adversarial`,
-    `ss_erasure`, `ss_removal`, `ff_eraser`); the W&P tables as data frames (or None). -> tidy:
-    one row per run and measure, in `MEASURES` order."""
+    `ss_erasure`, `ss_removal`, `ff_eraser`); the W&P tables as data frames (or None); `cells`: the
+    `debate_cells.csv` of papers registered later (`registered_cells`). -> tidy: one row per run
+    and measure, in `MEASURES` order."""
     unknown = set(files) - {"jw_correlations", "jw_permutation", "jw_adversarial", "ss_erasure", "ss_removal", "ff_eraser"}
     if unknown:
         raise ValueError(f"unknown kinds of debate-matrix input: {sorted(unknown)}")
@@ -119,19 +137,20 @@ def debate_matrix(files: dict[str, list[str | Path]], uniform=None, diagnostic=N
     for table in (uniform, diagnostic, adversary):
         if table is not None:
             wp_runs |= {RunKey(r.dataset, r.model, int(r.seed)) for r in table.itertuples()}
-    runs = sorted(set().union(*(set(v) for v in by_kind.values())) | wp_runs)
+    registered = registered_cells(list(cells))
+    runs = sorted(set().union(*(set(v) for v in by_kind.values())) | wp_runs | set(registered))
     rows = []
     for run in runs:
         get = lambda kind: by_kind.get(kind, {}).get(run)  # noqa: E731
-        cells = jain_wallace_cells(get("jw_correlations"), get("jw_permutation"), get("jw_adversarial"))
+        numbers = jain_wallace_cells(get("jw_correlations"), get("jw_permutation"), get("jw_adversarial"))
         if get("ss_erasure") and get("ss_removal"):
-            cells |= serrano_smith_cells(get("ss_erasure"), get("ss_removal"))
+            numbers |= serrano_smith_cells(get("ss_erasure"), get("ss_removal"))
         if get("ff_eraser"):
-            cells |= faithfulness_cells(get("ff_eraser"))
-        cells |= wiegreffe_pinter_cells(run, uniform, diagnostic, adversary)
+            numbers |= faithfulness_cells(get("ff_eraser"))
+        numbers |= wiegreffe_pinter_cells(run, uniform, diagnostic, adversary) | registered.get(run, {})
         for measure, (paper, test, reading) in MEASURES.items():
-            if measure in cells:
-                rows.append({**run._asdict(), "paper": paper, "measure": measure, "test": test, "value": cells[measure], "reading": reading})
+            if measure in numbers:
+                rows.append({**run._asdict(), "paper": paper, "measure": measure, "test": test, "value": numbers[measure], "reading": reading})
     return pd.DataFrame(rows, columns=["dataset", "model", "seed", "paper", "measure", "test", "value", "reading"])
 
 
@@ -157,9 +176,9 @@ def _markdown(matrix: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_debate_matrix(files: dict[str, list[str]], uniform_csv=None, diagnostic_csv=None, adversary_csv=None, out_csv=None, out_md=None) -> pd.DataFrame:
+def write_debate_matrix(files: dict[str, list[str]], uniform_csv=None, diagnostic_csv=None, adversary_csv=None, out_csv=None, out_md=None, cells: list[str] = ()) -> pd.DataFrame:
     read = lambda path: None if path is None else io.read_table(path)  # noqa: E731
-    matrix = debate_matrix(files, read(uniform_csv), read(diagnostic_csv), read(adversary_csv))
+    matrix = debate_matrix(files, read(uniform_csv), read(diagnostic_csv), read(adversary_csv), cells)
     if matrix.empty:
         raise ValueError("the debate matrix has no numbers: no stage wrote results for any run")
     io.write_csv(out_csv, matrix, seal=True)
