@@ -85,7 +85,7 @@ def reference_interventions(model, examples, settings: dict, seed: int) -> tuple
                     "flip_top": int(q_top.argmax()) != predicted, "flip_random": int(q_rand.argmax()) != predicted,
                 })
             rankings = [("random", j, [positions[i] for i in perm]) for j, perm in enumerate(ss.random_rankings(n, settings["permutations"], seed, index))]
-            rankings += [(name, 0, orders[name]) for name in ss.RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
+            rankings += [(name, 0, orders[name]) for name in list(ss.RANKINGS)[1:] if name != "attention_ascending" or settings["attention_ascending"]]
             for name, permutation, order in rankings:
                 removed = None
                 for k in range(1, n + 1):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from attnexp.messages import close_match
 from attnexp.papers import JAIN_WALLACE, RegistryView
+from attnexp.papers.faithfulness import RANKINGS as FAITHFULNESS_RANKINGS
 from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
 __all__ = [
@@ -48,11 +49,8 @@ TITLES: Mapping[str, str] = RegistryView(lambda papers: {**{key: paper.title for
 # every other file is read with; rollout and attention attribution exist for self-attention models only.
 EXPLANATION_METHODS = ("attention", "gradient", "loo", "ig", "rollout", "attattr")
 SELF_ATTENTION_METHODS = ("rollout", "attattr")
-# faithfulness ranking -> the explanation methods it is computed from
-RANKING_METHODS = {
-    "attention": ("attention",), "gradient": ("gradient",), "loo": ("loo",), "ig": ("ig",),
-    "attention_x_gradient": ("attention", "gradient"), "rollout": ("rollout",), "attattr": ("attattr",),
-}
+# faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
+RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}
 # experiment -> the dataset tasks it is defined for (absent: every task)
 TASKS: Mapping[str, tuple[str, ...]] = RegistryView(lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None})
 

@@ -294,10 +294,10 @@ def test_rankings_of_reads_each_method_as_the_spec_says():
     assert list(ff.top_positions(rankings["gradient"][0], 1)) == [0]  # |gradient|: the largest magnitude
     assert list(ff.top_positions(rankings["ig"][0], 1)) == [2]  # signed IG: the strongest support
     assert rankings["attention_x_gradient"][0] == pytest.approx([0.0, 1.0, 4.0])  # α = (0, 1, 2) times |g|
-    assert set(rankings) == set(ff.RANKINGS) - {"rollout", "attattr"}  # a recurrent model's records have neither
+    assert set(rankings) == set(ff.SCORES) - {"rollout", "attattr"}  # a recurrent model's records have neither
     transformer_record = {**record(examples[0]), "rollout": np.array([0.2, 0.5, 0.3]), "attattr": np.array([0.1, -0.4, 0.2])}
     rankings = ff.rankings_of([transformer_record], examples)
-    assert set(rankings) == set(ff.RANKINGS)
+    assert set(rankings) == set(ff.SCORES)
     assert list(ff.top_positions(rankings["attattr"][0], 1)) == [2]  # signed: the strongest support
 
 
@@ -408,3 +408,18 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [f"test-{i}" for i in ff.evenly_spaced(24, 10)]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
         ff.write_faithfulness(checkpoint, data_dir, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
+
+
+def test_ranking_names_have_one_home():
+    """The rankings' names, labels and explanation methods live in the study's record; the scores,
+    the schema's choices and the run plan follow it."""
+    import yaml
+
+    from attnexp.papers.faithfulness import RANKINGS
+    from attnexp.plan import RANKING_METHODS
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml").read_text())
+    choices = schema["properties"]["faithfulness"]["properties"]["rankings"]["items"]["enum"]
+    drawn = [name for name, (_, methods) in RANKINGS.items() if not methods]
+    assert drawn == [ff.RANDOM]
+    assert list(ff.SCORES) == choices == list(RANKING_METHODS) == [name for name in RANKINGS if name not in drawn]

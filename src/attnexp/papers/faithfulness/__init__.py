@@ -7,7 +7,20 @@ from __future__ import annotations
 
 from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
 
-__all__ = ["FAITHFULNESS"]
+__all__ = ["FAITHFULNESS", "RANKINGS"]
+
+# ranking (as written in the tables) -> (label in the figures, the explanation methods it is computed
+# from); `random` is ERASER's baseline, drawn, not read from an explanation
+RANKINGS = {
+    "random": ("Random", ()),
+    "attention": ("Attention", ("attention",)),
+    "gradient": ("|Gradient|", ("gradient",)),
+    "loo": ("Leave-one-out", ("loo",)),
+    "ig": ("Integrated gradients", ("ig",)),
+    "attention_x_gradient": ("Attention × |Gradient|", ("attention", "gradient")),
+    "rollout": ("Rollout", ("rollout",)),
+    "attattr": ("Attention attribution", ("attattr",)),
+}
 
 # The faithfulness battery ranks the attended units of every model with its own attention: by the
 # explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.

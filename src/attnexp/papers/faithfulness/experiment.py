@@ -44,7 +44,7 @@ from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
 __all__ = [
-    "BINS", "RANDOM", "RANDOM_RANKINGS", "RANKINGS",
+    "BINS", "RANDOM", "RANDOM_RANKINGS", "SCORES",
     "bin_size", "top_positions", "random_rankings", "evenly_spaced", "rankings_of", "attended_units", "han_token_attention",
     "unit_rankings", "UNIT_RANKINGS", "ranked_units",
     "eraser", "aopc", "write_faithfulness",
@@ -54,11 +54,11 @@ BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official score
 RANDOM = "random"
 RANDOM_RANKINGS = 5  # ERASER's Random: the mean of 5 random rankings
 
-# ranking -> its (n,) scores from one explanation record: the attention itself, J&W's
+# ranking (`attnexp.papers.faithfulness.RANKINGS`) -> its (n,) scores from one explanation record: the attention itself, J&W's
 # |gradient|, LOO's output change, signed IG (positive = supports the predicted class), and attention
 # × |gradient| (the token-level analogue of S&S's attention × gradient ranking); for the Transformer
 # also attention rollout (non-negative) and signed attention attribution (Abnar & Zuidema 2020; Hao et al. 2021)
-RANKINGS = {
+SCORES = {
     "attention": lambda r: np.asarray(r["attention"]),
     "gradient": lambda r: np.abs(r["gradient"]),
     "loo": lambda r: np.asarray(r["loo"]),
@@ -92,7 +92,7 @@ def random_rankings(lengths: list[int], seed: int, count: int = RANDOM_RANKINGS)
     return [[np.random.default_rng([seed, i, d]).permutation(n).astype(np.float64) for d in range(count)] for i, n in enumerate(lengths)]
 
 
-def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, ...] = tuple(RANKINGS)) -> dict[str, list[np.ndarray]]:
+def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, ...] = tuple(SCORES)) -> dict[str, list[np.ndarray]]:
     """Explanation records (`attnexp.explain.read_explanations`, test order) -> ranking name -> per
     instance (n,) scores; the records must be the examples' own, instance by instance (D-ALIGN).
     Rankings only a self-attention model has (rollout, attattr) are left out for the others."""
@@ -104,11 +104,11 @@ def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, 
                 f"explanation {record['id']!r} (length {record['length']}) does not match test instance "
                 f"{example.id!r} (length {len(example.tokens)}): the explanations are not this model's test set"
             )
-    unknown = sorted(set(names) - set(RANKINGS))
+    unknown = sorted(set(names) - set(SCORES))
     if unknown:
-        raise ValueError(f"unknown rankings {unknown}; expected some of {sorted(RANKINGS)}")
+        raise ValueError(f"unknown rankings {unknown}; expected some of {sorted(SCORES)}")
     absent = {name for name in SELF_ATTENTION_VECTORS if records and name not in records[0]}
-    return {name: [RANKINGS[name](r) for r in records] for name in names if name not in absent}
+    return {name: [SCORES[name](r) for r in records] for name in names if name not in absent}
 
 
 def attended_units(example: Example, attended: str) -> list[np.ndarray]:

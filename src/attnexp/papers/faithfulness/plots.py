@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from attnexp.papers.faithfulness import RANKINGS
+
 __all__ = ["RANKING_LABELS", "perturbation_curves"]
 
-# Names as written by attnexp.papers.faithfulness.experiment (repeated here so that plotting needs no torch)
-RANKING_LABELS = {"random": "Random", "attention": "Attention", "gradient": "|Gradient|", "loo": "Leave-one-out", "ig": "Integrated gradients", "attention_x_gradient": "Attention × |Gradient|", "rollout": "Rollout", "attattr": "Attention attribution"}
+RANKING_LABELS = {name: label for name, (label, _) in RANKINGS.items()}
 COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
 METRICS = {"comprehensiveness": "comprehensiveness ↑", "sufficiency": "sufficiency ↓"}  # arrow: more faithful
 

@@ -19,14 +19,17 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from attnexp.papers.jain_wallace.correlations import PAIRS as CORRELATED_PAIRS
+from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS
+
 __all__ = [
     "tau_histograms", "tau_densities", "tau_differences", "permutation_violin",
     "adversarial_histogram", "adversarial_violin", "encoder_comparison", "ground_truth_bars",
 ]
 
-# Names as written by attnexp.papers.jain_wallace.experiment (repeated here so that plotting needs no torch).
-PAIRS = ("attention~gradient", "attention~loo", "gradient~loo", "attention~ig", "ig~loo")
-METHODS = ("attention", "gradient", "loo", "ig")
+# The pairs as the correlation tables write them, and the explanation methods every attention model has
+PAIRS = tuple(f"{a}~{b}" for a, b in CORRELATED_PAIRS)
+METHODS = tuple(m for m in EXPLANATION_METHODS if m not in SELF_ATTENTION_METHODS)
 ENCODERS = ("lstm", "average", "cnn")  # J&W compare BiLSTM with Average first
 
 CLASS = "predicted class"  # the hue column, and so the legend title, of class-coloured figures

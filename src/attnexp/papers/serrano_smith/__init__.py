@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
 
-__all__ = ["SERRANO_SMITH"]
+__all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY"]
+
+# The orders of §6's removal (name as written in the tables -> label in the figures), and the three
+# choices of §5's top item; `attn_x_grad` is S&S's attention × gradient of the decision w.r.t. attention
+RANKINGS = {
+    "random": "Random",
+    "attention": "Attention",
+    "gradient": "Gradient",
+    "attn_x_grad": "Attn × Grad",
+    "attention_ascending": "Attention ↑",
+}
+TOP_BY = ("attention", "gradient", "attn_x_grad")
 
 SERRANO_SMITH = Paper(
     "serrano_smith",

@@ -41,21 +41,17 @@ from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cac
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.plan import require
+from attnexp.papers.serrano_smith import RANKINGS, TOP_BY  # §6's orders and §5's top items
 from attnexp.runtime import restore_run, set_determinism
 from attnexp.models.outputs import probabilities
 
 __all__ = [
-    "TOP_BY", "RANKINGS",
     "erase", "attention_gradient", "ranking_keys",
     "random_items", "random_rankings",
     "single_weight_erasure", "decisions", "removal_until_flip", "run_interventions",
     "summarise_erasure", "summarise_removal", "flip_sooner", "write_interventions",
 ]
 
-# Experiment 1: how the top item is chosen (§5)
-TOP_BY = ("attention", "gradient", "attn_x_grad")
-# Experiment 2: rankings, removal order descending in the key (§6); `random` has several permutations
-RANKINGS = ("random", "attention", "gradient", "attn_x_grad", "attention_ascending")
 
 # ---------------------------------------------------------------------------------------------
 # Decode-only interventions
@@ -239,7 +235,7 @@ def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: lis
             perms[:, b, :n] = items[random_rankings(n, settings["permutations"], seed, int(i))]
             perms[:, b, n:] = np.flatnonzero(~present[b])  # SOS/EOS/padding: last
     single = single_weight_erasure(out, heads, orders, mask, torch.from_numpy(randoms).to(device))
-    ranked = [name for name in RANKINGS[1:] if name != "attention_ascending" or settings["attention_ascending"]]
+    ranked = [name for name in list(RANKINGS)[1:] if name != "attention_ascending" or settings["attention_ascending"]]
     rankings = [("random", j) for j in range(settings["permutations"])] + [(name, 0) for name in ranked]
     every = torch.cat([torch.from_numpy(perms).to(device), torch.stack([orders[name] for name in ranked])])  # (R, B, L)
     removed, mass = removal_until_flip(out, heads, every, lengths)  # (R, B) each

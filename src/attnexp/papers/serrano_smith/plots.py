@@ -23,16 +23,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from attnexp.papers.serrano_smith import RANKINGS
+
 __all__ = ["RANKING_LABELS", "subsample", "delta_js", "removal_boxes"]
 
-# Names as written by attnexp.papers.serrano_smith.experiment (repeated here so that plotting needs no torch)
-RANKING_LABELS = {
-    "random": "Random",
-    "attention": "Attention",
-    "gradient": "Gradient",
-    "attn_x_grad": "Attn × Grad",
-    "attention_ascending": "Attention ↑",
-}
+RANKING_LABELS = RANKINGS  # the orders' labels, in the order their boxes are drawn
 COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
 QUANTITIES = {"fraction": "fraction of items removed at the first flip", "removed_mass": "attention mass removed at the first flip"}
 
