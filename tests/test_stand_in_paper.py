@@ -1,6 +1,6 @@
 """Adding a paper (docs/architecture.md, "Adding a paper"): a minimal stand-in registered through its
-descriptor alone is found by config validation, run selection, the claims and the scorecard, and the
-debate matrix, with no other module edited."""
+descriptor alone is found by config validation, run selection, the claims and the scorecard, the
+debate matrix and the published results, with no other module edited."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from attnexp.claims import Setting, claim, claims_frame
 from attnexp.config import ConfigError, load_config, validate_config
 from attnexp.experiments.debate_matrix import MEASURES, debate_matrix
 from attnexp.papers import PAPERS, Paper, Protocol, register_paper
+from attnexp.papers.descriptor import Page, Table
 from attnexp.plan import TITLES, experiment_runs, model_spec, selection_problems
 from attnexp.scorecard import cause, scorecard, summary, tolerance_basis
 
@@ -36,6 +37,7 @@ STAND_IN = Paper(
     tolerance_bases=(("Table 1", "", "stand_in.tolerance: the spread of the stand-in's own seeds"),),
     measures={"stand_in_score": ("stand-in score, mean", "higher: attention explains the decision")},
     config_problems=_threshold_problems,
+    page=Page("stand-in-2026", "Stand-in et al. 2026: a paper for the tests", "What it shows.", (), (Table("stand_in_scores", "stand_in_scores"),)),
 )
 
 
@@ -125,5 +127,15 @@ def test_its_measures_are_rows_of_the_debate_matrix(stand_in, tmp_path):
         debate_matrix({}, cells=[cells])
 
 
+def test_its_page_is_published(stand_in):
+    from attnexp.publish import PAGES, _page_of
+
+    assert list(PAGES)[-3:] == ["beyond-the-papers", "stand-in-2026", "data-and-models"]
+    assert PAGES["stand-in-2026"].papers == (CITATION,) and PAGES["stand-in-2026"].tables == (Table("stand_in_scores", "stand_in_scores"),)
+    assert _page_of(CITATION) == "stand-in-2026"
+
+
 def test_without_registration_nothing_knows_it():
-    assert "stand_in" not in PAPERS and "stand_in" not in TITLES and "stand_in_score" not in MEASURES
+    from attnexp.publish import PAGES
+
+    assert "stand_in" not in PAPERS and "stand_in" not in TITLES and "stand_in_score" not in MEASURES and "stand-in-2026" not in PAGES

@@ -40,7 +40,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from io import BytesIO
 from pathlib import Path
@@ -51,6 +51,8 @@ import yaml
 from attnexp import io
 from attnexp.claims import concatenate, read_claims
 from attnexp.markdown import to_markdown
+from attnexp.papers import PAPERS, RegistryView
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Table
 from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 
 __all__ = [
@@ -80,107 +82,41 @@ class PublishError(ValueError):
 # ----------------------------------------------------------------------------- what is published
 
 
-@dataclass(frozen=True)
-class Table:
-    """`results/tables/<name>.md`, with the caption `report/<caption>.rst`."""
-
-    name: str
-    caption: str
-    fold: bool = True  # a long table (`_folded`) is folded away; a headline table never
-
-
-@dataclass(frozen=True)
-class Figures:
-    """Key figures of one kind: `files` are paths under results/figures with `{dataset}`, `{model}`,
-    `{seed}` wildcards; the files sharing wildcard values make one group. Groups go in dataset order,
-    then `models` order (others after, by name), then seed; `per_dataset` keeps the first of each
-    dataset; at most `limit` groups are shown."""
-
-    files: tuple[str, ...]
-    caption: str
-    heading: str
-    models: tuple[str, ...] = ()
-    per_dataset: bool = False
-    limit: int = 4
-
-
-@dataclass(frozen=True)
-class Page:
-    slug: str
-    title: str
-    about: str
-    papers: tuple[str, ...]
-    tables: tuple[Table, ...]
-    figures: tuple[Figures, ...] = ()
-
-
-_JW_RUN, _WP_RUN, _AA_RUN = "jain_wallace/{dataset}/{model}/seed{seed}", "wiegreffe_pinter/{dataset}/{model}/seed{seed}", "attention_attribution/{dataset}/{model}/seed{seed}"
-_RUN_HEADING = "{model} on {dataset}, seed {seed}"
-
-PAGES = (
-    Page(
-        "jain-wallace-2019", "Jain & Wallace 2019: Attention is not Explanation",
-        "Kendall τ between attention and gradient or leave-one-out importance (Table 2), the output's response to "
-        "permuted attention and the most different attention that keeps the output (adversarial attention), and, beyond "
-        "the paper, explanations scored against the planted cues of generated data.",
-        ("Jain & Wallace 2019",),
-        (Table("jain_wallace_table2", "jain_wallace_table2", fold=False), Table("ground_truth", "ground_truth")),
-        (
-            Figures(("jain_wallace/encoder_comparison.png",), "jain_wallace_encoders", "Encoder comparison"),
-            Figures(("jain_wallace/ground_truth.png",), "ground_truth", "Ground truth"),
-            Figures(tuple(f"{_JW_RUN}/{n}.png" for n in ("tau_histograms", "permutation", "adversarial_violin")), "jain_wallace_figures",
-                    _RUN_HEADING, ("lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"), per_dataset=True),
-        ),
-    ),
-    Page(
-        "serrano-smith-2019", "Serrano & Smith 2019: Is Attention Interpretable?",
-        "Erasing the highest-attention item against a random one (single-weight erasure), and removing items in "
-        "attention, gradient and random order until the decision flips.",
-        ("Serrano & Smith 2019",),
-        (Table("serrano_smith_erasure", "serrano_smith_erasure"), Table("serrano_smith_removal", "serrano_smith_removal"),
-         Table("serrano_smith_flip_sooner", "serrano_smith_flip_sooner")),
-        (
-            Figures(("serrano_smith/{dataset}/seed{seed}/removal_fraction.png",), "serrano_smith_removal_figures", "Removal until the decision flips: {dataset}, seed {seed}"),
-            Figures(("serrano_smith/delta_js/{model}/seed{seed}.png",), "serrano_smith_delta_js", "Single-weight erasure: {model}, seed {seed}",
-                    ("han-rnn", "flan-rnn", "han-conv", "flan-conv"), limit=3),
-        ),
-    ),
-    Page(
-        "wiegreffe-pinter-2019", "Wiegreffe & Pinter 2019: Attention is not not Explanation",
-        "The uniform-attention baseline (Table 2), the diagnostic MLP guided by imposed attention (Table 3), the "
-        "model-consistent adversary (Table 4, Figure 4) and the attention of models trained on other seeds (Figure 2).",
-        ("Wiegreffe & Pinter 2019",),
-        (Table("wiegreffe_pinter_uniform", "wiegreffe_pinter_uniform"), Table("wiegreffe_pinter_diagnostic", "wiegreffe_pinter_diagnostic"),
-         Table("wiegreffe_pinter_adversary", "wiegreffe_pinter_adversary"), Table("wiegreffe_pinter_seeds", "wiegreffe_pinter_seeds")),
-        (
-            Figures(tuple(f"{_WP_RUN}/{n}.png" for n in ("seeds_violin", "frontier", "example")), "wiegreffe_pinter_figures", _RUN_HEADING,
-                    ("lstm-tanh",), per_dataset=True),
-        ),
-    ),
-    Page(
-        "beyond-the-papers", "Beyond the papers: faithfulness, the Transformer and the debate matrix",
-        "Every paper's test on every model side by side (the debate matrix), ERASER faithfulness of every ranking "
-        "(DeYoung et al. 2020), and a small Transformer with head pruning by attention attribution (Hao et al. 2021) "
-        "and attention rollout (Abnar & Zuidema 2020).",
-        ("DeYoung et al. 2020", "Hao et al. 2021", "Abnar & Zuidema 2020"),
-        (Table("debate_matrix", "debate_matrix", fold=False), Table("faithfulness_aopc", "faithfulness_aopc"),
-         Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
-         Table("attention_attribution_pruning", "attention_attribution_tables"),
-         Table("attention_attribution_agreement", "attention_attribution_tables")),
-        (
-            Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),
-            Figures((f"{_AA_RUN}/head_pruning.png",), "attention_attribution_pruning", "Head pruning: " + _RUN_HEADING, ("transformer-cls",), limit=2),
-            Figures((f"{_AA_RUN}/graphs.png",), "attention_attribution_graphs", "Attribution graphs: " + _RUN_HEADING, ("transformer-cls",), limit=2),
-        ),
-    ),
-    Page(
-        "data-and-models", "Data and models",
-        "The datasets after preprocessing beside Jain & Wallace's Table 1, and every trained model's test performance "
-        "beside the published values (their claims are on the pages of the papers that published them).",
-        (),
-        (Table("datasets", "datasets"), Table("performance", "performance")),
-    ),
+# The pages of the papers and studies come from their descriptors (`Paper.page`, `attnexp.papers`); the
+# debate matrix heads the page the extension studies share, and the data and models page closes.
+BEYOND = Page(
+    BEYOND_THE_PAPERS, "Beyond the papers: faithfulness, the Transformer and the debate matrix",
+    "Every paper's test on every model side by side (the debate matrix), ERASER faithfulness of every ranking "
+    "(DeYoung et al. 2020), and a small Transformer with head pruning by attention attribution (Hao et al. 2021) "
+    "and attention rollout (Abnar & Zuidema 2020).",
+    (),
+    (Table("debate_matrix", "debate_matrix", fold=False),),
 )
+DATA_AND_MODELS = Page(
+    "data-and-models", "Data and models",
+    "The datasets after preprocessing beside Jain & Wallace's Table 1, and every trained model's test performance "
+    "beside the published values (their claims are on the pages of the papers that published them).",
+    (),
+    (Table("datasets", "datasets"), Table("performance", "performance")),
+)
+
+
+def _pages(papers: dict) -> tuple[Page, ...]:
+    """The registered papers' pages in registry order, a shared page where its first study comes (the
+    shared parts first), then the data and models page; each page holds its papers' claims."""
+    pages: dict[str, Page] = {}
+    for paper in papers.values():
+        if paper.page is None:
+            continue
+        page = pages.get(paper.page.slug) or (BEYOND if paper.page.slug == BEYOND.slug else replace(paper.page, tables=(), figures=()))
+        pages[page.slug] = replace(
+            page, papers=page.papers + tuple(paper.anchors), tables=page.tables + paper.page.tables, figures=page.figures + paper.page.figures,
+        )
+    pages.setdefault(BEYOND.slug, BEYOND)
+    return (*pages.values(), DATA_AND_MODELS)
+
+
+PAGES = RegistryView(lambda papers: {page.slug: page for page in _pages(papers)})  # slug -> page, in page order
 
 
 # ----------------------------------------------------------------------------- the run's record
@@ -263,7 +199,7 @@ class Run:
 
 
 def _claims_order(path: Path) -> tuple[int, str]:
-    order = ("performance", "jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness", "attention_attribution")
+    order = ("performance", *PAPERS)
     return (order.index(path.stem) if path.stem in order else len(order), path.stem)
 
 
@@ -293,7 +229,7 @@ def read_run(root: str | Path) -> Run:
         raise PublishError(f"{root}: no results/ folder (not a run folder, or nothing has run in it yet)")
     notes: list[str] = []
     tables = {}
-    for page in PAGES:
+    for page in PAGES.values():
         for table in page.tables:
             path = results / "tables" / f"{table.name}.md"
             if path.is_file():
@@ -635,7 +571,7 @@ class Built:
 
 
 def _page_of(paper: str) -> str:
-    for page in PAGES:
+    for page in PAGES.values():
         if paper in page.papers:
             return page.slug
     return "beyond-the-papers"
@@ -934,7 +870,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     counts: dict[str, tuple[int, int, int]] = {}
     datasets = _datasets(run) or sorted({p.split("/")[1] for p in run.pngs if p.count("/") >= 2})
     incomplete: list[str] = []
-    for page in PAGES:
+    for page in PAGES.values():
         text, page_counts, missing = _build_page(page, run, name, files, datasets, extra.get(page.slug, ()))
         files[f"{page.slug}.md"] = text.encode("utf-8")
         counts[f"{page.slug}.md"] = page_counts
@@ -959,7 +895,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     ]
     lines += _scorecard_section(run)
     lines += ["## Pages", ""]
-    for page in PAGES:
+    for page in PAGES.values():
         t, f, c = counts[f"{page.slug}.md"]
         lines.append(f"- [{page.title}]({page.slug}.md): {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}")
     lines += [""] + provenance

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["PRETRAINED_VECTORS", "Protocol", "Paper"]
+__all__ = ["PRETRAINED_VECTORS", "Protocol", "Table", "Figures", "Page", "Paper", "RUN_HEADING", "BEYOND_THE_PAPERS"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,49 @@ class Protocol:
 
 
 @dataclass(frozen=True)
+class Table:
+    """`results/tables/<name>.md` in the published results (`attnexp.publish`), with the caption
+    `report/<caption>.rst`."""
+
+    name: str
+    caption: str
+    fold: bool = True  # a long table is folded away; a headline table never
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Key figures of one kind in the published results: `files` are paths under results/figures with
+    `{dataset}`, `{model}`, `{seed}` wildcards; the files sharing wildcard values make one group.
+    Groups go in dataset order, then `models` order (others after, by name), then seed; `per_dataset`
+    keeps the first of each dataset; at most `limit` groups are shown."""
+
+    files: tuple[str, ...]
+    caption: str
+    heading: str
+    models: tuple[str, ...] = ()
+    per_dataset: bool = False
+    limit: int = 4
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the published results: its file name (`slug`), title, what it shows, the claims'
+    `paper` values it holds, its tables and key figures. A paper's descriptor gives the page it
+    appears on; studies that share a page give the same slug and only their tables and figures."""
+
+    slug: str
+    title: str
+    about: str
+    papers: tuple[str, ...]
+    tables: tuple[Table, ...]
+    figures: tuple[Figures, ...] = ()
+
+
+RUN_HEADING = "{model} on {dataset}, seed {seed}"  # the heading of a per-run group of figures
+BEYOND_THE_PAPERS = "beyond-the-papers"  # the page the extension studies share with the debate matrix
+
+
+@dataclass(frozen=True)
 class Paper:
     key: str  # its config section, rule file and experiment name
     title: str  # as messages name it
@@ -33,6 +76,7 @@ class Paper:
     tolerance_bases: tuple[tuple[str, str, str], ...] = ()  # (table, quantity prefix, why the tolerance is what it is)
     measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # debate-matrix row -> (what it is, the reading for attention)
     config_problems: Callable[[dict], list[str]] | None = None  # its section's checks beyond the schema
+    page: Page | None = None  # where its tables and figures are published (`attnexp.publish`); `papers` filled from `anchors`
 
     @property
     def citation(self) -> str | None:

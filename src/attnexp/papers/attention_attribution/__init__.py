@@ -5,7 +5,7 @@ record (torch-free). Its code: `experiment` (head importance, pruning, attributi
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import Paper, Protocol
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Paper, Protocol, RUN_HEADING, Table
 
 __all__ = ["ATTENTION_ATTRIBUTION"]
 
@@ -14,4 +14,14 @@ ATTENTION_ATTRIBUTION = Paper(
     "attention-attribution (Hao et al.)",
     requirements=(("self_attention", "self-attention in every layer (a Transformer)"),),
     anchors={"Hao et al. 2021": Protocol("extension anchor"), "Abnar & Zuidema 2020": Protocol("extension anchor")},
+    page=Page(
+        BEYOND_THE_PAPERS, "", "", (),
+        (Table("attention_attribution_pruning", "attention_attribution_tables"), Table("attention_attribution_agreement", "attention_attribution_tables")),
+        (
+            Figures(("attention_attribution/{dataset}/{model}/seed{seed}/head_pruning.png",), "attention_attribution_pruning", "Head pruning: " + RUN_HEADING,
+                    ("transformer-cls",), limit=2),
+            Figures(("attention_attribution/{dataset}/{model}/seed{seed}/graphs.png",), "attention_attribution_graphs", "Attribution graphs: " + RUN_HEADING,
+                    ("transformer-cls",), limit=2),
+        ),
+    ),
 )

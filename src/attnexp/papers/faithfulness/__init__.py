@@ -5,7 +5,7 @@ agreement with itself across W&P's seed models), `tables` and `plots`.
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Paper, Protocol, Table, _OWN_ATTENTION
 
 __all__ = ["FAITHFULNESS", "RANKINGS"]
 
@@ -36,4 +36,9 @@ FAITHFULNESS = Paper(
         "ff_suff_attention": ("AOPC-sufficiency, attention ranking", "lower, and below random's"),
         "ff_suff_random": ("AOPC-sufficiency, random ranking", "the baseline"),
     },
+    page=Page(
+        BEYOND_THE_PAPERS, "", "", (),
+        (Table("faithfulness_aopc", "faithfulness_aopc"), Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes")),
+        (Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),),
+    ),
 )

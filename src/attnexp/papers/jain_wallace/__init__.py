@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, PRETRAINED_VECTORS, Paper, Protocol
+from attnexp.papers.descriptor import Figures, PRETRAINED_VECTORS, Page, Paper, Protocol, RUN_HEADING, Table, _OWN_ATTENTION
 
 __all__ = ["JAIN_WALLACE"]
 
@@ -33,4 +33,18 @@ JAIN_WALLACE = Paper(
         "jw_permutation": ("permuted attention: median Δŷ, median over instances", "higher: the output depends on where attention falls"),
         "jw_adversarial_jsd": ("adversarial attention: ε-max JSD, mean", "lower: no very different attention gives the same output"),
     },
+    page=Page(
+        "jain-wallace-2019", "Jain & Wallace 2019: Attention is not Explanation",
+        "Kendall τ between attention and gradient or leave-one-out importance (Table 2), the output's response to "
+        "permuted attention and the most different attention that keeps the output (adversarial attention), and, beyond "
+        "the paper, explanations scored against the planted cues of generated data.",
+        (),
+        (Table("jain_wallace_table2", "jain_wallace_table2", fold=False), Table("ground_truth", "ground_truth")),
+        (
+            Figures(("jain_wallace/encoder_comparison.png",), "jain_wallace_encoders", "Encoder comparison"),
+            Figures(("jain_wallace/ground_truth.png",), "ground_truth", "Ground truth"),
+            Figures(tuple(f"jain_wallace/{{dataset}}/{{model}}/seed{{seed}}/{n}.png" for n in ("tau_histograms", "permutation", "adversarial_violin")),
+                    "jain_wallace_figures", RUN_HEADING, ("lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"), per_dataset=True),
+        ),
+    ),
 )

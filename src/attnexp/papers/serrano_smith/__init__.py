@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
+from attnexp.papers.descriptor import Figures, Page, Paper, Protocol, Table, _OWN_ATTENTION
 
 __all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY"]
 
@@ -33,4 +33,17 @@ SERRANO_SMITH = Paper(
         "ss_fraction_random": ("items removed until the decision flips, random order (median share)", "the baseline"),
         "ss_no_flip_attention": ("no flip even with every item removed in attention order, %", "context: the share the row above leaves out"),
     },
+    page=Page(
+        "serrano-smith-2019", "Serrano & Smith 2019: Is Attention Interpretable?",
+        "Erasing the highest-attention item against a random one (single-weight erasure), and removing items in "
+        "attention, gradient and random order until the decision flips.",
+        (),
+        (Table("serrano_smith_erasure", "serrano_smith_erasure"), Table("serrano_smith_removal", "serrano_smith_removal"),
+         Table("serrano_smith_flip_sooner", "serrano_smith_flip_sooner")),
+        (
+            Figures(("serrano_smith/{dataset}/seed{seed}/removal_fraction.png",), "serrano_smith_removal_figures", "Removal until the decision flips: {dataset}, seed {seed}"),
+            Figures(("serrano_smith/delta_js/{model}/seed{seed}.png",), "serrano_smith_delta_js", "Single-weight erasure: {model}, seed {seed}",
+                    ("han-rnn", "flan-rnn", "han-conv", "flan-conv"), limit=3),
+        ),
+    ),
 )

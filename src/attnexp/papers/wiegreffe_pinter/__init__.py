@@ -6,7 +6,7 @@ model-consistent adversary, seed variance, the frontier), `tables` and `plots`.
 from __future__ import annotations
 
 from attnexp.messages import close_match
-from attnexp.papers.descriptor import _OWN_ATTENTION, PRETRAINED_VECTORS, Paper, Protocol
+from attnexp.papers.descriptor import Figures, PRETRAINED_VECTORS, Page, Paper, Protocol, RUN_HEADING, Table, _OWN_ATTENTION
 
 __all__ = ["WIEGREFFE_PINTER"]
 
@@ -50,4 +50,16 @@ WIEGREFFE_PINTER = Paper(
         "wp_adversary_jsd": ("model-consistent adversary: JSD from the model's attention", "lower: a consistent model cannot attend very differently"),
     },
     config_problems=_wiegreffe_pinter_problems,
+    page=Page(
+        "wiegreffe-pinter-2019", "Wiegreffe & Pinter 2019: Attention is not not Explanation",
+        "The uniform-attention baseline (Table 2), the diagnostic MLP guided by imposed attention (Table 3), the "
+        "model-consistent adversary (Table 4, Figure 4) and the attention of models trained on other seeds (Figure 2).",
+        (),
+        (Table("wiegreffe_pinter_uniform", "wiegreffe_pinter_uniform"), Table("wiegreffe_pinter_diagnostic", "wiegreffe_pinter_diagnostic"),
+         Table("wiegreffe_pinter_adversary", "wiegreffe_pinter_adversary"), Table("wiegreffe_pinter_seeds", "wiegreffe_pinter_seeds")),
+        (
+            Figures(tuple(f"wiegreffe_pinter/{{dataset}}/{{model}}/seed{{seed}}/{n}.png" for n in ("seeds_violin", "frontier", "example")),
+                    "wiegreffe_pinter_figures", RUN_HEADING, ("lstm-tanh",), per_dataset=True),
+        ),
+    ),
 )
