@@ -114,6 +114,19 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
         assert len(data) <= MAX_PNG_BYTES and b"tEXt" not in data and b"iTXt" not in data and b"tIME" not in data, figure.name
 
 
+def test_a_note_on_how_the_run_was_made_is_shown_at_the_top(tmp_path, capsys):
+    run = fake_run(tmp_path / "run", commit="0" * 40)
+    note = tmp_path / "notes.md"
+    note.write_text("The models were trained by commit `abc`.\nThe tables were remade\nby commit `def`.\n\nA second paragraph.\n")
+    assert publish(run, tmp_path / "out", "--note", str(note)) == 0
+    index = (tmp_path / "out" / "README.md").read_text()
+    top = index.split("## Scorecard", 1)[0]
+    assert "> The models were trained by commit `abc`. The tables were remade by commit `def`.\n>\n> A second paragraph." in top
+    assert "notes.md` |" in index.split("| published with |", 1)[1].splitlines()[0]  # the command names the note
+    assert publish(run, tmp_path / "out2", "--note", str(tmp_path / "missing.md")) == 2
+    assert "missing.md: cannot read the note" in capsys.readouterr().err
+
+
 def test_republishing_the_same_run_writes_the_same_bytes(tmp_path):
     run, out = fake_run(tmp_path / "run"), tmp_path / "out"
     assert publish(run, out) == 0

@@ -862,9 +862,11 @@ def _scorecard_section(run: Run) -> list[str]:
     return lines
 
 
-def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "") -> Built:
+def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "", note: str = "") -> Built:
     """Every page in memory. `comparison`: the companion run of the embeddings comparison (its J&W
-    models with other vectors), shown on the J&W page and named in the causes of embedding misses."""
+    models with other vectors), shown on the J&W page and named in the causes of embedding misses.
+    `note`: Markdown from whoever ran it, on how the run was made, shown at the top of the index (one
+    paragraph per blank-line-separated block)."""
     files: dict[str, bytes] = {}
     extra = _companion(run, comparison, comparison_name) if comparison is not None else {}
     counts: dict[str, tuple[int, int, int]] = {}
@@ -880,7 +882,7 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     if incomplete or run.notes:
         unsure = " (without a run record, outputs this run's config never asked for count as missing too)" if run.record is None else ""
         top.append(f"**Incomplete run.** Missing{unsure}:\n>\n" + "\n".join(f"> - {item}" for item in incomplete + run.notes))
-    top += notes
+    top += notes + [" ".join(block.split()) for block in re.split(r"\n\s*\n", note) if block.strip()]
     lines = ["# Replication results", ""]
     if top:
         lines += [line for note in top for line in (f"> {note}", ">")][:-1] + [""]
@@ -961,8 +963,9 @@ def _relative(path: str | Path) -> str:
 
 
 def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None,
-            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None) -> Built:
-    """Read the run, build every page in memory, refuse an emptier page (unless `force`), write."""
+            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None, note: str | Path | None = None) -> Built:
+    """Read the run, build every page in memory, refuse an emptier page (unless `force`), write.
+    `note`: a Markdown file on how the run was made, shown at the top of the index."""
     out = Path(out)
     name = name or _relative(run_dir)
     command = f"python -m attnexp.publish {name} --out {_relative(out)}"
@@ -971,8 +974,15 @@ def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = No
         comparison_name = comparison_name or _relative(embeddings_comparison)
         command += f" --embeddings-comparison {comparison_name}"
         comparison = read_run(embeddings_comparison)
+    note_text = ""
+    if note is not None:
+        command += f" --note {_relative(note)}"
+        try:
+            note_text = Path(note).read_text(encoding="utf-8")
+        except OSError as err:
+            raise PublishError(f"{note}: cannot read the note ({err.strerror})") from err
     run = read_run(run_dir)
-    built = build(run, name, command, comparison, comparison_name or "")
+    built = build(run, name, command, comparison, comparison_name or "", note_text)
     readme = Path(readme) if readme else None
     if not force:
         refusals = _refusals(out, built, readme)
@@ -1014,10 +1024,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings-comparison", metavar="RUN2", help="a companion run of the same J&W models with other vectors "
                         "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses")
     parser.add_argument("--comparison-name", help="how the pages name the companion run (default: its folder as given)")
+    parser.add_argument("--note", metavar="FILE", help="a Markdown file on how the run was made (e.g. what was rerun with which commit), shown at the top of the index")
     args = parser.parse_args(argv)
     try:
         built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name,
-                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name)
+                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name, note=args.note)
     except PublishError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.code
