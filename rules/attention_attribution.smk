@@ -44,7 +44,6 @@ rule attention_attribution_heads:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
         device=config["device"],
     script:
@@ -67,7 +66,6 @@ rule attention_attribution_graphs:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=AA_SETTINGS,
         device=config["device"],
     script:

@@ -39,7 +39,6 @@ rule explain:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=lambda w: {
             key: config["explain"][key]
             for key in ("batch_size", *EXPLAIN_SETTINGS[w.method])

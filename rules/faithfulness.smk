@@ -45,7 +45,6 @@ rule faithfulness_eraser:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         device=config["device"],
         # `han_units` only where it matters, so that changing it re-runs the HAN batteries alone
         settings=lambda w: {

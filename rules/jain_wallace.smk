@@ -71,7 +71,6 @@ rule jw_permutation:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=JW_PERMUTATION,
         device=config["device"],
     script:
@@ -95,7 +94,6 @@ rule jw_adversarial:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=JW_ADVERSARY,
         device=config["device"],
     script:

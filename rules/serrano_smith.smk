@@ -54,7 +54,6 @@ rule ss_interventions:
     resources:
         gpu=GPUS,
     params:
-        data_dir="results/data/{dataset}",
         settings=SS_SETTINGS,
         device=config["device"],
     script:
