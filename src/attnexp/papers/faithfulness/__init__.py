@@ -5,9 +5,21 @@ agreement with itself across W&P's seed models), `tables` and `plots`.
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
+from attnexp.papers.descriptor import _OWN_ATTENTION, JobSettings, Paper, Protocol
 
-__all__ = ["FAITHFULNESS"]
+__all__ = ["FAITHFULNESS", "ERASER_SETTINGS", "eraser_settings"]
+
+# What the per-model battery (`experiment.write_faithfulness`) depends on (`max_tokens` only sizes batches)
+ERASER_SETTINGS = JobSettings("faithfulness", ("bins", "rankings", "random_rankings", "op", "max_instances", "han_units", "max_tokens"))
+
+
+def eraser_settings(config: dict, spec) -> dict:
+    """The battery's settings for a model (its `ModelSpec`): `han_units` only where it matters, a model
+    attending over sentences, so that changing it re-runs the HAN batteries alone."""
+    settings = ERASER_SETTINGS.of(config)
+    if spec.attended != "sentences":
+        del settings["han_units"]
+    return settings
 
 # The faithfulness battery ranks the attended units of every model with its own attention: by the
 # explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.

@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Paper, Protocol
+from attnexp.papers.descriptor import _OWN_ATTENTION, JobSettings, Paper, Protocol
 
-__all__ = ["SERRANO_SMITH"]
+__all__ = ["SERRANO_SMITH", "INTERVENTION_SETTINGS"]
+
+# What the per-model job (`experiment.write_interventions`) depends on: changing the figures or the
+# selection never re-runs it (`max_tokens` only sizes batches)
+INTERVENTION_SETTINGS = JobSettings("serrano_smith", ("seed", "random_item", "permutations", "attention_ascending", "max_tokens"))
 
 SERRANO_SMITH = Paper(
     "serrano_smith",
