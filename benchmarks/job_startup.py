@@ -47,10 +47,6 @@ sys.path.insert(0, str(REPO / "src"))
 SEED = 10
 EXPLAIN_METHODS = ("attention", "gradient", "loo", "ig")  # attention + jain_wallace.measures
 JOBS = tuple(f"explain/{m}" for m in EXPLAIN_METHODS) + ("jw_correlations", "jw_permutation", "jw_adversarial")
-# The settings each explain job gets (rules/explain.smk EXPLAIN_SETTINGS), J&W's per rule (rules/jain_wallace.smk)
-EXPLAIN_SETTINGS = {"attention": (), "gradient": (), "loo": ("loo_op",), "ig": ("ig_target", "ig_baseline", "ig_method", "ig_steps", "ig_max_steps", "ig_tolerance")}
-PERMUTATION_SETTINGS = ("permutations", "max_tokens")
-ADVERSARY_SETTINGS = ("adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
 
 
 def build_fixture(data: Path, model_name: str, config: dict, out: Path, instances: int) -> tuple[Path, Path]:
@@ -88,6 +84,9 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     from snakemake.script import PythonScript
     from snakemake.sourcecache import LocalSourceFile
 
+    from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
+    from attnexp.plan import EXPLAIN_SETTINGS  # what the rules pass as `settings`
+
     run = f"{dataset}/{model_name}/seed{SEED}"
     folder = f"results/data/{dataset}"
     data_files = {split: f"{folder}/{split}.jsonl" for split in ("train", "dev", "test")} | {"vocab": f"{folder}/vocab.txt", "stats": f"{folder}/stats.json"}
@@ -97,7 +96,7 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     if rule == "explain":
         inputs, outputs = model_files, {"out": f"results/explain/{run}/{method}.jsonl"}
         log = f"results/logs/explain/{run}/{method}.log"
-        settings = {k: config["explain"][k] for k in ("batch_size", *EXPLAIN_SETTINGS[method])}
+        settings = EXPLAIN_SETTINGS[method].of(config)
         if method == "ig":
             settings["ig_max_steps"] = settings["ig_steps"]  # no doubling: see the module's docstring
         params = {"settings": settings, "device": config["device"]}
@@ -108,12 +107,12 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     elif rule == "jw_permutation":
         inputs, outputs = model_files, {"out": f"results/jain_wallace/{run}/permutation.csv"}
         log = f"results/logs/jain_wallace/permutation/{run}.log"
-        params = {"settings": {k: config["jain_wallace"][k] for k in PERMUTATION_SETTINGS}, "device": config["device"]}
+        params = {"settings": PERMUTATION_SETTINGS.of(config), "device": config["device"]}
     else:
         inputs = model_files
         outputs = {"table": f"results/jain_wallace/{run}/adversarial.csv", "attention": f"results/jain_wallace/{run}/adversarial_attention.jsonl"}
         log = f"results/logs/jain_wallace/adversarial/{run}.log"
-        params = {"settings": {k: config["jain_wallace"][k] for k in ADVERSARY_SETTINGS}, "device": config["device"]}
+        params = {"settings": ADVERSARY_SETTINGS.of(config), "device": config["device"]}
     (workdir / log).parent.mkdir(parents=True, exist_ok=True)
     if rule == "jw_correlations":
         inputs_list = InputFiles(toclone=list(inputs.values()))  # the rule's input: a plain list
