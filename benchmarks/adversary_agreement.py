@@ -47,12 +47,14 @@ def main() -> int:
 
     from attnexp.config import validate_config
     from attnexp.runtime import restore_run, set_determinism
+    from dataset_files import dataset_files
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     settings = config["jain_wallace"]
     set_determinism(10, args.threads)
-    run = restore_run(Path(args.model) / "model.pt", args.data)
-    model, examples = run.model, run.test_examples(args.data)[: args.instances]
+    data = dataset_files(args.data)
+    run = restore_run(Path(args.model) / "model.pt", data)
+    model, examples = run.model, run.test_examples(data)[: args.instances]
     model.eval()
     family = run.spec.family
     eps = settings["adv_eps_qa"] if family == "qa" else settings["adv_eps_bc"]

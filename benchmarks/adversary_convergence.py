@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO / "src"))
 from attnexp.config import validate_config  # noqa: E402
 from attnexp.papers.jain_wallace.experiment import adversarial_experiment  # noqa: E402
 from attnexp.runtime import restore_run, set_determinism  # noqa: E402
+from dataset_files import dataset_files  # noqa: E402
 
 
 def main() -> None:
@@ -33,8 +34,9 @@ def main() -> None:
     args = parser.parse_args()
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["jain_wallace"]
     set_determinism(10, args.threads)
-    run = restore_run(Path(args.model) / "model.pt", args.data)
-    examples = run.test_examples(args.data)
+    data = dataset_files(args.data)
+    run = restore_run(Path(args.model) / "model.pt", data)
+    examples = run.test_examples(data)
     steps = settings["adversary"]["steps"]
     divergence = {}
     for s in range(args.every, steps + 1, args.every):

@@ -46,13 +46,15 @@ def denormal_attention(model, batch) -> tuple[int, int]:
     return int((real.abs() < TINY).sum()), int(batch.lengths.sum()) if batch.lengths is not None else attention.numel()
 
 
-def measure(model_dir: Path, data_dir: Path, batches: int, seed: int) -> dict:
+def measure(model_dir: Path, folder: Path, batches: int, seed: int) -> dict:
     from attnexp.models.inputs import length_bucketed_batches
     from attnexp.runtime import batches_of, load_splits, read_classes, restore_run
     from attnexp.train import class_weights, supervised_objective
+    from dataset_files import dataset_files
 
-    run = restore_run(model_dir / "model.pt", data_dir)
-    splits = load_splits(data_dir, run.vocab, read_classes(data_dir))
+    files = dataset_files(folder)
+    run = restore_run(model_dir / "model.pt", files)
+    splits = load_splits(files, run.vocab, read_classes(files))
     train = splits["train"]
     lengths = np.array([e.length(run.model.layout) for e in train.examples])
     order = length_bucketed_batches(lengths, 32, np.random.RandomState(seed), 0.1, None)[:batches]
@@ -75,7 +77,7 @@ def measure(model_dir: Path, data_dir: Path, batches: int, seed: int) -> dict:
         max_diff = max(max_diff, max(float((a - b).abs().max()) for a, b in zip(grads[False], grads[True])))
     torch.set_flush_denormal(True)
     return {
-        "model": f"{data_dir.name} {run.spec.name}",
+        "model": f"{folder.name} {run.spec.name}",
         "kept": seconds[False] / len(data),
         "flushed": seconds[True] / len(data),
         "denormal_share": denormal / total,

@@ -383,14 +383,16 @@ def main() -> None:
 
     from attnexp.config import validate_config
     from attnexp.runtime import restore_run, set_determinism
+    from dataset_files import dataset_files
 
     import yaml
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     settings, explain = config["jain_wallace"], config["explain"]
     set_determinism(10, args.threads)
-    run = restore_run(Path(args.model) / "model.pt", args.data)
-    model, examples = run.model, run.test_examples(args.data)
+    data = dataset_files(args.data)
+    run = restore_run(Path(args.model) / "model.pt", data)
+    model, examples = run.model, run.test_examples(data)
     model.eval()
     fast_set, slow_set = examples[: args.instances], examples[: args.reference_instances]
     family = run.spec.family

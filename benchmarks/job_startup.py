@@ -47,10 +47,6 @@ sys.path.insert(0, str(REPO / "src"))
 SEED = 10
 EXPLAIN_METHODS = ("attention", "gradient", "loo", "ig")  # attention + jain_wallace.measures
 JOBS = tuple(f"explain/{m}" for m in EXPLAIN_METHODS) + ("jw_correlations", "jw_permutation", "jw_adversarial")
-# The settings each explain job gets (rules/explain.smk EXPLAIN_SETTINGS), J&W's per rule (rules/jain_wallace.smk)
-EXPLAIN_SETTINGS = {"attention": (), "gradient": (), "loo": ("loo_op",), "ig": ("ig_target", "ig_baseline", "ig_method", "ig_steps", "ig_max_steps", "ig_tolerance")}
-PERMUTATION_SETTINGS = ("permutations", "max_tokens")
-ADVERSARY_SETTINGS = ("adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
 
 
 def build_fixture(data: Path, model_name: str, config: dict, out: Path, instances: int) -> tuple[Path, Path]:
@@ -62,6 +58,7 @@ def build_fixture(data: Path, model_name: str, config: dict, out: Path, instance
     from attnexp.plan import model_spec
     from attnexp.runtime import checkpoint_metadata, read_classes, read_vocab, save_checkpoint
     from attnexp.train import build_and_initialise
+    from dataset_files import dataset_files
 
     dataset = data.name
     data_out = out / "data" / dataset
@@ -73,7 +70,7 @@ def build_fixture(data: Path, model_name: str, config: dict, out: Path, instance
     model_out = out / "models" / dataset / model_name / f"seed{SEED}"
     model_out.mkdir(parents=True, exist_ok=True)
     spec = model_spec(config, dataset, model_name)
-    vocab, classes = read_vocab(data / "vocab.txt"), read_classes(data)
+    vocab, classes = read_vocab(data / "vocab.txt"), read_classes(dataset_files(data))
     torch.manual_seed(SEED)
     model, model_config = build_and_initialise(spec, vocab, len(classes), None, training_settings(config, dataset, model_name))
     save_checkpoint(model_out / "model.pt", model.state_dict(), checkpoint_metadata(spec, model_config, vocab, classes))
@@ -87,19 +84,22 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     from snakemake.script import PythonScript
     from snakemake.sourcecache import LocalSourceFile
 
+    from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
+    from attnexp.plan import EXPLAIN_SETTINGS  # what the rules pass as `settings`
+
     run = f"{dataset}/{model_name}/seed{SEED}"
-    data_dir = f"results/data/{dataset}"
-    data_files = {split: f"{data_dir}/{split}.jsonl" for split in ("train", "dev", "test")} | {"vocab": f"{data_dir}/vocab.txt", "stats": f"{data_dir}/stats.json"}
+    folder = f"results/data/{dataset}"
+    data_files = {split: f"{folder}/{split}.jsonl" for split in ("train", "dev", "test")} | {"vocab": f"{folder}/vocab.txt", "stats": f"{folder}/stats.json"}
     model_files = data_files | {"model": f"results/models/{run}/model.pt", "metrics": f"results/models/{run}/metrics.json"}
     wildcards = {"dataset": dataset, "model": model_name, "seed": str(SEED)}
     rule, _, method = job.partition("/")
     if rule == "explain":
         inputs, outputs = model_files, {"out": f"results/explain/{run}/{method}.jsonl"}
         log = f"results/logs/explain/{run}/{method}.log"
-        settings = {k: config["explain"][k] for k in ("batch_size", *EXPLAIN_SETTINGS[method])}
+        settings = EXPLAIN_SETTINGS[method].of(config)
         if method == "ig":
             settings["ig_max_steps"] = settings["ig_steps"]  # no doubling: see the module's docstring
-        params = {"data_dir": data_dir, "settings": settings, "device": config["device"]}
+        params = {"settings": settings, "device": config["device"]}
         wildcards["method"] = method
     elif rule == "jw_correlations":
         inputs = {m: f"results/explain/{run}/{m}.jsonl" for m in EXPLAIN_METHODS}
@@ -107,12 +107,12 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     elif rule == "jw_permutation":
         inputs, outputs = model_files, {"out": f"results/jain_wallace/{run}/permutation.csv"}
         log = f"results/logs/jain_wallace/permutation/{run}.log"
-        params = {"data_dir": data_dir, "settings": {k: config["jain_wallace"][k] for k in PERMUTATION_SETTINGS}, "device": config["device"]}
+        params = {"settings": PERMUTATION_SETTINGS.of(config), "device": config["device"]}
     else:
         inputs = model_files
         outputs = {"table": f"results/jain_wallace/{run}/adversarial.csv", "attention": f"results/jain_wallace/{run}/adversarial_attention.jsonl"}
         log = f"results/logs/jain_wallace/adversarial/{run}.log"
-        params = {"data_dir": data_dir, "settings": {k: config["jain_wallace"][k] for k in ADVERSARY_SETTINGS}, "device": config["device"]}
+        params = {"settings": ADVERSARY_SETTINGS.of(config), "device": config["device"]}
     (workdir / log).parent.mkdir(parents=True, exist_ok=True)
     if rule == "jw_correlations":
         inputs_list = InputFiles(toclone=list(inputs.values()))  # the rule's input: a plain list
@@ -170,13 +170,13 @@ def main() -> None:
 
     config = load_config()
     shutil.rmtree(args.work, ignore_errors=True)
-    data_dir, model_dir = build_fixture(args.data.resolve(), args.model, config, args.work / "fixture", args.instances)
+    data_out, model_dir = build_fixture(args.data.resolve(), args.model, config, args.work / "fixture", args.instances)
     dataset = args.data.resolve().name
     checkouts = {"current": REPO} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     scripts, envs = {}, {}
     for label, checkout in checkouts.items():
         workdir = args.work / label
-        for link, target in ((f"results/data/{dataset}", data_dir), (f"results/models/{dataset}/{args.model}/seed{SEED}", model_dir)):
+        for link, target in ((f"results/data/{dataset}", data_out), (f"results/models/{dataset}/{args.model}/seed{SEED}", model_dir)):
             (workdir / link).parent.mkdir(parents=True, exist_ok=True)
             (workdir / link).symlink_to(target)
         scripts[label] = {job: job_script(checkout, workdir, job, dataset, args.model, config, args.threads) for job in JOBS}

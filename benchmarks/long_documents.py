@@ -42,6 +42,7 @@ def main() -> None:
 
     from attnexp.config import validate_config
     from attnexp.runtime import restore_run, set_determinism
+    from dataset_files import dataset_files
 
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["explain"]
     if args.ig_steps:
@@ -49,8 +50,9 @@ def main() -> None:
     if args.ig_max_steps:
         settings["ig_max_steps"] = args.ig_max_steps
     set_determinism(10, args.threads)
-    run = restore_run(Path(args.model) / "model.pt", args.data)
-    examples = run.test_examples(args.data)
+    data = dataset_files(args.data)
+    run = restore_run(Path(args.model) / "model.pt", data)
+    examples = run.test_examples(data)
     if args.instances:
         examples = examples[: args.instances]
     lengths = np.array([len(e.tokens) for e in examples])

@@ -111,10 +111,12 @@ def _model(args):
     from attnexp.spec import parse_model_name
     from attnexp.models import build_model, model_config
     from attnexp.config import training_settings, validate_config
+    from dataset_files import dataset_files
 
+    data = dataset_files(args.data)
     if args.checkpoint:
-        run = restore_run(args.checkpoint, args.data)
-        return run.model, run.test_examples(args.data)
+        run = restore_run(args.checkpoint, data)
+        return run.model, run.test_examples(data)
     import yaml
 
     from attnexp.runtime import load_test_examples
@@ -122,12 +124,12 @@ def _model(args):
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     dataset = Path(args.data).name
     settings = training_settings(config, dataset, args.model)
-    vocab, classes = read_vocab(Path(args.data) / "vocab.txt"), read_classes(args.data)
+    vocab, classes = read_vocab(data.vocab), read_classes(data)
     spec = parse_model_name(args.model, config["datasets"][dataset]["task"])
     n_out = 1 if len(classes) == 2 and spec.family == "flat" else len(classes)
     torch.manual_seed(0)
     model = build_model(spec, model_config(spec, len(vocab), n_out, 200 if spec.family == "hierarchical" else 300, settings)).eval()
-    return model, load_test_examples(args.data, vocab, [str(c) for c in classes])
+    return model, load_test_examples(data, vocab, [str(c) for c in classes])
 
 
 def main() -> None:

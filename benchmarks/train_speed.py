@@ -80,16 +80,17 @@ def setup(args):
     from attnexp.plan import model_spec
     from attnexp.runtime import load_splits, read_classes, read_vocab, set_determinism
     from attnexp.train import build_and_initialise
+    from dataset_files import dataset_files
 
     config = load_config()
     settings = training_settings(config, args.dataset, args.model)
     if args.epochs is not None:
         settings["epochs"] = args.epochs
     spec = model_spec(config, args.dataset, args.model)
-    data = args.results / "data" / args.dataset
+    data = dataset_files(args.results / "data" / args.dataset)
     vectors_path = args.results / "embeddings" / args.dataset / "vectors.npy"
     set_determinism(args.seed, args.threads)
-    vocab = read_vocab(data / "vocab.txt")
+    vocab = read_vocab(data.vocab)
     classes = read_classes(data)
     splits = load_splits(data, vocab, classes, None)
     vectors = np.load(vectors_path) if vectors_path.exists() else None

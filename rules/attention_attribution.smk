@@ -3,28 +3,12 @@
 # graphs of a few test instances, their figures; then the pruning summary, rollout's agreement with
 # gradient and blank-out importance (Abnar & Zuidema 2020), and their claims.
 
-AA = config["attention_attribution"]
+from attnexp.papers.attention_attribution import ATTRIBUTION_SETTINGS
+
 AA_RUN = "{dataset}/{model}/seed{seed}"
 AA_RUNS = experiment_runs(config, "attention_attribution")
 # rollout's agreement with |gradient| and leave-one-out (attnexp.papers.attention_attribution.tables)
 AGREEMENT_METHODS = ("attention", "gradient", "loo", "rollout", "attattr")
-# What the jobs depend on; the Riemann sum is the explanations' (one setting for both)
-AA_SETTINGS = {
-    key: AA[key]
-    for key in (
-        "importance_examples",
-        "fractions",
-        "random_orders",
-        "batch_size",
-        "graph_examples",
-        "graph_max_tokens",
-        "graph_threshold",
-        "graph_skip_top",
-    )
-} | {
-    "steps": config["explain"]["attattr_steps"],
-    "riemann": config["explain"]["attattr_riemann"],
-}
 
 
 rule attention_attribution_heads:
@@ -44,8 +28,7 @@ rule attention_attribution_heads:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
-        settings=AA_SETTINGS,
+        settings=ATTRIBUTION_SETTINGS.of(config),
         device=config["device"],
     script:
         "../scripts/attention_attribution_heads.py"
@@ -67,8 +50,7 @@ rule attention_attribution_graphs:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
-        settings=AA_SETTINGS,
+        settings=ATTRIBUTION_SETTINGS.of(config),
         device=config["device"],
     script:
         "../scripts/attention_attribution_graphs.py"

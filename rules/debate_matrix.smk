@@ -11,9 +11,13 @@ DEBATE_FILES = {
     "ss_removal": (SS_RUNS, "results/serrano_smith", "removal.csv"),
     "ff_eraser": (FF_RUNS, "results/faithfulness", "eraser.csv"),
 }
-DEBATE_RUNS = set(JW_RUNS) | set(SS_RUNS) | set(FF_RUNS) | set(WP_COMPANIONS) | {
-    RunKey.of_file(path) for path in DEBATE_CELLS
-}
+DEBATE_RUNS = (
+    set(JW_RUNS)
+    | set(SS_RUNS)
+    | set(FF_RUNS)
+    | set(WP_COMPANIONS)
+    | {RunKey.of_file(path) for path in DEBATE_CELLS}
+)
 DEBATE_WP_TABLES = {
     name: f"results/tables/wiegreffe_pinter_{name}.csv"
     for name in ("uniform", "diagnostic", "adversary")

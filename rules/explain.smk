@@ -1,24 +1,10 @@
 # Stage 4: per-instance explanations of the test split, one cached job per method
 # (attnexp.explain): attention (with the prediction), gradient importance, leave-one-out, integrated
 # gradients, and rollout / attention attribution for self-attention models. A consumer names the methods
-# it reads (explanation_files), so each method runs only where something needs it.
+# it reads (explanation_files), so each method runs only where something needs it. The settings each
+# method's job depends on are declared in attnexp.plan.EXPLAIN_SETTINGS: changing IG's re-runs IG alone.
 
-# The settings each method's job depends on: changing IG's settings re-runs IG alone.
-EXPLAIN_SETTINGS = {
-    "attention": (),
-    "gradient": (),
-    "loo": ("loo_op",),
-    "ig": (
-        "ig_target",
-        "ig_baseline",
-        "ig_method",
-        "ig_steps",
-        "ig_max_steps",
-        "ig_tolerance",
-    ),
-    "rollout": ("rollout_readout",),
-    "attattr": ("attattr_steps", "attattr_riemann"),
-}
+from attnexp.plan import EXPLAIN_SETTINGS
 
 
 rule explain:
@@ -39,11 +25,7 @@ rule explain:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
-        settings=lambda w: {
-            key: config["explain"][key]
-            for key in ("batch_size", *EXPLAIN_SETTINGS[w.method])
-        },
+        settings=lambda w: EXPLAIN_SETTINGS[w.method].of(config),
         device=config["device"],
     script:
         "../scripts/explain.py"

@@ -3,7 +3,8 @@
 # out) and a random baseline, per bin; then AOPC per model and ranking beside the battery's claims. Per
 # W&P base run with seed models: each explainer's agreement with itself across the seeds (the envelope).
 
-FF = config["faithfulness"]
+from attnexp.papers.faithfulness import eraser_settings
+
 FF_RUN = "{dataset}/{model}/seed{seed}"
 FF_RUNS = experiment_runs(config, "faithfulness")
 FF_BY_DATASET = {}
@@ -13,19 +14,6 @@ for run in FF_RUNS:
 FF_ENVELOPE_RUNS = [run for run, c in WP_COMPANIONS.items() if c.full and c.seeds]
 # ... over the four J&W/IG measures (attnexp.papers.faithfulness.seed_envelopes)
 SEED_ENVELOPE_MEASURES = ("attention", "gradient", "loo", "ig")
-# The per-model battery's settings (`max_tokens` only sizes batches)
-FF_SETTINGS = {
-    key: FF[key]
-    for key in (
-        "bins",
-        "rankings",
-        "random_rankings",
-        "op",
-        "max_instances",
-        "han_units",
-        "max_tokens",
-    )
-}
 
 
 rule faithfulness_eraser:
@@ -45,15 +33,10 @@ rule faithfulness_eraser:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         device=config["device"],
-        # `han_units` only where it matters, so that changing it re-runs the HAN batteries alone
-        settings=lambda w: {
-            key: value
-            for key, value in FF_SETTINGS.items()
-            if key != "han_units"
-            or model_spec(config, w.dataset, w.model).attended == "sentences"
-        },
+        settings=lambda w: eraser_settings(
+            config, model_spec(config, w.dataset, w.model)
+        ),
     script:
         "../scripts/faithfulness_eraser.py"
 

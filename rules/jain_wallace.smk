@@ -2,6 +2,8 @@
 # and adversarial attention on cached encoder states; then Table 2, the figures, and the ground-truth
 # check on generated data.
 
+from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
+
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
 JW_RUNS = experiment_runs(config, "jain_wallace")
@@ -30,12 +32,6 @@ JW_MODEL_FIGURES = (
     "adversarial_histogram",
     "adversarial_violin",
 )
-# What each per-model experiment depends on, and nothing else: narrowing the selection or changing
-# another experiment's settings never re-runs it. (`max_tokens` only sizes batches.)
-JW_PERMUTATION = {key: JW[key] for key in ("permutations", "max_tokens")}
-JW_ADVERSARY = {
-    key: JW[key] for key in ("adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens")
-}
 
 
 rule jw_correlations:
@@ -71,8 +67,7 @@ rule jw_permutation:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
-        settings=JW_PERMUTATION,
+        settings=PERMUTATION_SETTINGS.of(config),
         device=config["device"],
     script:
         "../scripts/jw_permutation.py"
@@ -95,8 +90,7 @@ rule jw_adversarial:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
-        settings=JW_ADVERSARY,
+        settings=ADVERSARY_SETTINGS.of(config),
         device=config["device"],
     script:
         "../scripts/jw_adversarial.py"

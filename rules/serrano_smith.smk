@@ -2,20 +2,11 @@
 # decision flips, decode-only on cached states of the attention layer closest to the output; then the
 # tables, claims and figures (ΔJS per model across datasets, the removal boxes per dataset).
 
+from attnexp.papers.serrano_smith import INTERVENTION_SETTINGS
+
 SS = config["serrano_smith"]
 SS_RUN = "{dataset}/{model}/seed{seed}"
 SS_RUNS = experiment_runs(config, "serrano_smith")
-# What the per-model job depends on: changing the figures or the selection never re-runs it
-SS_SETTINGS = {
-    key: SS[key]
-    for key in (
-        "seed",
-        "random_item",
-        "permutations",
-        "attention_ascending",
-        "max_tokens",
-    )
-}
 SS_TABLES = ("erasure", "removal", "flip_sooner")
 # The runs `serrano_smith.left_out` keeps from training (D-SS-BUDGET): claims listed as not compared
 SS_LEFT_OUT = [
@@ -54,8 +45,7 @@ rule ss_interventions:
     resources:
         gpu=GPUS,
     params:
-        data_dir="results/data/{dataset}",
-        settings=SS_SETTINGS,
+        settings=INTERVENTION_SETTINGS.of(config),
         device=config["device"],
     script:
         "../scripts/ss_interventions.py"

@@ -20,7 +20,6 @@ rule train_model:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         settings=lambda wildcards: training_settings(
             config, wildcards.dataset, wildcards.model
         ),
@@ -48,7 +47,6 @@ rule export_attention:
         gpu=GPUS,
     params:
         torch_threads=config["train"]["threads"],
-        data_dir="results/data/{dataset}",
         batch_size=128,
         device=config["device"],
     script:

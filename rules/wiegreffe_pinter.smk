@@ -48,6 +48,8 @@ rule wp_frontier:
             trained(wp_companions(w).adversaries[lam]) for lam in wp_lambdas(w)
         ],
         variance=f"results/wiegreffe_pinter/{WP_RUN}/seed_variance.csv",
+        # the gold test labels, in the training split's class order
+        train="results/data/{dataset}/train.jsonl",
         test="results/data/{dataset}/test.jsonl",
     output:
         frontier=f"results/wiegreffe_pinter/{WP_RUN}/frontier.csv",
@@ -59,7 +61,6 @@ rule wp_frontier:
     conda:
         "../envs/attnexp.yaml"
     params:
-        data_dir=lambda w, input: os.path.dirname(input.test),
         lambdas=wp_lambdas,
     script:
         "../scripts/wp_frontier.py"
@@ -91,7 +92,6 @@ rule wp_figures:
     conda:
         "../envs/attnexp.yaml"
     params:
-        data_dir=lambda w, input: os.path.dirname(input.test),
         edges=WP["max_attention_bins"],
         table_lambda=WP["adversary"]["table_lambda"],
         example_max_tokens=WP["example_max_tokens"],

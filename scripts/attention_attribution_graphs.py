@@ -1,6 +1,7 @@
 """Rule attention_attribution_graphs: results/attention_attribution/{dataset}/{model}/seed{seed}/
 graphs.json, the attribution trees of a few test instances (Hao et al. 2021)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.attention_attribution.experiment import write_attribution_graphs
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
@@ -9,7 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_attribution_graphs(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),

@@ -2,6 +2,7 @@
 heads.json (head importance by attention attribution and by max attention) and pruning.csv (test
 accuracy per head order and pruned fraction), Hao et al. 2021."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.attention_attribution.experiment import write_head_pruning
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
@@ -10,7 +11,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_head_pruning(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output.heads,
         snakemake.output.pruning,
         settings=snakemake.params.settings,

@@ -1,6 +1,7 @@
 """Rule export_attention: results/models/{dataset}/{model}/seed{seed}/attention.jsonl, the selected
 model's attention and probabilities for every instance of every split (id, split, length)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.runtime import CheckpointError, DeviceError, export_attention
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
@@ -8,7 +9,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     export_attention(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output[0],
         batch_size=snakemake.params.batch_size,
         guide_path=snakemake.input.get("guide"),

@@ -2,6 +2,7 @@
 comprehensiveness and sufficiency per test instance, ranking and bin (DeYoung et al. 2020); HAN and FLAN
 have no explanations and are ranked by their own attention and leave-one-unit-out."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.faithfulness.experiment import write_faithfulness
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
@@ -10,7 +11,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_faithfulness(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.input.get("explanations"),
         snakemake.output[0],
         settings=snakemake.params.settings,

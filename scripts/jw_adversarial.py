@@ -1,6 +1,7 @@
 """Rule jw_adversarial: results/jain_wallace/{dataset}/{model}/seed{seed}/adversarial.csv (ε-max JSD
 per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_adversarial
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
@@ -9,7 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_adversarial(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output.table,
         snakemake.output.attention,
         settings=snakemake.params.settings,

@@ -1,6 +1,7 @@
 """Rule jw_permutation: results/jain_wallace/{dataset}/{model}/seed{seed}/permutation.csv, the median
 output change under random permutations of the attention per test instance (J&W §5.4)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_permutation
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
@@ -9,7 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_permutation(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output[0],
         settings=snakemake.params.settings,
         seed=int(snakemake.wildcards.seed),

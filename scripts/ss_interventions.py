@@ -1,6 +1,7 @@
 """Rule ss_interventions: results/serrano_smith/{dataset}/{model}/seed{seed}/single_erasure.csv and
 removal.csv, S&S's two erasure experiments on one model's test split (per instance)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.serrano_smith.experiment import write_interventions
 from attnexp.runtime import CheckpointError, DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device
@@ -9,7 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     write_interventions(
         snakemake.input.model,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output.erasure,
         snakemake.output.removal,
         settings=snakemake.params.settings,

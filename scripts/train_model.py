@@ -2,6 +2,7 @@
 
 import json
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.wiegreffe_pinter.experiment import ModelConsistentAdversary
 from attnexp.plan import model_spec
 from attnexp.runtime import CheckpointError, DeviceError, split_labels
@@ -19,13 +20,14 @@ provenance = {
     "torch_threads": snakemake.params.torch_threads,
 }
 spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
+data = DataFiles.of(snakemake.input)
 with fail_cleanly(CheckpointError, DeviceError, ValueError):
     adversary = None
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
-        _, labels = split_labels(snakemake.params.data_dir, "train")
+        _, labels = split_labels(data, "train")
         adversary = ModelConsistentAdversary(snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels))
     job = TrainingJob(
-        data_dir=snakemake.params.data_dir,
+        data=data,
         vectors_path=snakemake.input.get("vectors"),
         guide_path=snakemake.input.get("guide"),
         settings=snakemake.params.settings,

@@ -2,6 +2,7 @@
 adversary's mean test TVD, JSD, KL and F1, plus Figure 4's reference points) and adversary_epochs.csv
 (each adversary's per-epoch log, W&P §4)."""
 
+from attnexp.data.documents import DataFiles
 from attnexp.papers.wiegreffe_pinter.experiment import write_frontier
 from attnexp.workflow import fail_cleanly, log_to
 
@@ -14,7 +15,7 @@ with fail_cleanly(ValueError, KeyError):
         list(snakemake.input.adversary_metrics),
         snakemake.params.lambdas,
         snakemake.input.variance,
-        snakemake.params.data_dir,
+        DataFiles.of(snakemake.input),
         snakemake.output.frontier,
         snakemake.output.epochs,
     )

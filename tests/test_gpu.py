@@ -49,11 +49,11 @@ def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
     from attnexp.train import TrainingJob, fit
 
     config = load_config()
-    data_dir = write_dataset(tmp_path / "data")
+    data = write_dataset(tmp_path / "data")
     metrics = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        job = TrainingJob(data_dir, None, None, tiny_settings(config, "lstm-tanh"), "dev", 10, 1, device,
+        job = TrainingJob(data, None, None, tiny_settings(config, "lstm-tanh"), "dev", 10, 1, device,
                           out / "model.pt", out / "metrics.json", out / "timing.json", {"test": True})
         fit(parse_model_name("lstm-tanh", "binary"), job, log=lambda _: None)
         metrics[device] = json.loads((out / "metrics.json").read_text())
@@ -135,14 +135,14 @@ def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.explain import read_explanations, write_explanations
 
-    data_dir = write_dataset(tmp_path / "data")
-    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model")
+    data = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data, tmp_path / "model")
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         for method in METHODS:
-            write_explanations(checkpoint, data_dir, out / f"{method}.jsonl", EXPLAIN_SETTINGS, 10, 1, method, log=quiet, device=device)
-        jw.write_permutation(checkpoint, data_dir, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
-        jw.write_adversarial(checkpoint, data_dir, out / "adversarial.csv", out / "adversarial.jsonl", JW_SETTINGS, 10, 1, log=quiet, device=device)
+            write_explanations(checkpoint, data, out / f"{method}.jsonl", EXPLAIN_SETTINGS, 10, 1, method, log=quiet, device=device)
+        jw.write_permutation(checkpoint, data, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
+        jw.write_adversarial(checkpoint, data, out / "adversarial.csv", out / "adversarial.jsonl", JW_SETTINGS, 10, 1, log=quiet, device=device)
     cpu, gpu = (read_explanations([tmp_path / device / f"{m}.jsonl" for m in METHODS]) for device in ("cpu", "cuda"))
     assert_same_explanations(cpu, gpu)
     cpu, gpu = (pd.read_csv(tmp_path / device / "permutation.csv") for device in ("cpu", "cuda"))
@@ -240,17 +240,17 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     from attnexp.runtime import export_attention
 
     config = load_config()
-    data_dir = write_dataset(tmp_path / "data")
-    _, checkpoint = run_fit(config, data_dir, tmp_path / "model")
+    data = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(config, data, tmp_path / "model")
     settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10, "rankings": ["attention", "gradient", "loo"]}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         explanations = [out / f"{method}.jsonl" for method in ("attention", "gradient", "loo")]
         for path in explanations:
-            write_explanations(checkpoint, data_dir, path, EXPLAIN_SETTINGS, 10, 1, path.stem, log=quiet, device="cpu")
-        ss.write_interventions(checkpoint, data_dir, out / "erasure.csv", out / "removal.csv", config["serrano_smith"], 1, log=quiet, device=device)
-        ff.write_faithfulness(checkpoint, data_dir, explanations, out / "eraser.csv", settings, 10, 1, device=device)
-        export_attention(checkpoint, data_dir, out / "attention.jsonl", batch_size=8, device=device)
+            write_explanations(checkpoint, data, path, EXPLAIN_SETTINGS, 10, 1, path.stem, log=quiet, device="cpu")
+        ss.write_interventions(checkpoint, data, out / "erasure.csv", out / "removal.csv", config["serrano_smith"], 1, log=quiet, device=device)
+        ff.write_faithfulness(checkpoint, data, explanations, out / "eraser.csv", settings, 10, 1, device=device)
+        export_attention(checkpoint, data, out / "attention.jsonl", batch_size=8, device=device)
     for table in ("erasure", "removal"):
         cpu, gpu = (pd.read_csv(tmp_path / device / f"{table}.csv", dtype={"id": str}) for device in ("cpu", "cuda"))
         assert_same_frame(cpu, gpu, SS_EXACT[table], SS_CLOSE[table])

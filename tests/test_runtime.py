@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import (
@@ -51,14 +52,14 @@ def config():
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def data(tmp_path_factory):
     return write_dataset(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")
-def fitted(config, data_dir, tmp_path_factory):
+def fitted(config, data, tmp_path_factory):
     """One lstm-tanh trained through `fit`: (metrics, checkpoint path)."""
-    return run_fit(config, data_dir, tmp_path_factory.mktemp("fit"))
+    return run_fit(config, data, tmp_path_factory.mktemp("fit"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -217,9 +218,9 @@ def saved_model(config, tmp_path, name, task, dataset, n_classes, seed=3):
 
 
 @pytest.mark.parametrize("name, task, dataset, n_classes", FAMILIES, ids=[f"{n}-{t}" for n, t, _, _ in FAMILIES])
-def test_restore_run_round_trip_gives_the_original_outputs(config, data_dir, tmp_path, name, task, dataset, n_classes):
+def test_restore_run_round_trip_gives_the_original_outputs(config, data, tmp_path, name, task, dataset, n_classes):
     original, path = saved_model(config, tmp_path, name, task, dataset, n_classes)
-    run = restore_run(path, data_dir, expected_model=name)
+    run = restore_run(path, data, expected_model=name)
     assert isinstance(run, Run)
     assert run.spec == original.spec == parse_model_name(name, task)
     assert run.model.spec == run.spec and type(run.model) is type(original) and not run.model.training
@@ -259,21 +260,21 @@ def test_model_device_is_where_the_parameters_are_and_the_cpu_without_any():
     assert model_device(torch.nn.Linear(2, 1)) == CPU and model_device(torch.nn.Identity()) == CPU
 
 
-def test_restore_run_on_a_device_gives_the_same_weights(fitted, data_dir):
+def test_restore_run_on_a_device_gives_the_same_weights(fitted, data):
     _, path = fitted
-    plain, on_cpu = restore_run(path, data_dir), restore_run(path, data_dir, device=CPU)
+    plain, on_cpu = restore_run(path, data), restore_run(path, data, device=CPU)
     assert {p.device for p in on_cpu.model.parameters()} == {CPU} and not on_cpu.model.training
     assert all(torch.equal(v, on_cpu.model.state_dict()[k]) for k, v in plain.model.state_dict().items())
 
 
-def test_restore_run_of_a_fitted_model(fitted, data_dir):
+def test_restore_run_of_a_fitted_model(fitted, data):
     metrics, path = fitted
-    run = restore_run(path, data_dir)
+    run = restore_run(path, data)
     assert run.spec.name == "lstm-tanh" and run.metadata["spec"] == metrics["spec"]
     state, _ = load_checkpoint(path)
     assert all(torch.equal(v, run.model.state_dict()[k]) for k, v in state.items())
-    examples = run.test_examples(data_dir)
-    assert [e.id for e in examples] == [r["id"] for r in io.read_jsonl(data_dir / "test.jsonl")]
+    examples = run.test_examples(data)
+    assert [e.id for e in examples] == [r["id"] for r in io.read_jsonl(data.test)]
     probs, _ = predict(run.model, SplitData(examples), 8, CPU)
     accuracy = float(np.mean(probs.argmax(1) == np.array([e.label for e in examples])))
     assert accuracy == pytest.approx(metrics["test"]["accuracy"], abs=1e-6)  # the selected epoch's weights
@@ -301,71 +302,72 @@ def _without(d, key):
     ],
     ids=["missing", "extra", "mis-shaped"],
 )
-def test_restore_run_refuses_weights_that_do_not_fit_naming_the_key(fitted, data_dir, tmp_path, change, expected):
+def test_restore_run_refuses_weights_that_do_not_fit_naming_the_key(fitted, data, tmp_path, change, expected):
     _, path = fitted
     with pytest.raises(CheckpointError) as err:
-        restore_run(rewritten(path, tmp_path, state=change), data_dir)
+        restore_run(rewritten(path, tmp_path, state=change), data)
     message = str(err.value)
     assert "do not fit the model its spec describes" in message and f"\n  {expected}" in message
     assert message.count("\n  ") == 1  # only the changed key is named
 
 
-def test_restore_run_names_every_problem_at_once(fitted, data_dir, tmp_path):
+def test_restore_run_names_every_problem_at_once(fitted, data, tmp_path):
     _, path = fitted
     both = lambda s: _without(s, "decoder.bias") | {"stray": torch.ones(1)}  # noqa: E731
     with pytest.raises(CheckpointError) as err:
-        restore_run(rewritten(path, tmp_path, state=both), data_dir)
+        restore_run(rewritten(path, tmp_path, state=both), data)
     assert "\n  missing decoder.bias" in str(err.value) and "\n  unexpected stray" in str(err.value)
 
 
-def test_restore_run_refuses_metadata_without_a_spec(fitted, data_dir, tmp_path):
+def test_restore_run_refuses_metadata_without_a_spec(fitted, data, tmp_path):
     _, path = fitted
     with pytest.raises(CheckpointError, match="no model spec in its metadata"):
-        restore_run(rewritten(path, tmp_path, metadata=lambda m: _without(m, "spec")), data_dir)
+        restore_run(rewritten(path, tmp_path, metadata=lambda m: _without(m, "spec")), data)
 
 
-def test_restore_run_refuses_an_unreadable_spec(fitted, data_dir, tmp_path):
+def test_restore_run_refuses_an_unreadable_spec(fitted, data, tmp_path):
     _, path = fitted
     broken = lambda m: m | {"spec": {"name": "lstm-tanh"}}  # noqa: E731
     with pytest.raises(CheckpointError, match="unreadable model spec"):
-        restore_run(rewritten(path, tmp_path, metadata=broken), data_dir)
+        restore_run(rewritten(path, tmp_path, metadata=broken), data)
 
 
-def test_restore_run_refuses_a_spec_that_disagrees_with_the_config(fitted, data_dir, tmp_path):
+def test_restore_run_refuses_a_spec_that_disagrees_with_the_config(fitted, data, tmp_path):
     _, path = fitted
     tampered = lambda m: m | {"spec": m["spec"] | {"attention": "dot"}}  # noqa: E731 (tanh weights, dot spec)
     with pytest.raises(CheckpointError, match="attention: spec 'dot', config 'tanh'"):
-        restore_run(rewritten(path, tmp_path, metadata=tampered), data_dir)
+        restore_run(rewritten(path, tmp_path, metadata=tampered), data)
 
 
-def test_restore_run_refuses_another_model_than_expected(fitted, data_dir):
+def test_restore_run_refuses_another_model_than_expected(fitted, data):
     _, path = fitted
-    assert restore_run(path, data_dir, expected_model="lstm-tanh").spec.name == "lstm-tanh"
+    assert restore_run(path, data, expected_model="lstm-tanh").spec.name == "lstm-tanh"
     with pytest.raises(CheckpointError) as err:
-        restore_run(path, data_dir, expected_model="lstm-dot")
+        restore_run(path, data, expected_model="lstm-dot")
     assert "model: checkpoint has 'lstm-tanh', expected 'lstm-dot'" in str(err.value)
 
 
-def test_restore_run_refuses_a_data_dir_with_another_vocabulary(fitted, tmp_path):
+def test_restore_run_refuses_data_files_with_another_vocabulary(fitted, tmp_path):
     _, model_path = fitted
     other = write_dataset(tmp_path / "other", vocab=VOCAB[:-1] + ["zebra"])  # same size, one word differs
     with pytest.raises(CheckpointError, match="vocab_sha256"):
         restore_run(model_path, other)
 
 
-def test_test_examples_refuse_a_data_dir_with_other_classes(fitted, data_dir, tmp_path):
+def test_test_examples_refuse_data_files_with_other_classes(fitted, data, tmp_path):
     _, model_path = fitted
-    run = restore_run(model_path, data_dir)
+    run = restore_run(model_path, data)
     other = write_dataset(tmp_path / "other", relabel=lambda label: label + 1)  # labels 1, 2: no "0"
-    with pytest.raises(CheckpointError, match=r"classes \['0'\] are not labels"):
+    with pytest.raises(CheckpointError, match=r"classes \['0'\] are not labels") as err:
         run.test_examples(other)
+    assert str(err.value).endswith(f"are not labels of {other.train}")  # the file itself
 
 
-def test_load_test_examples_maps_labels_through_the_checkpoints_classes(data_dir):
-    examples = load_test_examples(data_dir, VOCAB, ["0", "1"])
-    records = io.read_jsonl(data_dir / "test.jsonl")
+def test_load_test_examples_maps_labels_through_the_checkpoints_classes(data):
+    examples = load_test_examples(data, VOCAB, ["0", "1"])
+    records = io.read_jsonl(data.test)
     assert [e.label for e in examples] == [r["label"] for r in records]
-    flipped = load_test_examples(data_dir, VOCAB, ["1", "0"])  # class index follows the stored order
+    flipped = load_test_examples(data, VOCAB, ["1", "0"])  # class index follows the stored order
     assert [e.label for e in flipped] == [1 - r["label"] for r in records]
     assert flipped[0].tokens.tolist() == [VOCAB.index(w) for w in records[0]["tokens"]]
 
@@ -381,13 +383,13 @@ def exported(path) -> dict[str, list[dict]]:
     return by_split
 
 
-def test_export_attention_one_record_per_instance(fitted, data_dir, tmp_path):
+def test_export_attention_one_record_per_instance(fitted, data, tmp_path):
     _, model_path = fitted
-    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
+    export_attention(model_path, data, tmp_path / "attention.jsonl", batch_size=8)
     by_split = exported(tmp_path / "attention.jsonl")
     assert set(by_split) == {"train", "dev", "test"}
     for split, records in by_split.items():
-        source = io.read_jsonl(data_dir / f"{split}.jsonl")
+        source = io.read_jsonl(data.path(split))
         assert [r["id"] for r in records] == [s["id"] for s in source]
         for r, s in zip(records, source):
             assert r["length"] == len(r["attention"]) == len(s["tokens"])
@@ -397,19 +399,19 @@ def test_export_attention_one_record_per_instance(fitted, data_dir, tmp_path):
     assert set(guides) == {"train", "dev", "test"} and len(guides["dev"]) == 24
 
 
-def test_guided_model_trains_and_exports_the_imposed_attention(config, fitted, data_dir, tmp_path):
+def test_guided_model_trains_and_exports_the_imposed_attention(config, fitted, data, tmp_path):
     _, model_path = fitted
     guide_path = tmp_path / "guide.jsonl"
-    export_attention(model_path, data_dir, guide_path, batch_size=8)
-    _, guided_path = run_fit(config, data_dir, tmp_path / "guided", model="average-guided-lstm-tanh", guide=guide_path, epochs=2)
-    export_attention(guided_path, data_dir, tmp_path / "guided.jsonl", batch_size=8, guide_path=guide_path)
+    export_attention(model_path, data, guide_path, batch_size=8)
+    _, guided_path = run_fit(config, data, tmp_path / "guided", model="average-guided-lstm-tanh", guide=guide_path, epochs=2)
+    export_attention(guided_path, data, tmp_path / "guided.jsonl", batch_size=8, guide_path=guide_path)
     source = exported(guide_path)
     for split, records in exported(tmp_path / "guided.jsonl").items():
         for r, s in zip(records, source[split], strict=True):
             assert r["id"] == s["id"] and r["attention"] == s["attention"]  # the guide, exactly (D-ALIGN)
 
 
-def test_guides_are_checked(tmp_path, data_dir, config):
+def test_guides_are_checked(tmp_path, data, config):
     bad = tmp_path / "bad.jsonl"
     io.write_jsonl(bad, [{"id": "a", "split": "train", "length": 3, "attention": [0.5, 0.5]}], seal=True)
     with pytest.raises(ValueError, match="'a' stores 2 weights for length 3"):
@@ -417,15 +419,15 @@ def test_guides_are_checked(tmp_path, data_dir, config):
     partial = tmp_path / "partial.jsonl"
     io.write_jsonl(partial, [{"id": "train-0", "split": "train", "length": 1, "attention": [1.0]}], seal=True)
     with pytest.raises(ValueError, match="the guide attention of train instance 'train-0' has 1 weights"):
-        run_fit(config, data_dir, tmp_path / "out", model="average-guided-lstm-tanh", guide=partial)
+        run_fit(config, data, tmp_path / "out", model="average-guided-lstm-tanh", guide=partial)
 
 
-def test_hierarchical_model_exports_sentence_attention(config, data_dir, tmp_path):
-    metrics, model_path = run_fit(config, data_dir, tmp_path, model="han-rnn", epochs=2, hidden_size=4)
+def test_hierarchical_model_exports_sentence_attention(config, data, tmp_path):
+    metrics, model_path = run_fit(config, data, tmp_path, model="han-rnn", epochs=2, hidden_size=4)
     assert metrics["select_metric"] == "accuracy"  # S&S protocol
-    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
+    export_attention(model_path, data, tmp_path / "attention.jsonl", batch_size=8)
     for split, records in exported(tmp_path / "attention.jsonl").items():
-        source = io.read_jsonl(data_dir / f"{split}.jsonl")
+        source = io.read_jsonl(data.path(split))
         for r, s in zip(records, source, strict=True):
             assert r["length"] == len(r["attention"]) == sum(1 for a, b in s["sentences"] if b > a) == 2
             assert sum(r["attention"]) == pytest.approx(1, abs=1e-5)
@@ -436,98 +438,98 @@ def test_hierarchical_model_exports_sentence_attention(config, data_dir, tmp_pat
 # another model's attention (W&P's guided models and adversaries) must match the data, instance by instance
 
 
-def full_guides(data_dir) -> dict[str, dict[str, np.ndarray]]:
+def full_guides(data) -> dict[str, dict[str, np.ndarray]]:
     """Uniform weights of the right length for every instance of every split, as read_guides gives them."""
     return {
-        split: {r["id"]: np.full(len(r["tokens"]), 1 / len(r["tokens"]), dtype=np.float32) for r in io.read_jsonl(data_dir / f"{split}.jsonl")}
+        split: {r["id"]: np.full(len(r["tokens"]), 1 / len(r["tokens"]), dtype=np.float32) for r in io.read_jsonl(data.path(split))}
         for split in ("train", "dev", "test")
     }
 
 
-def test_load_splits_carries_guides_that_match_every_instance(data_dir):
-    vocab, classes = read_vocab(data_dir / "vocab.txt"), read_classes(data_dir)
-    guides = full_guides(data_dir)
-    splits = load_splits(data_dir, vocab, classes, guides)
+def test_load_splits_carries_guides_that_match_every_instance(data):
+    vocab, classes = read_vocab(data.vocab), read_classes(data)
+    guides = full_guides(data)
+    splits = load_splits(data, vocab, classes, guides)
     for split in ("train", "dev", "test"):
-        assert [e.id for e in splits[split].examples] == [r["id"] for r in io.read_jsonl(data_dir / f"{split}.jsonl")]
+        assert [e.id for e in splits[split].examples] == [r["id"] for r in io.read_jsonl(data.path(split))]
         assert splits[split].guides is guides[split]
-    assert all(s.guides is None for s in load_splits(data_dir, vocab, classes).values())
+    assert all(s.guides is None for s in load_splits(data, vocab, classes).values())
 
 
 @pytest.mark.parametrize("split, position", [("train", 0), ("dev", 5), ("test", 23)])
-def test_load_splits_refuses_a_guide_without_an_instance_naming_it(data_dir, split, position):
-    guides = full_guides(data_dir)
+def test_load_splits_refuses_a_guide_without_an_instance_naming_it(data, split, position):
+    guides = full_guides(data)
     victim = list(guides[split])[position]
     del guides[split][victim]
     with pytest.raises(ValueError) as err:
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
     assert str(err.value) == f"the guide attention has no {split} instance {victim!r}"
 
 
 @pytest.mark.parametrize("split, position, change", [("train", 3, 1), ("dev", 0, -1), ("test", 10, 2)])
-def test_load_splits_refuses_a_guide_of_the_wrong_length_naming_the_instance(data_dir, split, position, change):
-    guides = full_guides(data_dir)
+def test_load_splits_refuses_a_guide_of_the_wrong_length_naming_the_instance(data, split, position, change):
+    guides = full_guides(data)
     victim = list(guides[split])[position]
     n = len(guides[split][victim])
     guides[split][victim] = np.full(n + change, 1 / (n + change), dtype=np.float32)
     with pytest.raises(ValueError) as err:
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
     assert str(err.value) == f"the guide attention of {split} instance {victim!r} has {n + change} weights, the instance has {n} tokens"
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
-def test_load_splits_refuses_a_guide_with_extra_instances_naming_one(data_dir, split):
-    guides = full_guides(data_dir)
+def test_load_splits_refuses_a_guide_with_extra_instances_naming_one(data, split):
+    guides = full_guides(data)
     guides[split] |= {"zz-extra": np.ones(3, dtype=np.float32) / 3, "a-extra": np.ones(2, dtype=np.float32) / 2}
     with pytest.raises(ValueError) as err:
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
     assert str(err.value) == f"the guide attention has 2 {split} instances the dataset lacks, e.g. 'a-extra'"
 
 
-def test_load_splits_names_the_first_mismatch(data_dir):
+def test_load_splits_names_the_first_mismatch(data):
     """Several problems: the first instance in file order (train before dev before test) is named,
     a missing one before any extra one."""
-    guides = full_guides(data_dir)
+    guides = full_guides(data)
     ids = list(guides["dev"])
     del guides["dev"][ids[7]]
     guides["dev"][ids[2]] = guides["dev"][ids[2]][:-1]
     guides["dev"]["dev-extra"] = np.ones(1, dtype=np.float32)
     del guides["test"][list(guides["test"])[0]]
     with pytest.raises(ValueError, match=f"of dev instance {ids[2]!r} has"):
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
     guides["dev"][ids[2]] = np.ones(len(guides["dev"][ids[2]]) + 1, dtype=np.float32)
     with pytest.raises(ValueError, match=f"^the guide attention has no dev instance {ids[7]!r}$"):
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
 
 
-def test_load_splits_refuses_guides_without_a_split(data_dir):
-    guides = full_guides(data_dir)
+def test_load_splits_refuses_guides_without_a_split(data):
+    guides = full_guides(data)
     del guides["test"]
     with pytest.raises(ValueError, match="^the guide attention has no test instance 'test-0'$"):
-        load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), guides)
+        load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
 
 
-def test_an_exported_attention_passes_the_guide_check(fitted, data_dir, tmp_path):
+def test_an_exported_attention_passes_the_guide_check(fitted, data, tmp_path):
     _, model_path = fitted
-    export_attention(model_path, data_dir, tmp_path / "attention.jsonl", batch_size=8)
-    splits = load_splits(data_dir, read_vocab(data_dir / "vocab.txt"), read_classes(data_dir), read_guides(tmp_path / "attention.jsonl"))
+    export_attention(model_path, data, tmp_path / "attention.jsonl", batch_size=8)
+    splits = load_splits(data, read_vocab(data.vocab), read_classes(data), read_guides(tmp_path / "attention.jsonl"))
     assert sum(len(s.guides) for s in splits.values()) == 48 + 24 + 24
 
 
 def test_split_labels_are_ids_and_class_indices_in_file_order(tmp_path):
-    data_dir = write_dataset(tmp_path / "named", relabel=lambda label: "pos" if label else "neg")
+    data = write_dataset(tmp_path / "named", relabel=lambda label: "pos" if label else "neg")
     for split in ("train", "dev", "test"):
-        records = io.read_jsonl(data_dir / f"{split}.jsonl")
-        ids, labels = split_labels(data_dir, split)
+        records = io.read_jsonl(data.path(split))
+        ids, labels = split_labels(data, split)
         assert ids == [r["id"] for r in records]
         assert labels.tolist() == [{"neg": 0, "pos": 1}[r["label"]] for r in records]
         assert labels.dtype.kind == "i" and set(labels.tolist()) == {0, 1}
-    assert read_classes(data_dir) == ["neg", "pos"]
+    assert read_classes(data) == ["neg", "pos"]
     # the class order is the training split's: a test split relabelled to a class unseen in training fails
-    records = io.read_jsonl(data_dir / "test.jsonl")
-    io.write_jsonl(data_dir / "test.jsonl", [records[0] | {"label": "other"}, *records[1:]])
+    records = io.read_jsonl(data.test)
+    io.write_jsonl(data.test, [records[0] | {"label": "other"}, *records[1:]])
     with pytest.raises(KeyError):
-        split_labels(data_dir, "test")
+        split_labels(data, "test")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -599,13 +601,13 @@ def test_read_classes_reads_each_label_as_a_full_parse_would(tmp_path, line):
     assert _read_labels(tmp_path / "train.jsonl") == [r["label"] for r in io.read_jsonl(tmp_path / "train.jsonl")]
 
 
-def test_read_classes_of_a_real_training_split_and_its_errors(data_dir, tmp_path):
+def test_read_classes_of_a_real_training_split_and_its_errors(data, tmp_path):
     from attnexp.models.inputs import label_classes
 
-    assert read_classes(data_dir) == label_classes(io.read_jsonl(data_dir / "train.jsonl"))
+    assert read_classes(data) == label_classes(io.read_jsonl(data.train))
     (tmp_path / "train.jsonl").write_text('{"id":"a","label":1}\nnot json\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"train.jsonl:2: not a JSON object per line"):
-        read_classes(tmp_path)
+        read_classes(DataFiles(train=tmp_path / "train.jsonl"))
 
 
 def test_set_determinism_keeps_freed_memory_and_skips_nan_fills():

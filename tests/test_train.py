@@ -30,20 +30,20 @@ def config():
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
+def data(tmp_path_factory):
     return write_dataset(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")
-def fitted(config, data_dir, tmp_path_factory):
+def fitted(config, data, tmp_path_factory):
     """One lstm-tanh trained through `fit`: (metrics, checkpoint path)."""
-    return run_fit(config, data_dir, tmp_path_factory.mktemp("fit-a"))
+    return run_fit(config, data, tmp_path_factory.mktemp("fit-a"))
 
 
 @pytest.fixture(scope="module")
-def fitted_again(config, data_dir, tmp_path_factory):
+def fitted_again(config, data, tmp_path_factory):
     """The same `fit` call again, into another folder."""
-    return run_fit(config, data_dir, tmp_path_factory.mktemp("fit-b"))
+    return run_fit(config, data, tmp_path_factory.mktemp("fit-b"))
 
 
 def tiny_splits(train=64, dev=32, test=40) -> dict[str, SplitData]:
@@ -251,8 +251,8 @@ def test_learning_rate_halves_on_a_plateau(scripted):
 
 
 @pytest.mark.parametrize("select_on", ["dev", "test"])
-def test_fit_selects_the_best_epoch_on_the_chosen_split(config, data_dir, tmp_path, select_on):
-    metrics, _ = run_fit(config, data_dir, tmp_path, model="average-tanh", select_on=select_on, epochs=5, lr=3e-2)
+def test_fit_selects_the_best_epoch_on_the_chosen_split(config, data, tmp_path, select_on):
+    metrics, _ = run_fit(config, data, tmp_path, model="average-tanh", select_on=select_on, epochs=5, lr=3e-2)
     assert metrics["select_on"] == select_on and metrics["select_metric"] == "roc_auc"
     scores = [h[select_on]["roc_auc"] for h in metrics["history"]]
     assert len(scores) == 5
@@ -265,7 +265,7 @@ def test_fit_selects_the_best_epoch_on_the_chosen_split(config, data_dir, tmp_pa
     assert set(json.loads((tmp_path / "timing.json").read_text())) >= {"train_seconds", "epochs_run", "padding_share"}
 
 
-def test_fit_is_deterministic(config, data_dir, fitted, fitted_again, tmp_path):
+def test_fit_is_deterministic(config, data, fitted, fitted_again, tmp_path):
     metrics, model_path = fitted
     again, again_path = fitted_again
     assert again == metrics
@@ -274,7 +274,7 @@ def test_fit_is_deterministic(config, data_dir, fitted, fitted_again, tmp_path):
     state_again, meta_again = load_checkpoint(again_path)
     assert meta == meta_again and state.keys() == state_again.keys()
     assert all(torch.equal(state[k], state_again[k]) for k in state)
-    other, _ = run_fit(config, data_dir, tmp_path / "other-seed", seed=11)
+    other, _ = run_fit(config, data, tmp_path / "other-seed", seed=11)
     assert other["history"] != metrics["history"]  # the seed matters, so the equality above means something
 
 
@@ -394,10 +394,10 @@ def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
     assert all(set(h) == {"epoch", "train_loss", "lr", "dev", "test"} for h in result.history)
 
 
-def test_fit_with_train_loss_selection_records_it(config, data_dir, tmp_path):
+def test_fit_with_train_loss_selection_records_it(config, data, tmp_path):
     seen = []
     job = TrainingJob(
-        data_dir, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train", 10, 1, "cpu",
+        data, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train", 10, 1, "cpu",
         tmp_path / "model.pt", tmp_path / "metrics.json", tmp_path / "timing.json", {},
     )
     metrics = fit(

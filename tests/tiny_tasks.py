@@ -1,5 +1,5 @@
 """A tiny separable task (positives contain "good", negatives "bad", among random filler words) as
-records, examples and a preprocessed data folder, with the real config's training settings shrunk
+records, examples and a preprocessed dataset's files, with the real config's training settings shrunk
 to tiny models. Shared by the training and run-time tests."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import yaml
 
 from attnexp import io
 from attnexp.config import training_settings, validate_config
+from attnexp.data.documents import DataFiles
 from attnexp.models.inputs import Example, to_examples
 from attnexp.spec import parse_model_name
 from attnexp.train import TrainingJob, fit
@@ -56,23 +57,25 @@ def task_examples(n: int, seed: int, prefix: str, question: bool = False) -> lis
     return to_examples(task_records(n, seed, prefix, question), VOCAB, [0, 1])
 
 
-def write_dataset(root: Path, sizes=(48, 24, 24), vocab=VOCAB, relabel=None) -> Path:
-    """train/dev/test.jsonl and vocab.txt; `relabel` maps each label (e.g. to other class names)."""
+def write_dataset(root: Path, sizes=(48, 24, 24), vocab=VOCAB, relabel=None) -> DataFiles:
+    """train/dev/test.jsonl and vocab.txt in `root` -> their paths; `relabel` maps each label (e.g. to
+    other class names)."""
     root.mkdir(parents=True, exist_ok=True)
+    files = DataFiles(**{split: root / f"{split}.jsonl" for split in ("train", "dev", "test")}, vocab=root / "vocab.txt")
     for seed, (split, n) in enumerate(zip(("train", "dev", "test"), sizes)):
         records = task_records(n, seed, f"{split}-")
         if relabel is not None:
             records = [r | {"label": relabel(r["label"])} for r in records]
-        io.write_jsonl(root / f"{split}.jsonl", records)
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    return root
+        io.write_jsonl(files.path(split), records)
+    files.vocab.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    return files
 
 
-def run_fit(config, data_dir, out_dir, model="lstm-tanh", select_on="dev", guide=None, seed=10, **overrides):
+def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=None, seed=10, **overrides):
     """`fit` one tiny model of the binary task -> (metrics, checkpoint path)."""
     out_dir = Path(out_dir)
     job = TrainingJob(
-        data_dir, None, guide, tiny_settings(config, model, **overrides), select_on, seed, 1, "cpu",
+        data, None, guide, tiny_settings(config, model, **overrides), select_on, seed, 1, "cpu",
         out_dir / "model.pt", out_dir / "metrics.json", out_dir / "timing.json", {"test": True},
     )
     metrics = fit(parse_model_name(model, "binary"), job, log=quiet)

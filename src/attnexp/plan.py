@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from attnexp.messages import close_match
-from attnexp.papers import JAIN_WALLACE, RegistryView
+from attnexp.papers import JAIN_WALLACE, JobSettings, RegistryView
 from attnexp.papers.faithfulness import RANKINGS as FAITHFULNESS_RANKINGS
 from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
@@ -32,6 +32,7 @@ __all__ = [
     "selection_problems",
     "Companions",
     "wiegreffe_pinter_companions",
+    "EXPLAIN_SETTINGS",
     "EXPLANATION_METHODS",
     "SELF_ATTENTION_METHODS",
     "RANKING_METHODS",
@@ -45,9 +46,21 @@ REQUIREMENTS: Mapping[str, tuple[tuple[str, str], ...]] = RegistryView(
     lambda papers: {**{key: paper.requirements for key, paper in papers.items()}, "explain": JAIN_WALLACE.requirements[:2]}
 )
 TITLES: Mapping[str, str] = RegistryView(lambda papers: {**{key: paper.title for key, paper in papers.items()}, "explain": "explanation"})
-# Explanation methods, one cached job each (`attnexp.explain`): `attention` carries the prediction
-# every other file is read with; rollout and attention attribution exist for self-attention models only.
-EXPLANATION_METHODS = ("attention", "gradient", "loo", "ig", "rollout", "attattr")
+# Explanation methods, one cached job each (`attnexp.explain`), with the settings each job depends on
+# (changing IG's settings re-runs IG alone): `attention` carries the prediction every other file is
+# read with; rollout and attention attribution exist for self-attention models only.
+EXPLAIN_SETTINGS = {
+    method: JobSettings("explain", ("batch_size", *keys))
+    for method, keys in (
+        ("attention", ()),
+        ("gradient", ()),
+        ("loo", ("loo_op",)),
+        ("ig", ("ig_target", "ig_baseline", "ig_method", "ig_steps", "ig_max_steps", "ig_tolerance")),
+        ("rollout", ("rollout_readout",)),
+        ("attattr", ("attattr_steps", "attattr_riemann")),
+    )
+}
+EXPLANATION_METHODS = tuple(EXPLAIN_SETTINGS)
 SELF_ATTENTION_METHODS = ("rollout", "attattr")
 # faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
 RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}

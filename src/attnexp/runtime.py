@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.data.documents import read_records, verify_split_file
+from attnexp.data.documents import DataFiles, read_records, verify_split_file
 from attnexp.models import ModelSpec, build_model, config_record, restore_config
 from attnexp.models.inputs import Example, collate, label_classes, sorted_batches, to_examples
 from attnexp.models.outputs import probabilities
@@ -188,9 +188,9 @@ def read_vocab(path: str | Path) -> list[str]:
     return Path(path).read_text(encoding="utf-8").splitlines()
 
 
-def read_classes(data_dir: str | Path) -> list:
+def read_classes(data: DataFiles) -> list:
     """The class labels of a preprocessed dataset, in class-index order (from its training split)."""
-    return label_classes([{"label": label} for label in _read_labels(Path(data_dir) / "train.jsonl")])
+    return label_classes([{"label": label} for label in _read_labels(data.path("train"))])
 
 
 _LABEL_KEY = '"label":'
@@ -224,9 +224,9 @@ def _read_labels(path: Path) -> list:
     return labels
 
 
-def read_split(data_dir: str | Path, split: str) -> list[dict]:
+def read_split(data: DataFiles, split: str) -> list[dict]:
     """The records of a preprocessed split, each checked (`data.documents.read_records`)."""
-    return read_records(Path(data_dir) / f"{split}.jsonl")
+    return read_records(data.path(split))
 
 
 def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
@@ -254,12 +254,12 @@ def _check_guides(examples: list[Example], guides: dict[str, np.ndarray], split:
         raise ValueError(f"the guide attention has {len(extra)} {split} instances the dataset lacks, e.g. {extra[0]!r}")
 
 
-def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
+def load_splits(data: DataFiles, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
     """train/dev/test as model inputs; another model's attention (`guides`, read_guides) must match
     every instance of every split."""
     splits = {}
     for split in ("train", "dev", "test"):
-        examples = to_examples(read_split(data_dir, split), vocab, classes)
+        examples = to_examples(read_split(data, split), vocab, classes)
         split_guides = None
         if guides is not None:
             split_guides = guides.get(split, {})
@@ -268,31 +268,31 @@ def load_splits(data_dir: str | Path, vocab: list[str], classes: list, guides: d
     return splits
 
 
-def split_labels(data_dir: str | Path, split: str) -> tuple[list[str], np.ndarray]:
+def split_labels(data: DataFiles, split: str) -> tuple[list[str], np.ndarray]:
     """Instance ids and class indices (the training split's class order) of a split, in file order."""
-    classes = {c: i for i, c in enumerate(read_classes(data_dir))}
-    records = read_split(data_dir, split)
+    classes = {c: i for i, c in enumerate(read_classes(data))}
+    records = read_split(data, split)
     return [r["id"] for r in records], np.array([classes[r["label"]] for r in records])
 
 
-def _raw_classes(data_dir: str | Path, classes: list[str]) -> list:
+def _raw_classes(data: DataFiles, classes: list[str]) -> list:
     """A checkpoint stores class labels as strings; map them back to the dataset's label values."""
-    raw = {str(c): c for c in read_classes(data_dir)}
+    raw = {str(c): c for c in read_classes(data)}
     missing = [c for c in classes if c not in raw]
     if missing:
-        raise CheckpointError(f"the checkpoint's classes {missing} are not labels of {data_dir}/train.jsonl")
+        raise CheckpointError(f"the checkpoint's classes {missing} are not labels of {data.train}")
     return [raw[c] for c in classes]
 
 
-def load_examples(data_dir: str | Path, split: str, vocab: list[str], classes: list[str]) -> list[Example]:
+def load_examples(data: DataFiles, split: str, vocab: list[str], classes: list[str]) -> list[Example]:
     """A split as model inputs, labels mapped through the checkpoint's `classes`."""
-    records = read_split(data_dir, split)
-    return to_examples(records, vocab, _raw_classes(data_dir, classes))
+    records = read_split(data, split)
+    return to_examples(records, vocab, _raw_classes(data, classes))
 
 
-def load_test_examples(data_dir: str | Path, vocab: list[str], classes: list[str]) -> list[Example]:
+def load_test_examples(data: DataFiles, vocab: list[str], classes: list[str]) -> list[Example]:
     """The test split as model inputs, labels mapped through the checkpoint's `classes`."""
-    return load_examples(data_dir, "test", vocab, classes)
+    return load_examples(data, "test", vocab, classes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,22 +464,22 @@ class Run:
     vocab: list[str]
     classes: list[str]  # class labels as stored, in class-index order
 
-    def test_examples(self, data_dir: str | Path) -> list[Example]:
-        return load_test_examples(data_dir, self.vocab, self.classes)
+    def test_examples(self, data: DataFiles) -> list[Example]:
+        return load_test_examples(data, self.vocab, self.classes)
 
-    def examples(self, data_dir: str | Path, split: str) -> list[Example]:
-        return load_examples(data_dir, split, self.vocab, self.classes)
+    def examples(self, data: DataFiles, split: str) -> list[Example]:
+        return load_examples(data, split, self.vocab, self.classes)
 
 
-def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | None = None, device: str | torch.device | None = None) -> Run:
+def restore_run(path: str | Path, data: DataFiles, expected_model: str | None = None, device: str | torch.device | None = None) -> Run:
     """Rebuild a trained model from its checkpoint's own spec and config (nothing is re-derived from
-    its name), refusing it if the data's vocabulary differs, or if its spec names another model
+    its name), refusing it if the vocabulary of `data` differs, or if its spec names another model
     than `expected_model` (e.g. the `{model}` wildcard of the rule asking); on `device` if given,
     a torch device or the config's setting (auto | cpu | cuda, `resolve_device`), checked before the
     checkpoint is read (which is always onto the CPU first)."""
     if isinstance(device, str):
         device = resolve_device(device)
-    vocab = read_vocab(Path(data_dir) / "vocab.txt")
+    vocab = read_vocab(data.path("vocab"))
     expected = {"vocab_sha256": _digest(vocab), "vocab_size": len(vocab)}
     if expected_model is not None:
         expected["model"] = expected_model
@@ -509,21 +509,21 @@ def restore_run(path: str | Path, data_dir: str | Path, expected_model: str | No
 # Exporting attention (W&P's guided models read it)
 
 
-def export_attention(checkpoint: str | Path, data_dir: str | Path, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu", threads: int = 1) -> None:
+def export_attention(checkpoint: str | Path, data: DataFiles, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu", threads: int = 1) -> None:
     """Per instance of every split: id, split, length, the selected model's attention over the
     attended items and its class probabilities (W&P save these for the guided models, D-ALIGN). The
     model runs on `device` (the config's setting: auto | cpu | cuda), with `threads` torch threads
     (not torch's default of every core: the last bits would depend on the machine)."""
     set_determinism(0, threads)  # evaluation only: the seed draws nothing
-    run = restore_run(checkpoint, data_dir, device=device)
-    classes = _raw_classes(data_dir, run.classes)
+    run = restore_run(checkpoint, data, device=device)
+    classes = _raw_classes(data, run.classes)
     guides = read_guides(guide_path) if guide_path else None
 
     def records():
         for split in ("train", "dev", "test"):
-            examples = to_examples(read_split(data_dir, split), run.vocab, classes)
-            data = SplitData(examples, None if guides is None else guides[split])
-            probs, attention = predict(run.model, data, batch_size, model_device(run.model))
+            examples = to_examples(read_split(data, split), run.vocab, classes)
+            split_data = SplitData(examples, None if guides is None else guides[split])
+            probs, attention = predict(run.model, split_data, batch_size, model_device(run.model))
             for e, p, a in zip(examples, probs, attention):
                 yield {"id": e.id, "split": split, "length": len(a), "attention": a.tolist(), "probs": p.tolist()}
 

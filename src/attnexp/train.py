@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.data.embeddings import load_vectors
 from attnexp.metrics import classification_metrics
 from attnexp.models import ModelSpec, build_model, model_config
@@ -510,11 +511,12 @@ def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vect
 
 @dataclass(frozen=True)
 class TrainingJob:
-    """One train_model job: what it reads, how it trains, what it writes. `guide_path`: another
-    model's exported attention (`runtime.export_attention`), carried by every batch as `batch.guide`:
-    a guided model imposes it, W&P's adversary diverges from it."""
+    """One train_model job: what it reads (`data`: the dataset's splits and vocabulary), how it
+    trains, what it writes. `guide_path`: another model's exported attention
+    (`runtime.export_attention`), carried by every batch as `batch.guide`: a guided model imposes
+    it, W&P's adversary diverges from it."""
 
-    data_dir: str | Path
+    data: DataFiles
     vectors_path: str | Path | None
     guide_path: str | Path | None
     settings: dict
@@ -558,10 +560,10 @@ def fit(
     -> the metrics."""
     set_determinism(job.seed, job.threads)
     device = resolve_device(job.device_setting)
-    vocab = read_vocab(Path(job.data_dir) / "vocab.txt")
-    classes = read_classes(job.data_dir)
+    vocab = read_vocab(job.data.path("vocab"))
+    classes = read_classes(job.data)
     guides = read_guides(job.guide_path) if job.guide_path else None
-    splits = load_splits(job.data_dir, vocab, classes, guides)
+    splits = load_splits(job.data, vocab, classes, guides)
     vectors = load_vectors(job.vectors_path) if job.vectors_path else None
     model, config = build_and_initialise(spec, vocab, len(classes), vectors, job.settings)
     n_params = sum(p.numel() for p in model.parameters())

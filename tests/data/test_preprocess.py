@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from attnexp.data.documents import Document, read_records, split_off
+from attnexp.data.documents import DataFiles, Document, read_records, split_off
 from attnexp.data.preprocess import (
     SPECIAL_TOKENS,
     SplitSizeError,
@@ -497,3 +498,14 @@ def test_a_split_file_changed_after_it_was_written_is_refused_when_read(tmp_path
     (tmp_path / "test.jsonl").write_text(json.dumps(GOOD | {"label": 0}) + "\n", encoding="utf-8")  # an edit, valid JSON
     with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / 'test.jsonl'))}: damaged, it does not match the digest stats.json recorded"):
         read_records(tmp_path / "test.jsonl")
+
+
+def test_data_files_are_the_files_a_rule_names_and_no_others():
+    named = {"train": "results/data/sst/train.jsonl", "test": "results/data/sst/test.jsonl", "model": "m.pt", "stats": "s.json"}
+    files = DataFiles.of(named)
+    assert files == DataFiles(train=Path("results/data/sst/train.jsonl"), test=Path("results/data/sst/test.jsonl"))
+    assert files.path("test") == Path(named["test"]) and str(files.train) == named["train"]
+    with pytest.raises(ValueError, match=r"^this job was given no dev file of its dataset \(its rule names none as the input 'dev'\)$"):
+        files.path("dev")
+    with pytest.raises(ValueError, match=r"'stats' is no file of a preprocessed dataset; expected one of train, dev, test, vocab"):
+        files.path("stats")

@@ -390,24 +390,24 @@ def test_evenly_spaced_follows_the_test_file_and_keeps_its_ends():
 def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     from tiny_tasks import load_config, run_fit, write_dataset
 
-    data_dir = write_dataset(tmp_path / "data")
+    data = write_dataset(tmp_path / "data")
     config = load_config()
-    _, checkpoint = run_fit(config, data_dir, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1)
+    _, checkpoint = run_fit(config, data, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1)
     settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10}
     out = tmp_path / "eraser.csv"
-    ff.write_faithfulness(checkpoint, data_dir, None, out, settings, seed=10, threads=1)
+    ff.write_faithfulness(checkpoint, data, None, out, settings, seed=10, threads=1)
     frame = pd.read_csv(out, dtype={"id": str})
     assert list(frame.columns) == ["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency", "unit"]
     sentences, tokens = frame[frame["unit"] == "sentences"], frame[frame["unit"] == "tokens"]
     assert len(sentences) and len(tokens) and set(frame["unit"]) == {"sentences", "tokens"}  # han_units
     assert set(sentences["n"]) == {2}  # every tiny document has two sentences
     assert (tokens["n"] > 2).all()
-    only = ff.write_faithfulness(checkpoint, data_dir, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1)
+    only = ff.write_faithfulness(checkpoint, data, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1)
     assert only is None and pd.read_csv(tmp_path / "s.csv", dtype={"id": str}).equals(sentences.reset_index(drop=True))
     assert set(frame["ranking"]) == {"attention", "loo", "random"}
     assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [f"test-{i}" for i in ff.evenly_spaced(24, 10)]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
-        ff.write_faithfulness(checkpoint, data_dir, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
+        ff.write_faithfulness(checkpoint, data, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
 
 
 def test_ranking_names_have_one_home():

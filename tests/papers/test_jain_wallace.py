@@ -363,12 +363,12 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
 
     from attnexp.runtime import restore_run
 
-    data_dir = write_dataset(tmp_path / "data")
-    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model", epochs=1)
-    jw.write_permutation(checkpoint, data_dir, tmp_path / "permutation.csv", settings(), SEED, 1)
-    jw.write_adversarial(checkpoint, data_dir, tmp_path / "adversarial.csv", tmp_path / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None)
-    run = restore_run(checkpoint, data_dir)
-    examples = run.test_examples(data_dir)
+    data = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
+    jw.write_permutation(checkpoint, data, tmp_path / "permutation.csv", settings(), SEED, 1)
+    jw.write_adversarial(checkpoint, data, tmp_path / "adversarial.csv", tmp_path / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None)
+    run = restore_run(checkpoint, data)
+    examples = run.test_examples(data)
     io.write_csv(tmp_path / "permutation_pandas.csv", jw.permutation_experiment(run.model, examples, settings(), SEED))
     io.write_csv(tmp_path / "adversarial_pandas.csv", jw.adversarial_experiment(run.model, examples, settings(), SEED, log=lambda _: None)[0])
     records = hand_records()
@@ -395,19 +395,19 @@ def test_permutation_and_adversary_files_on_the_cpu_device_are_the_default_files
     from tiny_tasks import load_config, run_fit, write_dataset
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    data_dir = write_dataset(tmp_path / "data")
-    _, checkpoint = run_fit(load_config(), data_dir, tmp_path / "model", epochs=1)
+    data = write_dataset(tmp_path / "data")
+    _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
     written = {}
     for device in (None, "cpu", "auto"):
         out = tmp_path / str(device)
         kwargs = {} if device is None else {"device": device}
-        jw.write_permutation(checkpoint, data_dir, out / "permutation.csv", settings(), SEED, 1, **kwargs)
-        jw.write_adversarial(checkpoint, data_dir, out / "adversarial.csv", out / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None, **kwargs)
+        jw.write_permutation(checkpoint, data, out / "permutation.csv", settings(), SEED, 1, **kwargs)
+        jw.write_adversarial(checkpoint, data, out / "adversarial.csv", out / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None, **kwargs)
         written[device] = [(out / name).read_bytes() for name in ("permutation.csv", "adversarial.csv", "adversarial.jsonl")]
     assert written["cpu"] == written[None] and written["auto"] == written[None]
     for write in (
-        lambda: jw.write_permutation(checkpoint, data_dir, tmp_path / "cuda.csv", settings(), SEED, 1, device="cuda"),
-        lambda: jw.write_adversarial(checkpoint, data_dir, tmp_path / "cuda.csv", tmp_path / "cuda.jsonl", settings(), SEED, 1, log=lambda _: None, device="cuda"),
+        lambda: jw.write_permutation(checkpoint, data, tmp_path / "cuda.csv", settings(), SEED, 1, device="cuda"),
+        lambda: jw.write_adversarial(checkpoint, data, tmp_path / "cuda.csv", tmp_path / "cuda.jsonl", settings(), SEED, 1, log=lambda _: None, device="cuda"),
     ):
         with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
             write()

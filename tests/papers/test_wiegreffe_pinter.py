@@ -18,6 +18,7 @@ import torch
 from attnexp import io
 from attnexp.claims import Setting, read_claims
 from attnexp.config import load_config
+from attnexp.data.documents import DataFiles
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
 from attnexp.papers.wiegreffe_pinter import experiment as wp
@@ -472,13 +473,15 @@ def test_example_instance_needs_two_tokens():
 # ----------------------------------------------------------------------------- from files to files
 
 
-def write_data(data_dir: Path, test_ids, test_lengths, test_labels) -> Path:
-    data_dir.mkdir(parents=True, exist_ok=True)
+def write_data(folder: Path, test_ids, test_lengths, test_labels) -> DataFiles:
+    """A training and a test split, the files the frontier reads."""
+    folder.mkdir(parents=True, exist_ok=True)
     def rows(prefix, ids, lengths, labels):
         return [{"id": i, "tokens": [f"{prefix}{i}w{k}" for k in range(n)], "label": y, "sentences": [[0, n]]} for i, n, y in zip(ids, lengths, labels)]
-    io.write_jsonl(data_dir / "train.jsonl", rows("t", ["train-0", "train-1"], [2, 3], [0, 1]))
-    io.write_jsonl(data_dir / "test.jsonl", rows("", test_ids, test_lengths, test_labels))
-    return data_dir
+    data = DataFiles(train=folder / "train.jsonl", test=folder / "test.jsonl")
+    io.write_jsonl(data.train, rows("t", ["train-0", "train-1"], [2, 3], [0, 1]))
+    io.write_jsonl(data.test, rows("", test_ids, test_lengths, test_labels))
+    return data
 
 
 def adversary_metrics(path: Path, selected: int, epochs: int) -> Path:
@@ -517,23 +520,25 @@ def test_files_to_files(tmp_path):
     assert epochs.columns[0] == "lambda" and list(epochs["lambda"]) == [0.1, 0.1, 1.0, 1.0, 1.0, 1.0]
     assert list(epochs["selected"]) == [True, False, False, False, True, False]
 
-    tokens, rows, chosen = wp.example_records(base, adversaries[0], data, 60)  # λ = 1: y differs most
+    tokens, rows, chosen = wp.example_records(base, adversaries[0], data.test, 60)  # λ = 1: y differs most
     assert chosen == "y" and tokens == ["yw0", "yw1"]
     assert rows["base"] == pytest.approx([1.0, 0.0]) and rows["adversary"] == pytest.approx([0.0, 1.0])
 
 
 def test_test_labels_refuses_a_different_test_split(tmp_path):
     data = write_data(tmp_path / "data", ["x", "q", "z"], [2, 2, 3], [1, 0, 1])
-    with pytest.raises(ValueError, match=r"test.jsonl: instance 1 is 'q'"):
+    with pytest.raises(ValueError, match=r"test.jsonl: instance 1 is 'q'") as err:
         wp.test_labels(data, FRONT_BASE)
+    assert str(err.value).startswith(f"{data.test}: ")  # the file itself
 
 
-def test_example_records_refuses_a_data_dir_that_disagrees_with_the_export(tmp_path):
+def test_example_records_refuses_a_test_split_that_disagrees_with_the_export(tmp_path):
     base = write_export(tmp_path / "base.jsonl", test=FRONT_BASE)
     adversary = write_export(tmp_path / "adv.jsonl", test=ADVERSARIES[1.0])
     data = write_data(tmp_path / "data", ["x", "q", "z"], [2, 2, 3], [1, 0, 1])
-    with pytest.raises(ValueError, match=r"instance 1 is 'q', the export has 'y'"):
-        wp.example_records(base, adversary, data, 60)
+    with pytest.raises(ValueError, match=r"instance 1 is 'q', the export has 'y'") as err:
+        wp.example_records(base, adversary, data.test, 60)
+    assert str(err.value).startswith(f"{data.test}: ")
 
 
 # ----------------------------------------------------------------------------- Tables 2-4 and claims

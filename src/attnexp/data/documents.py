@@ -1,6 +1,7 @@
 """One instance, as a reader produces it and a preprocessed split file stores it: `Document`, the
-three splits, a seeded held-out split for sources without one (`split_off`), and a split file read
-back and checked (`read_records`). The bottom of the data layer: readers build on it, and
+three splits, a seeded held-out split for sources without one (`split_off`), a split file read
+back and checked (`read_records`), and the files of a preprocessed dataset a job is given
+(`DataFiles`). The bottom of the data layer: readers build on it, and
 `attnexp.data.preprocess` builds on the readers.
 """
 
@@ -14,9 +15,10 @@ import numpy as np
 from attnexp import io
 from attnexp.data.tokenize import normalise, tokenize_document
 
-__all__ = ["SPLITS", "Document", "split_off", "verify_split_file", "read_records"]
+__all__ = ["SPLITS", "DATA_FILES", "Document", "DataFiles", "split_off", "verify_split_file", "read_records"]
 
 SPLITS = ("train", "dev", "test")
+DATA_FILES = (*SPLITS, "vocab")  # what `DataFiles` names
 
 
 @dataclass
@@ -124,3 +126,35 @@ def read_records(path: str | Path) -> list[dict]:
         if problem:
             raise ValueError(f"{path}:{line_no}: {problem}")
     return records
+
+
+@dataclass(frozen=True)
+class DataFiles:
+    """The files of a preprocessed dataset that one job reads, as its rule names them among its
+    inputs (`train`, `dev`, `test`, `vocab`: `DataFiles.of(snakemake.input)`). A file the job was
+    not given is None, and asking for it (`path`) is an error naming it."""
+
+    train: Path | None = None
+    dev: Path | None = None
+    test: Path | None = None
+    vocab: Path | None = None
+
+    def __post_init__(self):
+        for name in DATA_FILES:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, Path(getattr(self, name)))
+
+    @classmethod
+    def of(cls, named) -> "DataFiles":
+        """The entries named train, dev, test and vocab of a rule's named inputs (or of a dict); the
+        others are left out."""
+        return cls(**{name: named.get(name) for name in DATA_FILES})
+
+    def path(self, name: str) -> Path:
+        """The file `name` (a split or `vocab`)."""
+        if name not in DATA_FILES:
+            raise ValueError(f"{name!r} is no file of a preprocessed dataset; expected one of {', '.join(DATA_FILES)}")
+        path = getattr(self, name)
+        if path is None:
+            raise ValueError(f"this job was given no {name} file of its dataset (its rule names none as the input {name!r})")
+        return path

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.explain.attention_attribution import token_attribution
 from attnexp.explain.gradient import gradient_and_mask, gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
@@ -182,15 +183,15 @@ def _serialisable(record: dict) -> dict:
 
 
 def write_explanations(
-    checkpoint: str | Path, data_dir: str | Path, out: str | Path, settings: dict, seed: int, threads: int, method: str,
+    checkpoint: str | Path, data: DataFiles, out: str | Path, settings: dict, seed: int, threads: int, method: str,
     log: Callable[[str], None] = print, device: str = "cpu",
 ) -> None:
     """Explain every test instance of a trained model by one method and write `{method}.jsonl`, on
     `device` (the config's `device` setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=device)
+    run = restore_run(checkpoint, data, device=device)
     require(run.spec, "explain")
-    examples = run.test_examples(data_dir)
+    examples = run.test_examples(data)
     log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, (method,))
     io.write_jsonl(out, (_serialisable(r) for r in records), seal=True)

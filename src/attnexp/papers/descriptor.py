@@ -1,14 +1,15 @@
 """What the registry records of a paper or extension study (`Paper`, with the `Protocol` of its
-published numbers), and what the papers' records share. Torch-free, like the registry
-(`attnexp.papers`) that lists them.
+published numbers), what the papers' records share, and the settings one kind of job depends on
+(`JobSettings`). Torch-free, like the registry (`attnexp.papers`) that lists them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["PRETRAINED_VECTORS", "Protocol", "Table", "Figures", "Page", "Paper", "RUN_HEADING", "BEYOND_THE_PAPERS"]
+__all__ = ["PRETRAINED_VECTORS", "Protocol", "Table", "Figures", "Page", "Paper", "JobSettings", "RUN_HEADING", "BEYOND_THE_PAPERS"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,30 @@ class Paper:
     def citation(self) -> str | None:
         """The `paper` value of its own claims (its first anchor), which its tolerance bases are for."""
         return next(iter(self.anchors), None)
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """The config keys one kind of job depends on, declared once beside the code that reads them.
+    Its rule passes `of(config)` as the job's `settings` param, so that the job re-runs when one of
+    these changes and never for another key; the code reads its settings from that dict alone.
+    `keys` are read from the config section `section`, in this order; `borrowed` are keys of other
+    sections, (name the code reads, "section.key"), after them."""
+
+    section: str
+    keys: tuple[str, ...]
+    borrowed: tuple[tuple[str, str], ...] = ()
+
+    def of(self, config: Mapping) -> dict:
+        settings = {key: config[self.section][key] for key in self.keys}
+        for name, source in self.borrowed:
+            section, key = source.split(".")
+            settings[name] = config[section][key]
+        return settings
+
+    def names(self) -> tuple[str, ...]:
+        """The keys of the settings dict (`of`)."""
+        return self.keys + tuple(name for name, _ in self.borrowed)
 
 
 _OWN_ATTENTION = ("has_own_attention", "its own trained attention")

@@ -5,9 +5,17 @@ record (torch-free). Its code: `experiment` (head importance, pruning, attributi
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Paper, Protocol, RUN_HEADING, Table
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, JobSettings, Page, Paper, Protocol, RUN_HEADING, Table
 
-__all__ = ["ATTENTION_ATTRIBUTION"]
+__all__ = ["ATTENTION_ATTRIBUTION", "ATTRIBUTION_SETTINGS"]
+
+# What the per-model jobs (`experiment.write_head_pruning`, `write_attribution_graphs`) depend on; the
+# Riemann sum is the explanations' (one setting for both)
+ATTRIBUTION_SETTINGS = JobSettings(
+    "attention_attribution",
+    ("importance_examples", "fractions", "random_orders", "batch_size", "graph_examples", "graph_max_tokens", "graph_threshold", "graph_skip_top"),
+    borrowed=(("steps", "explain.attattr_steps"), ("riemann", "explain.attattr_riemann")),
+)
 
 ATTENTION_ATTRIBUTION = Paper(
     "attention_attribution",

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
@@ -149,16 +150,16 @@ def attribution_graph(model: nn.Module, example: Example, target: int, steps: in
 # From files to files
 
 
-def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
+def write_head_pruning(checkpoint, data: DataFiles, out_heads, out_pruning, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
     """Head importance on the first `importance_examples` dev instances and the pruning curves on the
     test split: heads.json (importance, attention control, orders) and pruning.csv. The model runs on
     `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=device)
+    run = restore_run(checkpoint, data, device=device)
     require(run.spec, "attention_attribution")
     model = run.model
-    dev = run.examples(data_dir, "dev")[: settings["importance_examples"]]
-    test = run.test_examples(data_dir)
+    dev = run.examples(data, "dev")[: settings["importance_examples"]]
+    test = run.test_examples(data)
     importance = head_importance(model, dev, settings["steps"], settings["riemann"], settings["batch_size"])
     attention = attention_importance(model, dev, settings["batch_size"])
     n_heads = importance.size
@@ -178,13 +179,13 @@ def write_head_pruning(checkpoint, data_dir, out_heads, out_pruning, settings: d
     io.write_csv(out_pruning, curves, seal=True)
 
 
-def write_attribution_graphs(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+def write_attribution_graphs(checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     """graphs.json: the attribution trees of the first `graph_examples` test instances with
     2..`graph_max_tokens` tokens, each with its tokens and predicted class (model on `device`)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=device)
+    run = restore_run(checkpoint, data, device=device)
     require(run.spec, "attention_attribution")
-    chosen = [e for e in run.test_examples(data_dir) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][: settings["graph_examples"]]
+    chosen = [e for e in run.test_examples(data) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][: settings["graph_examples"]]
     graphs = []
     for example in chosen:
         with torch.no_grad():

@@ -5,9 +5,9 @@ agreement with itself across W&P's seed models), `tables` and `plots`.
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Paper, Protocol, Table, _OWN_ATTENTION
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, JobSettings, Page, Paper, Protocol, Table, _OWN_ATTENTION
 
-__all__ = ["FAITHFULNESS", "RANKINGS"]
+__all__ = ["FAITHFULNESS", "RANKINGS", "ERASER_SETTINGS", "eraser_settings"]
 
 # ranking (as written in the tables) -> (label in the figures, the explanation methods it is computed
 # from); `random` is ERASER's baseline, drawn, not read from an explanation
@@ -21,6 +21,19 @@ RANKINGS = {
     "rollout": ("Rollout", ("rollout",)),
     "attattr": ("Attention attribution", ("attattr",)),
 }
+
+# What the per-model battery (`experiment.write_faithfulness`) depends on (`max_tokens` only sizes batches)
+ERASER_SETTINGS = JobSettings("faithfulness", ("bins", "rankings", "random_rankings", "op", "max_instances", "han_units", "max_tokens"))
+
+
+def eraser_settings(config: dict, spec) -> dict:
+    """The battery's settings for a model (its `ModelSpec`): `han_units` only where it matters, a model
+    attending over sentences, so that changing it re-runs the HAN batteries alone."""
+    settings = ERASER_SETTINGS.of(config)
+    if spec.attended != "sentences":
+        del settings["han_units"]
+    return settings
+
 
 # The faithfulness battery ranks the attended units of every model with its own attention: by the
 # explanations where there are any, by the model's attention and leave-one-unit-out for HAN and FLAN.

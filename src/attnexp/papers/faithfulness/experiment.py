@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import cached_batches
 from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
 from attnexp.explain.perturb import variant_probabilities
@@ -282,20 +283,20 @@ def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
 
 
-def write_faithfulness(checkpoint, data_dir, explanations, out: str | Path, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+def write_faithfulness(checkpoint, data: DataFiles, explanations, out: str | Path, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
     Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens).
     The model runs on `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=device)
+    run = restore_run(checkpoint, data, device=device)
     require(run.spec, "faithfulness")
     if (explanations is not None) != run.spec.attributable_input:
         raise ValueError(
             f"model {run.spec.name!r}: explanations are the rankings of models with attributable input "
             f"({run.spec.attributable_input}), and were {'given' if explanations is not None else 'not given'}"
         )
-    everything = run.test_examples(data_dir)
+    everything = run.test_examples(data)
     chosen = evenly_spaced(len(everything), settings["max_instances"])
     examples = [everything[i] for i in chosen]
     names = tuple(settings["rankings"])

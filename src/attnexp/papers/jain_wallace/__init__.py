@@ -5,9 +5,15 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import Figures, PRETRAINED_VECTORS, Page, Paper, Protocol, RUN_HEADING, Table, _OWN_ATTENTION
+from attnexp.papers.descriptor import Figures, JobSettings, PRETRAINED_VECTORS, Page, Paper, Protocol, RUN_HEADING, Table, _OWN_ATTENTION
 
-__all__ = ["JAIN_WALLACE"]
+__all__ = ["JAIN_WALLACE", "PERMUTATION_SETTINGS", "ADVERSARY_SETTINGS"]
+
+# What each per-model experiment depends on (`experiment.write_permutation`, `write_adversarial`), and
+# nothing else: narrowing the selection or changing another experiment's settings never re-runs it.
+# (`max_tokens` only sizes batches.)
+PERMUTATION_SETTINGS = JobSettings("jain_wallace", ("permutations", "max_tokens"))
+ADVERSARY_SETTINGS = JobSettings("jain_wallace", ("adversary", "adv_eps_bc", "adv_eps_qa", "max_tokens"))
 
 JAIN_WALLACE = Paper(
     "jain_wallace",

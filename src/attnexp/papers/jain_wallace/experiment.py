@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import Readout, cached_batches, readout, real_positions
 from attnexp.explanations import METHODS, importance
 from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pairwise_jsd_total, tvd
@@ -377,21 +378,21 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
 # From files to files: what the rule scripts call
 
 
-def _restore(checkpoint, data_dir, seed: int, threads: int, device: str) -> tuple[Run, list[Example]]:
+def _restore(checkpoint, data: DataFiles, seed: int, threads: int, device: str) -> tuple[Run, list[Example]]:
     """The run on `device` (the config's `device` setting: auto | cpu | cuda) and its test examples."""
     set_determinism(seed, threads)
-    run = restore_run(checkpoint, data_dir, device=device)
+    run = restore_run(checkpoint, data, device=device)
     require(run.spec, "jain_wallace")
-    return run, run.test_examples(data_dir)
+    return run, run.test_examples(data)
 
 
-def write_permutation(checkpoint, data_dir, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
-    run, examples = _restore(checkpoint, data_dir, seed, threads, device)
+def write_permutation(checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+    run, examples = _restore(checkpoint, data, seed, threads, device)
     io.write_records_csv(out, permutation_rows(run.model, examples, settings, seed), seal=True)
 
 
-def write_adversarial(checkpoint, data_dir, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
-    run, examples = _restore(checkpoint, data_dir, seed, threads, device)
+def write_adversarial(checkpoint, data: DataFiles, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
+    run, examples = _restore(checkpoint, data, seed, threads, device)
     rows, exported = adversarial_rows(run.model, examples, settings, seed, log)
     io.write_records_csv(out_table, rows, seal=True)
     io.write_jsonl(out_attention, exported, seal=True)

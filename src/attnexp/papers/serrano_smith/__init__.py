@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import Figures, Page, Paper, Protocol, Table, _OWN_ATTENTION
+from attnexp.papers.descriptor import Figures, JobSettings, Page, Paper, Protocol, Table, _OWN_ATTENTION
 
-__all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY"]
+__all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY", "INTERVENTION_SETTINGS"]
 
 # The orders of §6's removal (name as written in the tables -> label in the figures), and the three
 # choices of §5's top item; `attn_x_grad` is S&S's attention × gradient of the decision w.r.t. attention
@@ -18,6 +18,10 @@ RANKINGS = {
     "attention_ascending": "Attention ↑",
 }
 TOP_BY = ("attention", "gradient", "attn_x_grad")
+
+# What the per-model job (`experiment.write_interventions`) depends on: changing the figures or the
+# selection never re-runs it (`max_tokens` only sizes batches)
+INTERVENTION_SETTINGS = JobSettings("serrano_smith", ("seed", "random_item", "permutations", "attention_ascending", "max_tokens"))
 
 SERRANO_SMITH = Paper(
     "serrano_smith",

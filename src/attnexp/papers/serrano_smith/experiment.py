@@ -37,6 +37,7 @@ import torch
 from scipy.stats import binomtest
 
 from attnexp import io
+from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, readout
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
@@ -343,14 +344,14 @@ def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "att
 
 
 def write_interventions(
-    checkpoint, data_dir, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print, device: str = "cpu"
+    checkpoint, data: DataFiles, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print, device: str = "cpu"
 ) -> None:
     """Restore a trained run on `device` (the config's setting: auto | cpu | cuda), run both
     experiments on its test split and write the tidy tables."""
     set_determinism(settings["seed"], threads)
-    run = restore_run(checkpoint, data_dir, expected_model, device=device)
+    run = restore_run(checkpoint, data, expected_model, device=device)
     require(run.spec, "serrano_smith")
-    examples = run.test_examples(data_dir)
+    examples = run.test_examples(data)
     log(f"{run.spec.name}: S&S erasure on the {run.spec.attended} of {len(examples)} test instances")
     erasure, removal = run_interventions(run.model, examples, settings, settings["seed"], log)
     io.write_csv(out_erasure, erasure, seal=True)

@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from attnexp import io
-from attnexp.data.documents import read_records
+from attnexp.data.documents import DataFiles, read_records
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
 from attnexp.runtime import SplitData, predict, split_labels
@@ -303,19 +303,19 @@ def write_seed_variance(base_export, seed_exports: list[str], seeds: list[int], 
     return table
 
 
-def test_labels(data_dir, base: Exported) -> np.ndarray:
-    """Gold class indices of the test split, matched to the export by id."""
-    ids, labels = split_labels(data_dir, "test")
+def test_labels(data: DataFiles, base: Exported) -> np.ndarray:
+    """Gold class indices of the test split (the training split's class order), matched to the export by id."""
+    ids, labels = split_labels(data, "test")
     # by id only: the export's lengths were already checked against the data when it was made
-    check_aligned(base.ids, [0] * len(base.ids), ids, [0] * len(ids), base.path, f"{data_dir}/test.jsonl")
+    check_aligned(base.ids, [0] * len(base.ids), ids, [0] * len(ids), base.path, str(data.test))
     return labels
 
 
-def write_frontier(base_export, uniform_export, adversary_exports: list[str], adversary_metrics: list[str], lambdas: list[float], variance_csv, data_dir, out_frontier, out_epochs) -> pd.DataFrame:
+def write_frontier(base_export, uniform_export, adversary_exports: list[str], adversary_metrics: list[str], lambdas: list[float], variance_csv, data: DataFiles, out_frontier, out_epochs) -> pd.DataFrame:
     """Figure 4 / Table 4 per base run: one row per λ (with the kept epoch and the epochs run) and
     the reference rows; and every adversary's per-epoch log."""
     base = read_export(base_export, "test")
-    labels = test_labels(data_dir, base)
+    labels = test_labels(data, base)
     adversaries = {lam: read_export(path, "test") for lam, path in zip(lambdas, adversary_exports)}
     logs = {lam: io.read_json(path, sealed=True) for lam, path in zip(lambdas, adversary_metrics)}
     curve = adversary_frontier(base, adversaries, labels)
@@ -329,11 +329,12 @@ def write_frontier(base_export, uniform_export, adversary_exports: list[str], ad
     return table
 
 
-def example_records(base_export, adversary_export, data_dir, max_tokens: int) -> tuple[list[str], dict[str, np.ndarray], str]:
-    """Table 1: the chosen test instance's tokens, base and adversary attention, and its id."""
+def example_records(base_export, adversary_export, test_split, max_tokens: int) -> tuple[list[str], dict[str, np.ndarray], str]:
+    """Table 1: the chosen test instance's tokens (from `test_split`, the test.jsonl of the data),
+    base and adversary attention, and its id."""
     base, adversary = read_export(base_export, "test"), read_export(adversary_export, "test")
     i = example_instance(base, adversary, max_tokens)
-    record = read_records(Path(data_dir) / "test.jsonl")[i]
+    record = read_records(test_split)[i]
     if record["id"] != base.ids[i] or len(record["tokens"]) != base.lengths[i]:
-        raise ValueError(f"{data_dir}/test.jsonl: instance {i} is {record['id']!r}, the export has {base.ids[i]!r}")
+        raise ValueError(f"{test_split}: instance {i} is {record['id']!r}, the export has {base.ids[i]!r}")
     return record["tokens"], {"base": base.attention[i], "adversary": adversary.attention[i]}, record["id"]
