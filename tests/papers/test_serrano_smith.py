@@ -311,3 +311,14 @@ def test_left_out_models_are_listed_as_not_compared(tmp_path):
     assert cut.ours.isna().all() and not claims[claims.model == "flan-rnn"].verdict.str.contains("not comparable").any()
     card = scorecard(claims)
     assert set(card.loc[cut.index, "cause"]) == {"budget cut (D-SS-BUDGET)"}
+
+
+def test_a_stand_in_dataset_is_named_for_every_model(tmp_path):
+    """Our 20news20 stands for S&S's Yahoo for every model, also one without a reference share (flan-none)."""
+    runs = [write_run(tmp_path, "20news20", "flan-none", [2, 3, None, 3], [2, 2, 1, 3])]
+    out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    claims = pd.read_csv(out["claims"], keep_default_na=False)
+    headline = claims[claims.table.str.startswith("§6")]
+    assert len(headline) == 2 and set(headline.stands_for) == {"yahoo"}

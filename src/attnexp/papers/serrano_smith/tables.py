@@ -95,8 +95,11 @@ def flip_sooner_table(runs: list[dict], published: pd.DataFrame, reference_datas
     return pd.DataFrame(rows)
 
 
-def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
-    rows = []
+def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.DataFrame, published: pd.DataFrame, reference_datasets: dict | None = None) -> list[dict]:
+    """The claims of each run (module docstring). `reference_datasets`: our dataset -> the S&S dataset
+    it stands for (config `serrano_smith.reference_datasets`), whether or not S&S's code gives a
+    reference share for the run's model."""
+    rows, reference_datasets = [], reference_datasets or {}
     for r in runs:
         part = removal[(removal.dataset == r["dataset"]) & (removal.model == r["model"]) & (removal.seed == r["seed"])].set_index("ranking")
         if not {"gradient", "attention"} <= set(part.index):
@@ -104,9 +107,10 @@ def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.Dat
         difference = float(part.loc["gradient", "fraction_median"] - part.loc["attention", "fraction_median"])
         s = sooner[(sooner.dataset == r["dataset"]) & (sooner.model == r["model"]) & (sooner.seed == r["seed"])].iloc[0]
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
-        stands_for = isinstance(s.reference_dataset, str) and s.reference_dataset != r["dataset"]
-        condition = f"our {r['dataset']} stands for S&S's {s.reference_dataset}" if stands_for else ""
-        setting = replace(r["setting"], stands_for=s.reference_dataset if stands_for else "")
+        theirs = reference_datasets.get(r["dataset"], s.reference_dataset)
+        stands_for = isinstance(theirs, str) and theirs != r["dataset"]
+        condition = f"our {r['dataset']} stands for S&S's {theirs}" if stands_for else ""
+        setting = replace(r["setting"], stands_for=theirs if stands_for else "")
         box, per_instance = HEADLINE_QUANTITIES
         rows.append(claim(
             PAPER, box, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[box],
@@ -193,6 +197,6 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
-    rows = serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published) + left_out_claims(list(left_out), runs)
+    rows = serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published, reference_datasets) + left_out_claims(list(left_out), runs)
     write_claims(out["claims"], rows)
     return tables
