@@ -27,7 +27,7 @@ stacks them into `results/tables/claims.csv` (the scorecard reads that).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -59,7 +59,7 @@ class Setting:
     def deviating(self, *ids: str | None) -> Setting:
         """The same setting with the given `D-…` ids added (None: skipped)."""
         added = tuple(i for i in ids if i and i not in self.deviations)
-        return Setting(self.select_on, self.embeddings, self.stand_ins, self.stands_for, self.deviations + added)
+        return replace(self, deviations=self.deviations + added)
 
 
 def run_setting(trained: dict) -> Setting:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import Setting, claim, numeric_verdict, write_claims
+from attnexp.claims import Setting, claim, numeric_verdict, run_setting, write_claims
 from attnexp.data.documents import read_records
 from attnexp.explain import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
@@ -180,10 +180,8 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"], "epochs": trained["settings"]["epochs"]}
         correlations = io.read_table(path)
         summary = summarise_correlations(correlations, ModelSpec.from_record(trained["spec"]).classifier, significance)
-        provenance = {
-            "select_on": trained["select_on"], "embeddings": trained["provenance"].get("embeddings", "random"),
-            "stand_ins": trained["provenance"].get("substitutes", "none"), "loo_op": loo_op,
-        }
+        setting = run_setting(trained)
+        provenance = {"select_on": setting.select_on, "embeddings": setting.embeddings, "stand_ins": setting.stand_ins, "loo_op": loo_op}
         summaries.append(run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary})
         means.append(run | provenance | {"means": overall_means(correlations)})
         parts.append(summary.assign(**run, **provenance))
