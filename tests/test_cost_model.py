@@ -37,6 +37,8 @@ def test_units_grow_with_what_each_job_costs(cost_model):
     assert cost_model.units(("train_model", None), STATS, 8) == 100 * 20 * 8
     assert cost_model.units(("explain", "gradient"), STATS, None) == 50 * 10
     assert cost_model.units(("explain", "loo"), STATS, None) == 50 * 10 * 10  # every instance re-run once per token
+    # attention, gradient and leave-one-out in one job: priced as its leave-one-out
+    assert cost_model.job_type("explain_together", {"dataset": "sst", "model": "lstm-tanh", "seed": "10"}) == ("explain", "loo")
     assert cost_model.units(("faithfulness_eraser", None), STATS, None) == 50 * 10 * (70 + 10)
     assert cost_model.units(("export_attention", None), STATS, None) == 100 * 20 + 10 * 20 + 50 * 10
     assert cost_model.units(("build_embeddings", None), STATS, None) == 100 * 20

@@ -139,8 +139,7 @@ def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model")
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        for method in METHODS:
-            write_explanations(checkpoint, data, out / f"{method}.jsonl", EXPLAIN_SETTINGS, 10, 1, method, log=quiet, device=device)
+        write_explanations(checkpoint, data, {method: out / f"{method}.jsonl" for method in METHODS}, EXPLAIN_SETTINGS, 10, 1, log=quiet, device=device)
         jw.write_permutation(checkpoint, data, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
         jw.write_adversarial(checkpoint, data, out / "adversarial.csv", out / "adversarial.jsonl", JW_SETTINGS, 10, 1, log=quiet, device=device)
     cpu, gpu = (read_explanations([tmp_path / device / f"{m}.jsonl" for m in METHODS]) for device in ("cpu", "cuda"))
@@ -246,8 +245,7 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         explanations = [out / f"{method}.jsonl" for method in ("attention", "gradient", "loo")]
-        for path in explanations:
-            write_explanations(checkpoint, data, path, EXPLAIN_SETTINGS, 10, 1, path.stem, log=quiet, device="cpu")
+        write_explanations(checkpoint, data, {path.stem: path for path in explanations}, EXPLAIN_SETTINGS, 10, 1, log=quiet, device="cpu")
         ss.write_interventions(checkpoint, data, out / "erasure.csv", out / "removal.csv", config["serrano_smith"], 1, log=quiet, device=device)
         ff.write_faithfulness(checkpoint, data, explanations, out / "eraser.csv", settings, 10, 1, device=device)
         export_attention(checkpoint, data, out / "attention.jsonl", batch_size=8, device=device)

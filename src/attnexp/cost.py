@@ -9,7 +9,7 @@ with:
 | job type | unit |
 |---|---|
 | train_model | training tokens x epochs run (the protocol's epochs for a planned job) |
-| explain loo | test tokens x mean test length (every instance re-run once per token) |
+| explain loo (the explain_together job: attention, gradient and leave-one-out) | test tokens x mean test length (every instance re-run once per token) |
 | faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
 | other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
 | preprocess_dataset, build_embeddings | training tokens |
@@ -50,11 +50,13 @@ ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forwar
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
 ALL_SPLITS = {"export_attention"}
 # job types that always count as compute, priced or not
-HEAVY = {"train_model", "explain", "jw_permutation", "jw_adversarial", "ss_interventions", "faithfulness_eraser",
+HEAVY = {"train_model", "explain", "explain_together", "jw_permutation", "jw_adversarial", "ss_interventions", "faithfulness_eraser",
          "attention_attribution_heads", "attention_attribution_graphs", "export_attention", "preprocess_dataset", "build_embeddings"}
 
 
 def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
+    if rule == "explain_together":  # attention, gradient and leave-one-out: leave-one-out's cost, the others add two passes
+        return ("explain", "loo")
     return (rule, wildcards.get("method")) if rule == "explain" else (rule, None)
 
 

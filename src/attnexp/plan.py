@@ -34,6 +34,8 @@ __all__ = [
     "wiegreffe_pinter_companions",
     "EXPLAIN_SETTINGS",
     "EXPLANATION_METHODS",
+    "EXPLAINED_TOGETHER",
+    "explain_settings",
     "SELF_ATTENTION_METHODS",
     "RANKING_METHODS",
     "explanation_files",
@@ -61,6 +63,16 @@ EXPLAIN_SETTINGS = {
     )
 }
 EXPLANATION_METHODS = tuple(EXPLAIN_SETTINGS)
+# Computed by one job together: each takes a fraction of a second to a few seconds on a J&W test split,
+# less than the process start-up (Python, torch, the model) that a job of its own would add, and what
+# reads one of them (J&W's correlations, the battery) reads the others too
+EXPLAINED_TOGETHER = ("attention", "gradient", "loo")
+
+
+def explain_settings(config: dict, methods) -> dict:
+    """The settings the explain job of `methods` depends on: each method's declared keys, once."""
+    return {key: value for method in methods for key, value in EXPLAIN_SETTINGS[method].of(config).items()}
+
 SELF_ATTENTION_METHODS = ("rollout", "attattr")
 # faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
 RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}

@@ -502,13 +502,20 @@ def test_non_finite_scores_are_never_written():
 
 
 def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
+    """One file per method, whether the methods were computed one job each or together in one pass
+    (the explain_together job): the same bytes either way."""
     from tiny_tasks import load_config, run_fit, write_dataset
 
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
     run_dir = tmp_path / "synthetic" / "lstm-tanh" / "seed10"
-    for method in ("attention", "gradient", "loo"):
-        write_explanations(checkpoint, data, run_dir / f"{method}.jsonl", EXPLAIN_SETTINGS, seed=10, threads=1, method=method, log=lambda _: None)
+    methods = ("attention", "gradient", "loo")
+    for method in methods:
+        write_explanations(checkpoint, data, {method: run_dir / f"{method}.jsonl"}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None)
+    together = {method: tmp_path / "together" / f"{method}.jsonl" for method in methods}
+    write_explanations(checkpoint, data, together, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None)
+    for method in methods:
+        assert together[method].read_bytes() == (run_dir / f"{method}.jsonl").read_bytes(), method
     gradient = [json.loads(line) for line in (run_dir / "gradient.jsonl").read_text().splitlines()]
     assert set(gradient[0]) == {"id", "length", "gradient"}  # a method's file holds its own scores only
     joined = read_explanations([run_dir / f"{m}.jsonl" for m in ("attention", "gradient", "loo")])
@@ -530,11 +537,11 @@ def test_explanations_on_the_cpu_device_are_the_default_files_and_cuda_without_a
         for device in (None, "cpu", "auto"):
             out = tmp_path / str(device) / f"{method}.jsonl"
             kwargs = {} if device is None else {"device": device}
-            write_explanations(checkpoint, data, out, EXPLAIN_SETTINGS, seed=10, threads=1, method=method, log=lambda _: None, **kwargs)
+            write_explanations(checkpoint, data, {method: out}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None, **kwargs)
             written[device] = out.read_bytes()
         assert written["cpu"] == written[None] and written["auto"] == written[None], method
     with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
-        write_explanations(checkpoint, data, tmp_path / "cuda.jsonl", EXPLAIN_SETTINGS, seed=10, threads=1, method="loo", log=lambda _: None, device="cuda")
+        write_explanations(checkpoint, data, {"loo": tmp_path / "cuda.jsonl"}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None, device="cuda")
     assert not (tmp_path / "cuda.jsonl").exists()
 
 

@@ -260,7 +260,7 @@ def test_the_thread_count_identifies_a_result_and_a_lowered_one_is_stated(refere
     shutil.copytree(reference, root, symlinks=True)
     planned = snakemake(root, threads=2, dry=True)
     assert planned.returncode == 0
-    for rule in ("train_model", "explain", "jw_permutation"):
+    for rule in ("train_model", "explain_together", "jw_permutation"):
         assert f"rule {rule}:" in planned.stdout or f"localrule {rule}:" in planned.stdout, rule
     ran = snakemake(root, MODEL, threads=2)
     assert ran.returncode == 0, ran.stderr[-3000:]

@@ -109,7 +109,7 @@ def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
 # the rules whose jobs run a model, so run on `device`: training, the attention export, every
 # explanation method and every experiment on a trained model
 DEVICE_RULES = {
-    "train_model", "export_attention", "explain", "jw_permutation", "jw_adversarial", "ss_interventions",
+    "train_model", "export_attention", "explain", "explain_together", "jw_permutation", "jw_adversarial", "ss_interventions",
     "faithfulness_eraser", "attention_attribution_heads", "attention_attribution_graphs",
 }
 

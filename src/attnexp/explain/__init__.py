@@ -26,7 +26,7 @@ deterministic and compact.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 import torch
@@ -182,16 +182,28 @@ def _serialisable(record: dict) -> dict:
     return out
 
 
+# the keys of each method's records beyond `id` and `length` (module docstring); other methods: their name
+METHOD_KEYS = {"attention": ("label", "predicted", "probs", "attention"), "ig": ("ig", "ig_delta", "ig_steps", "ig_converged")}
+
+
 def write_explanations(
-    checkpoint: str | Path, data: DataFiles, out: str | Path, settings: dict, seed: int, threads: int, method: str,
+    checkpoint: str | Path, data: DataFiles, outputs: Mapping[str, str | Path], settings: dict, seed: int, threads: int,
     log: Callable[[str], None] = print, device: str = "cpu",
 ) -> None:
-    """Explain every test instance of a trained model by one method and write `{method}.jsonl`, on
-    `device` (the config's `device` setting: auto | cpu | cuda)."""
+    """Explain every test instance of a trained model by each method of `outputs` (method -> the path
+    of its `{method}.jsonl`), all in one pass over the test split, on `device` (the config's `device`
+    setting: auto | cpu | cuda). Each file holds its own method's keys, whichever methods were
+    computed with it."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data, device=device)
     require(run.spec, "explain")
     examples = run.test_examples(data)
-    log(f"{run.spec.name}: {method} of {len(examples)} test instances ({settings})")  # the job logs its device
-    records = explain_examples(run.model, examples, settings, log, (method,))
-    io.write_jsonl(out, (_serialisable(r) for r in records), seal=True)
+    methods = tuple(m for m in METHODS if m in outputs)
+    unknown = sorted(set(outputs) - set(methods))
+    if unknown:
+        raise ValueError(f"unknown explanation methods {unknown}; expected some of {METHODS}")
+    log(f"{run.spec.name}: {', '.join(methods)} of {len(examples)} test instances ({settings})")  # the job logs its device
+    records = explain_examples(run.model, examples, settings, log, methods)
+    for method in methods:
+        keys = ("id", "length", *METHOD_KEYS.get(method, (method,)))
+        io.write_jsonl(outputs[method], (_serialisable({k: r[k] for k in keys}) for r in records), seal=True)
