@@ -330,7 +330,7 @@ def our_round(data: Path, vectors: Path, overlay: Path, mirror: str, out: Path, 
         raise SystemExit(f"pipeline failed ({returncode}): see {out / 'log.txt'}")
     phases, peak_mb = {}, {}
     for tsv in sorted((out / "results" / "benchmarks").rglob("*.tsv")):
-        job = str(tsv.relative_to(out / "results" / "benchmarks").with_suffix("")).replace(f"/{RUN}", "")
+        job = str(tsv.relative_to(out / "results" / "benchmarks").with_suffix("")).replace(f"/{RUN}", "").removesuffix("/all")
         with open(tsv) as f:
             row = next(csv.DictReader(f, delimiter="\t"))
         phases[job], peak_mb[job] = float(row["s"]), float(row["max_rss"])

@@ -115,6 +115,8 @@ rule jw_model_figures:
         },
     log:
         f"results/logs/jain_wallace/figures/{JW_RUN}.log",
+    benchmark:
+        "results/benchmarks/jw_model_figures/{dataset}/{model}/seed{seed}.tsv"
     conda:
         "../envs/attnexp.yaml"
     script:
@@ -145,6 +147,8 @@ rule jw_tables:
         claims="results/claims/jain_wallace.csv",
     log:
         "results/logs/jain_wallace/tables.log",
+    benchmark:
+        "results/benchmarks/jw_tables/all.tsv"
     conda:
         "../envs/attnexp.yaml"
     params:

@@ -134,7 +134,10 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         return math.nan, math.nan
     from scipy.stats import kendalltau
 
-    result = kendalltau(a, b)
+    # scipy's function itself, under the wrapper that broadcasts axes and applies a NaN policy
+    # (functools.wraps keeps it as __wrapped__): two finite vectors need neither, and a J&W
+    # correlations job calls it thousands of times at less than half the cost. The same numbers.
+    result = kendalltau.__wrapped__(a, b)
     return float(result.statistic), float(result.pvalue)
 
 

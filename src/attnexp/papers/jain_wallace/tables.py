@@ -20,10 +20,10 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import Setting, claim, numeric_verdict, run_setting, write_claims
 from attnexp.data.documents import read_records
-from attnexp.explain import explanation_sets, read_explanations
+from attnexp.explanations import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
-from attnexp.papers.jain_wallace.experiment import ground_truth_table, summarise_correlations, summarise_ground_truth
+from attnexp.papers.jain_wallace.correlations import summarise_correlations
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 
@@ -215,6 +215,9 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
     marked `accepted: False`, and reported as failed."""
+    # here, not at the top: the experiment module loads torch, which Table 2's job (every J&W run) never needs
+    from attnexp.papers.jain_wallace.experiment import ground_truth_table, summarise_ground_truth
+
     tests = {Path(p).parts[-2]: read_records(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
     parts = []
