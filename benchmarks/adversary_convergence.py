@@ -3,7 +3,7 @@ after s steps, against after all of them (the same search cut short: its traject
 on the step count). Per-instance convergence stopping could only save time without changing the
 results if most instances settled well before the configured count.
 
-    python benchmarks/adversary_convergence.py --model results/models/sst/lstm-tanh/seed10 --data results/data/sst [--threads 2]
+    python benchmarks/adversary_convergence.py --model results/models/sst/lstm-tanh/seed10 --data results/data/sst [--threads 2] [--instances 0] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -31,12 +31,16 @@ def main() -> None:
     parser.add_argument("--data", default="results/data/sst")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--every", type=int, default=50, help="steps between snapshots")
+    parser.add_argument("--instances", type=int, default=0, help="the first N test instances (0: all)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the table to this file")
     args = parser.parse_args()
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["jain_wallace"]
     set_determinism(10, args.threads)
     data = dataset_files(args.data)
     run = restore_run(Path(args.model) / "model.pt", data)
     examples = run.test_examples(data)
+    if args.instances:
+        examples = examples[: args.instances]
     steps = settings["adversary"]["steps"]
     divergence = {}
     for s in range(args.every, steps + 1, args.every):
@@ -44,12 +48,19 @@ def main() -> None:
         cut["adversary"]["steps"] = s
         table, _ = adversarial_experiment(run.model, examples, cut, seed=10, log=lambda _: None)
         divergence[s] = table["eps_max_jsd"].to_numpy()
-    print(f"Adversarial search on `{args.model}`, {len(examples)} test instances, {steps} steps (config.yaml).\n")
-    print(f"| after step | ε-max JSD: max abs. difference to step {steps} | 99th percentile | instances off by more than 1e-4 |")
-    print("|---|---|---|---|")
+    lines = [
+        f"Adversarial search on `{args.model}`, {len(examples)} test instances, {steps} steps (config.yaml).",
+        "",
+        f"| after step | ε-max JSD: max abs. difference to step {steps} | 99th percentile | instances off by more than 1e-4 |",
+        "|---|---|---|---|",
+    ]
     for s, values in divergence.items():
         gap = np.abs(values - divergence[steps])
-        print(f"| {s} | {gap.max():.3g} | {np.quantile(gap, 0.99):.3g} | {np.mean(gap > 1e-4):.1%} |")
+        lines.append(f"| {s} | {gap.max():.3g} | {np.quantile(gap, 0.99):.3g} | {np.mean(gap > 1e-4):.1%} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -402,7 +402,7 @@ def main() -> None:
     references = {decoder: original_suite(packed, fast_set, settings, family, decoder) for decoder in DECODERS}
     n = len(fast_set)
     lines = [
-        f"J&W suite on `{args.model}` ({run.spec.name}), the first {n} SST test instances, {args.threads} CPU threads: "
+        f"J&W suite on `{args.model}` ({run.spec.name}), the first {n} test instances of `{Path(args.data).name}`, {args.threads} CPU threads: "
         "the pipeline against the original code's strategy (test set sorted by length, batches of 32, one packed-BiLSTM "
         "encoder pass per batch, every step a full decode of the batch, the same step counts, no early stopping), "
         "with the original code's decoder computation and with this project's.",

@@ -3,11 +3,13 @@
 Each job runs as Snakemake runs a `script:` rule: a fresh interpreter executing the rule's script
 behind the preamble Snakemake writes (`snakemake.script.PythonScript.generate_preamble`: the pickled
 `snakemake` object with the job's input, output, params, wildcards, threads, log and the config),
-with PYTHONPATH at the checkout's src/ as rules/common.smk sets it. The jobs: explain (attention,
-gradient, loo, ig: the J&W measures), jw_correlations, jw_permutation, jw_adversarial, with the
-config's settings (500 adversary steps, 100 permutations, ...).
+with PYTHONPATH at the checkout's src/ as rules/common.smk sets it. The jobs of one J&W model:
+explain_together (attention, gradient and leave-one-out in one job), explain for IG (the costliest
+explanation, a job of its own), jw_correlations (of the config's `jain_wallace.measures`),
+jw_permutation, jw_adversarial, with the config's settings (500 adversary steps, 100 permutations, ...).
 
-"Start-up" = the whole job on a test split of ONE instance (the first of the dataset's test split):
+"Start-up" = the whole job on a test split of ONE instance (the first of the dataset's test split,
+written with the dataset's stats.json and digests as the preprocessing stage writes them):
 Python, the preamble, every import, restoring the run (checkpoint, vocabulary, classes from the
 training split, test examples), what a job loads on first use (captum, an optimizer), the outputs
 and logs written; the one instance's own work is a few tens of ms and is left in (IG at its
@@ -22,7 +24,10 @@ wall time − median `python -c 'import torch'` wall time, both measured in the 
 
 `--baseline DIR` runs every job a second time from another checkout (its scripts/ and src/, e.g.
 `git worktree add <baseline checkout> HEAD`), interleaved with this one (the order alternates per
-round), and checks that both checkouts wrote byte-identical outputs.
+round), and checks that both checkouts wrote byte-identical outputs. The stand-in `snakemake` object
+gives a rule's script the params and wildcards the current rules give; a checkout whose scripts read
+others (one from before the explain_together job, say) stops the benchmark with one error line naming
+them.
 
     python benchmarks/job_startup.py --data <run>/results/data/sst --baseline <baseline checkout> --rounds 7
 """
@@ -34,6 +39,7 @@ import datetime
 import hashlib
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,8 +51,31 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 SEED = 10
-EXPLAIN_METHODS = ("attention", "gradient", "loo", "ig")  # attention + jain_wallace.measures
-JOBS = tuple(f"explain/{m}" for m in EXPLAIN_METHODS) + ("jw_correlations", "jw_permutation", "jw_adversarial")
+# explain_together: attention, gradient and leave-one-out in one job (attnexp.plan.EXPLAINED_TOGETHER);
+# explain/ig: integrated gradients, the one explanation a J&W model has a job of its own for
+JOBS = ("explain_together", "explain/ig", "jw_correlations", "jw_permutation", "jw_adversarial")
+
+
+RECORD_FIELDS = ("id", "tokens", "label", "sentences", "question")  # a Document's own fields; the rest is its `extra`
+
+
+def cut_dataset(data: Path, out: Path, instances: int) -> None:
+    """The preprocessed dataset `data` with its test split cut to its first `instances`, written as the
+    preprocessing stage writes a dataset (`attnexp.data.preprocess.write_dataset`), so that its
+    stats.json describes the cut split and records the digests every reader checks."""
+    from attnexp import io
+    from attnexp.data.documents import SPLITS, Document, read_records
+    from attnexp.data.preprocess import dataset_stats, write_dataset
+    from attnexp.runtime import read_vocab
+
+    def document(record: dict) -> Document:  # what `Document.to_record` wrote, read back
+        return Document(**{k: record[k] for k in RECORD_FIELDS if k in record}, extra={k: v for k, v in record.items() if k not in RECORD_FIELDS})
+
+    splits = {split: [document(r) for r in read_records(data / f"{split}.jsonl")] for split in SPLITS}
+    splits["test"] = splits["test"][:instances]
+    vocab = read_vocab(data / "vocab.txt")
+    stats = io.read_json(data / "stats.json")  # its other entries (the planted task's matrices) stay
+    write_dataset(out, splits, vocab, stats | dataset_stats(data.name, splits, vocab, stats["sources"]))
 
 
 def build_fixture(data: Path, model_name: str, config: dict, out: Path, instances: int) -> tuple[Path, Path]:
@@ -63,14 +92,11 @@ def build_fixture(data: Path, model_name: str, config: dict, out: Path, instance
     dataset = data.name
     data_out = out / "data" / dataset
     data_out.mkdir(parents=True, exist_ok=True)
-    for name in ("train.jsonl", "dev.jsonl", "vocab.txt", "stats.json"):
-        shutil.copyfile(data / name, data_out / name)
-    with open(data / "test.jsonl", encoding="utf-8") as f:
-        (data_out / "test.jsonl").write_text("".join(next(f) for _ in range(instances)), encoding="utf-8")
+    cut_dataset(data, data_out, instances)
     model_out = out / "models" / dataset / model_name / f"seed{SEED}"
     model_out.mkdir(parents=True, exist_ok=True)
     spec = model_spec(config, dataset, model_name)
-    vocab, classes = read_vocab(data / "vocab.txt"), read_classes(dataset_files(data))
+    vocab, classes = read_vocab(data_out / "vocab.txt"), read_classes(dataset_files(data_out))
     torch.manual_seed(SEED)
     model, model_config = build_and_initialise(spec, vocab, len(classes), None, training_settings(config, dataset, model_name))
     save_checkpoint(model_out / "model.pt", model.state_dict(), checkpoint_metadata(spec, model_config, vocab, classes))
@@ -85,43 +111,54 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     from snakemake.sourcecache import LocalSourceFile
 
     from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
-    from attnexp.plan import EXPLAIN_SETTINGS  # what the rules pass as `settings`
+    from attnexp.plan import EXPLAINED_TOGETHER, RunKey, explain_settings, explanation_files  # what the rules pass
 
     run = f"{dataset}/{model_name}/seed{SEED}"
     folder = f"results/data/{dataset}"
     data_files = {split: f"{folder}/{split}.jsonl" for split in ("train", "dev", "test")} | {"vocab": f"{folder}/vocab.txt", "stats": f"{folder}/stats.json"}
     model_files = data_files | {"model": f"results/models/{run}/model.pt", "metrics": f"results/models/{run}/metrics.json"}
     wildcards = {"dataset": dataset, "model": model_name, "seed": str(SEED)}
+    model_params = {"torch_threads": threads, "device": config["device"]}  # what the rules of a model job declare besides settings
     rule, _, method = job.partition("/")
-    if rule == "explain":
-        inputs, outputs = model_files, {"out": f"results/explain/{run}/{method}.jsonl"}
+    if rule == "explain_together":
+        inputs, outputs = model_files, [f"results/explain/{run}/{m}.jsonl" for m in EXPLAINED_TOGETHER]
+        log = f"results/logs/explain/{run}/together.log"
+        params = {"methods": EXPLAINED_TOGETHER, "settings": explain_settings(config, EXPLAINED_TOGETHER), **model_params}
+    elif rule == "explain":
+        inputs, outputs = model_files, [f"results/explain/{run}/{method}.jsonl"]
         log = f"results/logs/explain/{run}/{method}.log"
-        settings = EXPLAIN_SETTINGS[method].of(config)
+        settings = explain_settings(config, (method,))
         if method == "ig":
             settings["ig_max_steps"] = settings["ig_steps"]  # no doubling: see the module's docstring
-        params = {"settings": settings, "device": config["device"]}
+        params = {"methods": (method,), "settings": settings, **model_params}
         wildcards["method"] = method
     elif rule == "jw_correlations":
-        inputs = {m: f"results/explain/{run}/{m}.jsonl" for m in EXPLAIN_METHODS}
-        outputs, log, params, threads = {"out": f"results/jain_wallace/{run}/correlations.csv"}, f"results/logs/jain_wallace/correlations/{run}.log", {}, 1
+        inputs = explanation_files(RunKey(dataset, model_name, SEED), config["jain_wallace"]["measures"])  # the rule's input: a plain list
+        outputs, log, params, threads = [f"results/jain_wallace/{run}/correlations.csv"], f"results/logs/jain_wallace/correlations/{run}.log", {}, 1
     elif rule == "jw_permutation":
-        inputs, outputs = model_files, {"out": f"results/jain_wallace/{run}/permutation.csv"}
+        inputs, outputs = model_files, [f"results/jain_wallace/{run}/permutation.csv"]
         log = f"results/logs/jain_wallace/permutation/{run}.log"
-        params = {"settings": PERMUTATION_SETTINGS.of(config), "device": config["device"]}
+        params = {"settings": PERMUTATION_SETTINGS.of(config), **model_params}
     else:
         inputs = model_files
         outputs = {"table": f"results/jain_wallace/{run}/adversarial.csv", "attention": f"results/jain_wallace/{run}/adversarial_attention.jsonl"}
         log = f"results/logs/jain_wallace/adversarial/{run}.log"
-        params = {"settings": ADVERSARY_SETTINGS.of(config), "device": config["device"]}
+        params = {"settings": ADVERSARY_SETTINGS.of(config), **model_params}
+    script = checkout / "scripts" / f"{'explain' if rule == 'explain_together' else rule}.py"
+    code = script.read_text(encoding="utf-8")
+    for kind, given in (("params", params), ("wildcards", wildcards)):
+        missing = sorted(set(re.findall(rf"snakemake\.{kind}\.(\w+)", code)) - set(given))
+        if missing:  # the checkout's rules differ from the current ones: its job, not its start-up, would fail
+            raise SystemExit(
+                f"error: {script} reads snakemake.{kind}.{f', snakemake.{kind}.'.join(missing)}, which this benchmark's stand-in for "
+                f"rule {rule} does not give (it gives {', '.join(sorted(given)) or 'none'}): that checkout's rules differ from the current ones"
+            )
     (workdir / log).parent.mkdir(parents=True, exist_ok=True)
-    if rule == "jw_correlations":
-        inputs_list = InputFiles(toclone=list(inputs.values()))  # the rule's input: a plain list
-    else:
-        inputs_list = InputFiles(fromdict=inputs)
-    script = checkout / "scripts" / f"{rule}.py"
+    inputs_list = InputFiles(toclone=inputs) if isinstance(inputs, list) else InputFiles(fromdict=inputs)
+    outputs_list = OutputFiles(toclone=outputs) if isinstance(outputs, list) else OutputFiles(fromdict=outputs)
     preamble = PythonScript.generate_preamble(
         path=LocalSourceFile(str(script)), cache_path=None, source=None, basedir=None,
-        input_=inputs_list, output=OutputFiles(fromdict=outputs), params=Params(fromdict=params), wildcards=Wildcards(fromdict=wildcards),
+        input_=inputs_list, output=outputs_list, params=Params(fromdict=params), wildcards=Wildcards(fromdict=wildcards),
         threads=threads, resources=ResourceList(fromdict={"_cores": threads, "_nodes": 1, "tmpdir": "/tmp", "gpu": 0}),
         log=Log(toclone=[log]), config=config, rulename=rule, conda_env=None, container_img=None, singularity_args=None,
         env_modules=None, bench_record=None, jobid=0, bench_iteration=0, cleanup_scripts=False, shadow_dir=None, is_local=True,
@@ -129,7 +166,7 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     )
     path = workdir / ".snakemake" / "scripts" / f"{job.replace('/', '_')}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(preamble + script.read_text(encoding="utf-8"), encoding="utf-8")
+    path.write_text(preamble + code, encoding="utf-8")
     return path
 
 
@@ -143,10 +180,15 @@ def timed(command: list[str], cwd: Path, env: dict) -> float:
 
 
 def outputs_digest(workdir: Path) -> dict[str, str]:
+    """sha256 of every output the jobs wrote, but their logs and seals (a seal, `io.write_seal`, is its
+    output's own sha256: comparing the outputs compares it; older checkouts wrote none)."""
+    from attnexp.io import SEAL_SUFFIX
+
     return {
         str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted((workdir / "results").rglob("*"))
-        if p.is_file() and "logs" not in p.parts and not str(p.relative_to(workdir)).startswith(("results/data", "results/models"))
+        if p.is_file() and "logs" not in p.parts and not p.name.endswith(SEAL_SUFFIX)
+        and not str(p.relative_to(workdir)).startswith(("results/data", "results/models"))
     }
 
 
@@ -233,7 +275,7 @@ def main() -> None:
             cells.append(f"{medians['baseline'] - medians['current']:.2f}")
         lines.append(f"| {job} | " + " | ".join(cells) + " |")
     if identical is not None:
-        lines += ["", f"Outputs of the two checkouts (sha256 of every file but the logs): {'identical' if identical else 'DIFFERENT'}."]
+        lines += ["", f"Outputs of the two checkouts (sha256 of every file but the logs and seals): {'identical' if identical else 'DIFFERENT'}."]
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.write_text(text, encoding="utf-8")

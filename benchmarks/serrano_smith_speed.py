@@ -8,7 +8,8 @@ straightforward per-instance reference loop (one instance, one erased set at a t
 
 Without `--checkpoint` the model is freshly initialised from the dataset's vocabulary and the S&S
 protocol's widths: the cost of every intervention is the same whatever the weights (every prefix of
-every ranking is decoded), so timing needs no trained model. Prints a Markdown table.
+every ranking is decoded), so timing needs no trained model. Prints a Markdown table (`--out`: also
+writes it to a file).
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=None, help="test instances timed (the first N; default all)")
     parser.add_argument("--reference-instances", type=int, default=30)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="also write the table to this file")
     args = parser.parse_args()
 
     import yaml
@@ -165,13 +167,17 @@ def main() -> None:
     n_ref = len(slow_set)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     name = model.spec.name
-    print("| model | instances | forward ms/inst | S&S suite ms/inst | suite / forward | reference loop ms/inst | reference / suite | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|")
-    print(
+    lines = [
+        "| model | instances | forward ms/inst | S&S suite ms/inst | suite / forward | reference loop ms/inst | reference / suite | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|",
         f"| {name} ({Path(args.data).name}, {model.spec.attended}) | {len(examples)} | {1000 * t_forward / len(examples):.2f} | "
         f"{1000 * t_suite / len(examples):.2f} | {t_suite / t_forward:.2f}× | {1000 * t_reference / n_ref:.1f} (first {n_ref}) | "
-        f"{(t_reference / n_ref) / (t_suite / len(examples)):.0f}× | {peak:.0f} |"
-    )
+        f"{(t_reference / n_ref) / (t_suite / len(examples)):.0f}× | {peak:.0f} |",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

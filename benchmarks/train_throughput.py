@@ -2,10 +2,11 @@
 (what `attnexp.train` does) against the straightforward loop (random batches, no bucketing).
 
 Inputs: random word ids with the real length distributions of SST and IMDB training splits
-(`results/data/{sst,imdb}/train.jsonl`; run `snakemake data` first), J&W sizes (300-d embeddings,
-hidden 128, batch 32). Each configuration runs in a fresh subprocess so its peak RSS is its own.
+(`results/data/{sst,imdb}/train.jsonl`; run `snakemake data` first; `--data` names other dataset
+folders), J&W sizes (300-d embeddings, hidden 128, batch 32). Each configuration runs in a fresh
+subprocess so its peak RSS is its own.
 
-    python benchmarks/train_throughput.py [--batches 40] [--threads 2] [--out benchmarks/train_throughput.md]
+    python benchmarks/train_throughput.py [--batches 40] [--threads 2] [--data <run>/results/data/sst ...] [--encoders lstm cnn average] [--out benchmarks/train_throughput.md]
 """
 
 from __future__ import annotations
@@ -22,17 +23,21 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 ENCODERS = ("lstm", "cnn", "average")
-DATASETS = {"sst": "SST-length", "imdb": "IMDB-length"}
+DATASETS = {"sst": "SST-length", "imdb": "IMDB-length"}  # the default inputs, results/data/<name>, and their rows' label
 
 
-def lengths_of(dataset: str) -> np.ndarray:
-    path = REPO / "results" / "data" / dataset / "train.jsonl"
+def train_split(folder: Path) -> Path:
+    path = folder / "train.jsonl"
     if not path.exists():
         sys.exit(f"error: {path} is missing: run `snakemake --cores 2 data` first")
-    return np.array([len(json.loads(line)["tokens"]) for line in path.open(encoding="utf-8")])
+    return path
 
 
-def run_one(dataset: str, encoder: str, bucketed: bool, batches: int, threads: int) -> dict:
+def lengths_of(folder: Path) -> np.ndarray:
+    return np.array([len(json.loads(line)["tokens"]) for line in train_split(folder).open(encoding="utf-8")])
+
+
+def run_one(folder: Path, encoder: str, bucketed: bool, batches: int, threads: int) -> dict:
     """Train `batches` steps of lstm/cnn/average + tanh attention; return tokens/s and padding share."""
     import torch
 
@@ -42,7 +47,7 @@ def run_one(dataset: str, encoder: str, bucketed: bool, batches: int, threads: i
     torch.manual_seed(0)
     torch.set_num_threads(threads)
     rng = np.random.RandomState(0)
-    lengths = lengths_of(dataset)
+    lengths = lengths_of(folder)
     examples = [Example(str(i), rng.randint(4, 20000, size=n), int(rng.rand() < 0.5), [(0, n)]) for i, n in enumerate(lengths)]
     model = FlatClassifier(FlatConfig(vocab_size=20000, n_classes=1, encoder=encoder, attention="tanh"))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, amsgrad=True)
@@ -76,20 +81,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=40, help="training steps per configuration")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", type=Path, nargs="+", default=[REPO / "results" / "data" / name for name in DATASETS],
+                        help="preprocessed dataset folders whose training lengths are used (default: results/data/sst and imdb)")
+    parser.add_argument("--encoders", nargs="+", choices=ENCODERS, default=list(ENCODERS))
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "train_throughput.md")
-    parser.add_argument("--one", nargs=3, metavar=("DATASET", "ENCODER", "BUCKETED"), help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=3, metavar=("FOLDER", "ENCODER", "BUCKETED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:  # child process: one configuration, JSON on stdout
-        dataset, encoder, bucketed = args.one
-        print(json.dumps(run_one(dataset, encoder, bucketed == "1", args.batches, args.threads)))
+        folder, encoder, bucketed = args.one
+        print(json.dumps(run_one(Path(folder), encoder, bucketed == "1", args.batches, args.threads)))
         return
+    for folder in args.data:
+        train_split(folder)  # a missing input stops here, not inside a child process
     rows = []
-    for dataset, label in DATASETS.items():
-        for encoder in ENCODERS:
+    for folder in args.data:
+        label = DATASETS.get(folder.name, f"{folder.name}-length")
+        for encoder in args.encoders:
             result = {}
             for bucketed in ("1", "0"):
                 out = subprocess.run(
-                    [sys.executable, __file__, "--batches", str(args.batches), "--threads", str(args.threads), "--one", dataset, encoder, bucketed],
+                    [sys.executable, __file__, "--batches", str(args.batches), "--threads", str(args.threads), "--one", str(folder.resolve()), encoder, bucketed],
                     capture_output=True, text=True, check=True, cwd=REPO,
                 )
                 result[bucketed] = json.loads(out.stdout)

@@ -20,19 +20,28 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+def run_quick_preset(workdir: Path) -> Path:
+    """The quick preset (presets/quick.yaml) run in `workdir`; `ATTNEXP_TEST_TIMEOUT` caps it."""
+    timeout = float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none", "--directory", str(workdir),
+               "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise AssertionError(f"the quick preset failed in {workdir}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return workdir
+
+
 @pytest.fixture(scope="session")
-def quick_runs(tmp_path_factory):
+def quick_run(tmp_path_factory) -> Path:
+    """One run of the quick preset in a fresh folder, the first of `quick_runs`: the benchmarks read
+    its data, models and job timings (tests/test_benchmarks.py), and must leave it as it is. Slow:
+    only `slow` tests use it."""
+    return run_quick_preset(tmp_path_factory.mktemp("quick_a"))
+
+
+@pytest.fixture(scope="session")
+def quick_runs(quick_run, tmp_path_factory):
     """Two runs of the quick preset (presets/quick.yaml), each in a fresh folder: the CI
     reproducibility check compares them (tests/workflow/test_workflow.py) and publishes them
-    (tests/test_publish.py). Slow: only `slow` tests use it. `ATTNEXP_TEST_TIMEOUT` caps each run."""
-    timeout = float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None
-    runs = []
-    for name in ("a", "b"):
-        workdir = tmp_path_factory.mktemp(f"quick_{name}")
-        command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none", "--directory", str(workdir),
-                   "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml")]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        if result.returncode != 0:
-            raise AssertionError(f"the quick preset failed in {workdir}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-        runs.append(workdir)
-    return tuple(runs)
+    (tests/test_publish.py). Slow: only `slow` tests use it."""
+    return quick_run, run_quick_preset(tmp_path_factory.mktemp("quick_b"))
