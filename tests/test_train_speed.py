@@ -222,7 +222,7 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     model = flat("lstm", "tanh")
     packed, overrides = module.prepared(model, module.VARIANTS["packed_for_loop"])
     assert overrides == {"optimizer_implementation": "for_loop"}
-    assert packed.encoder.implementation == "packed" and model.encoder.implementation == "concurrent"
+    assert packed.encoder.implementation == "packed" and model.encoder.implementation == "per_direction"
     batch = collate(random_examples([7, 3, 11, 1]), "sos_eos")
     with torch.no_grad():
         assert torch.allclose(packed.encode(batch).hidden, model.encode(batch).hidden, atol=1e-6)

@@ -17,10 +17,8 @@ def _run(model: BiRNN, x: torch.Tensor, lengths: torch.Tensor, weights: torch.Te
     return states.detach(), final.detach(), x.grad, {n: p.grad.clone() for n, p in model.named_parameters()}
 
 
-@pytest.mark.parametrize(
-    ("cell", "implementation"),
-    [("lstm", "fused"), ("lstm", "per_direction"), ("lstm", "concurrent"), ("gru", "fused"), ("gru", "per_direction")],
-)
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("implementation", ["fused", "per_direction"])
 def test_recurrence_matches_packed_sequences_forward_and_backward(cell, implementation):
     torch.manual_seed(0)
     model = BiRNN(7, 5, cell).double()
@@ -39,39 +37,9 @@ def test_recurrence_matches_packed_sequences_forward_and_backward(cell, implemen
 
 def test_defaults_and_unknown_implementation():
     assert BiRNN(3, 2, "gru").implementation == "fused"
-    assert BiRNN(3, 2, "lstm").implementation == "concurrent"  # oneDNN's LSTM kernels, one direction per thread
+    assert BiRNN(3, 2, "lstm").implementation == "per_direction"  # oneDNN's fused LSTM kernels
     with pytest.raises(ValueError, match="unknown recurrence 'cudnn'"):
         use_recurrence(BiRNN(3, 2), "cudnn")
-    gru = use_recurrence(BiRNN(3, 2, "gru"), "concurrent")
-    with pytest.raises(ValueError, match="`concurrent` recurrence runs oneDNN's LSTM kernels"):
-        gru(torch.randn(1, 2, 3), torch.tensor([2]))
-
-
-@pytest.mark.parametrize("train", [True, False])
-def test_concurrent_lstm_directions_compute_what_one_thread_computes(train):
-    """The two directions on two threads: the states and every gradient are the numbers of the same
-    kernels called one direction after the other on one torch thread, bit for bit, in training and in
-    evaluation mode (the gradient explanations differentiate an eval-mode model), with and without a
-    graph; and the caller's thread count is back afterwards."""
-    torch.manual_seed(0)
-    model = BiRNN(30, 16, "lstm").train(train)
-    x = torch.randn(5, 11, 30)
-    lengths = torch.tensor([11, 4, 7, 1, 9])
-    weights = torch.randn(5, 11, 32)
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        serial = _run(use_recurrence(copy.deepcopy(model), "per_direction"), x, lengths, weights)
-    finally:
-        torch.set_num_threads(threads)
-    concurrent = _run(use_recurrence(copy.deepcopy(model), "concurrent"), x, lengths, weights)
-    assert torch.get_num_threads() == threads
-    for a, b in zip(concurrent[:3], serial[:3]):
-        assert torch.equal(a, b)
-    for name in serial[3]:
-        assert torch.equal(concurrent[3][name], serial[3][name]), name
-    with torch.no_grad():
-        assert torch.equal(use_recurrence(copy.deepcopy(model), "concurrent")(x, lengths), serial[0])
 
 
 def test_fused_recurrence_is_deterministic_and_float32_close():

@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attnexp.models.attention import present_mask
-from attnexp.models.recurrence import bidirectional_recurrence, concurrent_lstm_directions
+from attnexp.models.recurrence import bidirectional_recurrence
 
 __all__ = ["BiRNN", "Dropout", "Convolutional", "TokenProjection", "Identity", "build_encoder", "use_packed_sequences", "use_recurrence"]
 
@@ -27,17 +27,15 @@ class BiRNN(nn.Module):
     enters the recurrence of a position that is read. Same states as packed sequences to float32
     rounding. `implementation` (`use_recurrence`) says how:
 
-    - `concurrent` (the LSTM's default): oneDNN's kernel of each direction, the two directions at once
-      on two threads, forward and backward (`attnexp.models.recurrence`); its kernels are serial over
-      the positions and gain nothing from a second thread, so the directions take one core each;
-    - `per_direction`: one fused torch call per direction, one after the other;
+    - `per_direction` (the LSTM's default): one fused torch call per direction, which for an LSTM is
+      oneDNN's kernel, forward and backward;
     - `fused` (the GRU's default): both directions in one loop with a hand-written backward pass
       (`attnexp.models.recurrence`); torch has no fused CPU GRU and runs it one autograd cell at a
       time (1.4x the training speed of `per_direction` on 20News posts, benchmarks/train_speed.md);
     - `packed`: packed sequences, as J&W's original encoder; also the path on a GPU (cuDNN).
     """
 
-    IMPLEMENTATIONS = ("fused", "concurrent", "per_direction", "packed")
+    IMPLEMENTATIONS = ("fused", "per_direction", "packed")
 
     def __init__(self, input_dim: int, hidden: int, cell: str = "lstm"):
         super().__init__()
@@ -45,7 +43,7 @@ class BiRNN(nn.Module):
         self.cell = cell
         self.rnn = rnn(input_dim, hidden, batch_first=True, bidirectional=True)
         self.out_dim = 2 * hidden
-        self.implementation = "fused" if cell == "gru" else "concurrent"
+        self.implementation = "fused" if cell == "gru" else "per_direction"
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         states, _ = self.run(x, lengths)
@@ -71,14 +69,8 @@ class BiRNN(nn.Module):
             flat_mirror = (mirror + first).view(-1)  # (B L,)
             weights = self.rnn._flat_weights  # [W_ih, W_hh, b_ih, b_hh] forwards, then the same backwards
             half = len(weights) // 2
-            if self.implementation == "concurrent":
-                if self.cell != "lstm":
-                    raise ValueError("the `concurrent` recurrence runs oneDNN's LSTM kernels: a GRU runs `fused` or `per_direction`")
-                forwards, backwards = concurrent_lstm_directions(x, _rows(x, flat_mirror), weights, self.training)
-            else:
-                forwards = self._direction(x, weights[:half])  # (B, L, h)
-                backwards = self._direction(_rows(x, flat_mirror), weights[half:])
-            backwards = _rows(backwards, flat_mirror)
+            forwards = self._direction(x, weights[:half])  # (B, L, h)
+            backwards = _rows(self._direction(_rows(x, flat_mirror), weights[half:]), flat_mirror)
         states = torch.cat([forwards, backwards], dim=-1) * present[:, :, None]
         final = torch.cat([forwards[torch.arange(B, device=x.device), lengths - 1], backwards[:, 0]], dim=-1)
         return states, final

@@ -1,6 +1,5 @@
-"""The recurrence of a single-layer bidirectional LSTM or GRU on the CPU: for a GRU both directions in
-one loop with a hand-written backward pass, for an LSTM oneDNN's kernel of each direction with the two
-directions running at once on two threads (`BiRNN`'s paths on the CPU).
+"""The recurrence of a single-layer bidirectional LSTM or GRU on the CPU, both directions in one loop,
+with a hand-written backward pass (`BiRNN`'s path on the CPU).
 
 Why: torch runs a GRU on the CPU one autograd cell at a time (~15 operators and their graph nodes
 per direction per position), and its oneDNN LSTM once per direction. Over the hundreds of positions
@@ -23,12 +22,9 @@ Shapes: D = 2 directions, L positions, B rows, h units, G = 4h (LSTM) or 3h (GRU
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import torch
 
-__all__ = ["bidirectional_recurrence", "concurrent_lstm_directions"]
+__all__ = ["bidirectional_recurrence"]
 
 
 class _LSTM(torch.autograd.Function):
@@ -174,97 +170,3 @@ def bidirectional_recurrence(inputs: torch.Tensor, rows: torch.Tensor, w_ih: tor
     else:
         states = _GRU.apply(gates_in, w_hh, b_hh[:, 2 * h :, None])
     return states.permute(1, 0, 3, 2)  # (D, L, B, h)
-
-
-# ---------------------------------------------------------------------------------------------
-# An LSTM's two directions at once on two threads
-
-
-class _DirectionThread:
-    """The one worker thread that runs an LSTM's second direction. Its torch ops run on one thread of
-    their own (set once, when the thread starts): the two directions together use two cores."""
-
-    _pool: ThreadPoolExecutor | None = None
-    _lock = threading.Lock()
-
-    @classmethod
-    def submit(cls, fn, *args):
-        with cls._lock:
-            if cls._pool is None:
-                cls._pool = ThreadPoolExecutor(1, thread_name_prefix="attnexp-lstm-direction", initializer=torch.set_num_threads, initargs=(1,))
-        return cls._pool.submit(fn, *args)
-
-
-class _OneThread:
-    """This thread's torch ops on one thread for the duration (restored after), so that the
-    concurrent directions compute as they would with `threads: 1` and do not compete for cores."""
-
-    def __enter__(self):
-        self.threads = torch.get_num_threads()
-        if self.threads != 1:
-            torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        if self.threads != 1:
-            torch.set_num_threads(self.threads)
-
-
-def _lstm_direction(x: torch.Tensor, weights: tuple[torch.Tensor, ...], train: bool) -> torch.Tensor:
-    """One direction over (B, L, E) from zero states -> (B, L, h): what nn.LSTM calls (oneDNN's kernel)."""
-    h0 = x.new_zeros(1, x.shape[0], weights[1].shape[1])
-    # (input, hx, weights, has_biases, num_layers, dropout, train, bidirectional, batch_first)
-    return torch.lstm(x, (h0, h0), weights, True, 1, 0.0, train, False, True)[0]
-
-
-def _both(run, first_args, second_args):
-    """run(*first_args) here and run(*second_args) on the direction thread, at once."""
-    with _OneThread():
-        second = _DirectionThread.submit(run, *second_args)
-        try:
-            first = run(*first_args)
-        finally:
-            second_result = second.result()
-    return first, second_result
-
-
-class _ConcurrentLSTM(torch.autograd.Function):
-    """(x_forwards, x_backwards, 4 forward weights, 4 backward weights) -> the two directions' states.
-    Autograd would run the two directions' backward kernels one after the other on one thread; here
-    each direction keeps its own graph (built on detached copies of the inputs) and both graphs are
-    differentiated at once."""
-
-    @staticmethod
-    def forward(ctx, x_forwards, x_backwards, train, *weights):
-        inputs = [[t.detach().requires_grad_(t.requires_grad) for t in (x, *w)] for x, w in ((x_forwards, weights[:4]), (x_backwards, weights[4:]))]
-
-        def run(leaves):
-            with torch.enable_grad():
-                return _lstm_direction(leaves[0], tuple(leaves[1:]), train)
-
-        ctx.inputs = inputs
-        ctx.outputs = _both(run, (inputs[0],), (inputs[1],))
-        return tuple(out.detach() for out in ctx.outputs)
-
-    @staticmethod
-    def backward(ctx, grad_forwards, grad_backwards):
-        def differentiate(output, leaves, grad):
-            wanted = [t for t in leaves if t.requires_grad]
-            grads = iter(torch.autograd.grad(output, wanted, grad) if wanted else ())
-            return [next(grads) if t.requires_grad else None for t in leaves]
-
-        (out_f, out_b), (in_f, in_b) = ctx.outputs, ctx.inputs
-        del ctx.outputs, ctx.inputs  # the graphs go as soon as they are used
-        grads_f, grads_b = _both(differentiate, (out_f, in_f, grad_forwards), (out_b, in_b, grad_backwards))
-        return grads_f[0], grads_b[0], None, *grads_f[1:], *grads_b[1:]
-
-
-def concurrent_lstm_directions(x_forwards: torch.Tensor, x_backwards: torch.Tensor, weights: list[torch.Tensor], train: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """A bidirectional LSTM's two directions, each over its own (B, L, E) input from zero states, run at
-    once on two threads, forward and backward -> their states (B, L, h) each. `weights`: nn.LSTM's
-    `_flat_weights` (W_ih, W_hh, b_ih, b_hh forwards, then backwards). The same oneDNN kernels as one
-    call per direction, and the same numbers as with one torch thread (tests/models/test_recurrence.py);
-    an SST training step's two directions take about half the time."""
-    needs_graph = torch.is_grad_enabled() and any(t.requires_grad for t in (x_forwards, x_backwards, *weights))
-    if needs_graph:
-        return _ConcurrentLSTM.apply(x_forwards, x_backwards, train, *weights)
-    return _both(_lstm_direction, (x_forwards, tuple(weights[:4]), train), (x_backwards, tuple(weights[4:]), train))
