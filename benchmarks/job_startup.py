@@ -196,6 +196,18 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f}–{max(values):.2f}"
 
 
+def shown_arguments(args) -> str:
+    """The command line with the reader's own folders as placeholders: `<run>` for the run folder whose
+    results/data/<dataset> was measured, `<baseline checkout>` for the baseline."""
+    text = " ".join(sys.argv[1:])
+    data = Path(args.data)
+    if data.resolve().parent.name == "data" and data.resolve().parent.parent.name == "results":
+        text = text.replace(str(args.data), f"<run>/results/data/{data.resolve().name}")
+    if args.baseline:
+        text = text.replace(str(args.baseline), "<baseline checkout>")
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="a preprocessed dataset folder, results/data/{dataset}")
@@ -251,12 +263,12 @@ def main() -> None:
     load_after = os.getloadavg()
     torch_median = statistics.median(torch_times)
     lines = [
-        f"Measured {datetime.date.today().isoformat()} on the 2-core CPU VM (shared with other work: medians of {args.rounds} interleaved rounds, "
+        f"Measured {datetime.date.today().isoformat()} on a {os.cpu_count()}-core {platform.machine().replace('_', '-')} CPU machine (medians of {args.rounds} interleaved rounds, "
         f"spread = min–max), Python {platform.python_version()}, torch {__import__('torch').__version__}, snakemake {__import__('snakemake').__version__}; "
         f"dataset `{dataset}` ({args.instances} test instance), `{args.model}` with random weights, {args.threads} torch thread(s) per job, device `{config['device']}`; "
         f"1-minute load average {load_before[0]:.1f} before, {load_after[0]:.1f} after.",
         "",
-        "    python benchmarks/job_startup.py " + " ".join(sys.argv[1:]),
+        "    python benchmarks/job_startup.py " + shown_arguments(args),
         "",
         f"`python -c 'import torch'`: median {torch_median:.2f} s (spread {spread(torch_times)}, {len(torch_times)} runs).",
         "",

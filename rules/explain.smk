@@ -14,7 +14,10 @@ rule explain_together:
     input:
         unpack(model_files),
     output:
-        [f"results/explain/{EXPLAIN_RUN}/{method}.jsonl" for method in EXPLAINED_TOGETHER],
+        [
+            f"results/explain/{EXPLAIN_RUN}/{method}.jsonl"
+            for method in EXPLAINED_TOGETHER
+        ],
     log:
         f"results/logs/explain/{EXPLAIN_RUN}/together.log",
     benchmark:
