@@ -409,8 +409,20 @@ def main() -> None:
 
 
 def _shown_arguments(args) -> str:
-    """The command line with the reader's own folders as placeholders (the original's checkout, the run)."""
-    text = " ".join(sys.argv[1:]).replace(str(args.original), "<checkout of J&W's code>")
+    """The command line with the reader's own folders as placeholders (the original's checkout, the run,
+    an output outside the repository), the scratch folder (`--work`, which changes no number) left out."""
+    argv, shown = list(sys.argv[1:]), []
+    while argv:
+        token = argv.pop(0)
+        if token == "--work" and argv:
+            argv.pop(0)
+            continue
+        if token == "--out" and argv:
+            out = Path(argv.pop(0)).resolve()
+            shown += [token, str(out.relative_to(REPO)) if out.is_relative_to(REPO) else "<file>"]
+            continue
+        shown.append(token)
+    text = " ".join(shown).replace(str(args.original), "<checkout of J&W's code>")
     for path in (args.data, args.vectors):
         run = Path(path).resolve().parents[2]
         text = text.replace(str(path), str(Path(path).resolve())).replace(str(run), "<run>")
@@ -420,7 +432,7 @@ def _shown_arguments(args) -> str:
 def report(results: dict, args: argparse.Namespace, checkout: Path, sizes: dict, vectors_meta: dict, loads: tuple[float, float], narrowed: dict) -> str:
     import torch
 
-    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "425a89a"
+    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "an unknown commit (not a git checkout)"
     original, ours = results["original"], results["ours"]
     load_before, load_after = loads
     lines = [

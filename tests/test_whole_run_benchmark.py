@@ -7,6 +7,7 @@ on the quick preset's generated data in the place of SST's. Nothing here is time
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -122,7 +123,11 @@ def test_the_whole_run_benchmark_runs_and_writes_its_tables(quick_run, tmp_path)
     vectors.mkdir(parents=True)
     words = [w for w in (data / "vocab.txt").read_text(encoding="utf-8").split("\n") if w]
     np.save(vectors / "vectors.npy", np.random.RandomState(0).standard_normal((len(words), 300)).astype(np.float32))
-    (vectors / "vectors.json").write_text(json.dumps({"source": "word2vec_local", "stand_in": "random, for this test"}), encoding="utf-8")
+    meta = {  # what train_model reads of a build_embeddings record: the digest it verifies, what it records
+        "vectors_sha256": hashlib.sha256((vectors / "vectors.npy").read_bytes()).hexdigest(),
+        "source": "word2vec_local", "stand_in": "random vectors, for this test", "why": "this test writes them",
+    }
+    (vectors / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
     out = tmp_path / "whole_run.md"
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, str(REPO / "benchmarks" / "jain_wallace_whole_run.py"), "--original", str(checkout), "--data", str(data),
