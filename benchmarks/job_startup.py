@@ -56,9 +56,6 @@ SEED = 10
 JOBS = ("explain_together", "explain/ig", "jw_correlations", "jw_permutation", "jw_adversarial")
 
 
-RECORD_FIELDS = ("id", "tokens", "label", "sentences", "question")  # a Document's own fields; the rest is its `extra`
-
-
 def cut_dataset(data: Path, out: Path, instances: int) -> None:
     """The preprocessed dataset `data` with its test split cut to its first `instances`, written as the
     preprocessing stage writes a dataset (`attnexp.data.preprocess.write_dataset`), so that its
@@ -68,10 +65,7 @@ def cut_dataset(data: Path, out: Path, instances: int) -> None:
     from attnexp.data.preprocess import dataset_stats, write_dataset
     from attnexp.runtime import read_vocab
 
-    def document(record: dict) -> Document:  # what `Document.to_record` wrote, read back
-        return Document(**{k: record[k] for k in RECORD_FIELDS if k in record}, extra={k: v for k, v in record.items() if k not in RECORD_FIELDS})
-
-    splits = {split: [document(r) for r in read_records(data / f"{split}.jsonl")] for split in SPLITS}
+    splits = {split: [Document.from_record(r) for r in read_records(data / f"{split}.jsonl")] for split in SPLITS}
     splits["test"] = splits["test"][:instances]
     vocab = read_vocab(data / "vocab.txt")
     stats = io.read_json(data / "stats.json")  # its other entries (the planted task's matrices) stay

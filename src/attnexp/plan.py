@@ -67,17 +67,16 @@ EXPLANATION_METHODS = tuple(EXPLAIN_SETTINGS)
 # less than the process start-up (Python, torch, the model) that a job of its own would add, and what
 # reads one of them (J&W's correlations, the battery) reads the others too
 EXPLAINED_TOGETHER = ("attention", "gradient", "loo")
-
-
-def explain_settings(config: dict, methods) -> dict:
-    """The settings the explain job of `methods` depends on: each method's declared keys, once."""
-    return {key: value for method in methods for key, value in EXPLAIN_SETTINGS[method].of(config).items()}
-
 SELF_ATTENTION_METHODS = ("rollout", "attattr")
 # faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
 RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}
 # experiment -> the dataset tasks it is defined for (absent: every task)
 TASKS: Mapping[str, tuple[str, ...]] = RegistryView(lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None})
+
+
+def explain_settings(config: dict, methods) -> dict:
+    """The settings the explain job of `methods` depends on: each method's declared keys, once."""
+    return {key: value for method in methods for key, value in EXPLAIN_SETTINGS[method].of(config).items()}
 
 
 class RunKey(NamedTuple):

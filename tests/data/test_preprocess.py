@@ -509,3 +509,12 @@ def test_data_files_are_the_files_a_rule_names_and_no_others():
         files.path("dev")
     with pytest.raises(ValueError, match=r"'stats' is no file of a preprocessed dataset; expected one of train, dev, test, vocab"):
         files.path("stats")
+
+
+def test_a_document_reads_back_from_its_record():
+    """Document.from_record is to_record's inverse, QA question and per-instance annotations included."""
+    plain = Document("d1", ["a", "b"], 1, [(0, 2)])
+    annotated = Document("d2", ["a", "b", "c"], "pos", [(0, 1), (1, 3)], question=["why"], extra={"rationale": [[0, 1]]})
+    for document in (plain, annotated):
+        record = json.loads(json.dumps(document.to_record()))  # as written to and read from a split file
+        assert Document.from_record(record).to_record() == record

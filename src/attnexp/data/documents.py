@@ -58,6 +58,15 @@ class Document:
         record.update(self.extra)
         return record
 
+    @classmethod
+    def from_record(cls, record: dict) -> "Document":
+        """The Document `to_record` wrote: its own fields, the rest its `extra`."""
+        own = ("id", "tokens", "label", "sentences", "question")
+        return cls(
+            **{k: record[k] for k in own if k in record},
+            extra={k: v for k, v in record.items() if k not in own},
+        )
+
 
 def split_off(docs: list[Document], fraction: float, seed: int, stratify: bool = True):
     """Deterministically split `docs` into (rest, held_out) with `fraction` held out, per label when

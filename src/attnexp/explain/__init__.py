@@ -195,14 +195,14 @@ def write_explanations(
     of its `{method}.jsonl`), all in one pass over the test split, on `device` (the config's `device`
     setting: auto | cpu | cuda). Each file holds its own method's keys, whichever methods were
     computed with it."""
+    unknown = sorted(set(outputs) - set(METHODS))
+    if unknown:  # before any work
+        raise ValueError(f"unknown explanation methods {unknown}; expected some of {METHODS}")
+    methods = tuple(m for m in METHODS if m in outputs)
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data, device=device)
     require(run.spec, "explain")
     examples = run.test_examples(data)
-    methods = tuple(m for m in METHODS if m in outputs)
-    unknown = sorted(set(outputs) - set(methods))
-    if unknown:
-        raise ValueError(f"unknown explanation methods {unknown}; expected some of {METHODS}")
     log(f"{run.spec.name}: {', '.join(methods)} of {len(examples)} test instances ({settings})")  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, methods)
     for method in methods:
