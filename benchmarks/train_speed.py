@@ -9,17 +9,20 @@ machine slows them alike):
 - packed_for_loop: the step before the padded-batch recurrence and the fused optimiser
   (`optimizer_implementation: for_loop`, torch's per-parameter Adam loop; recurrent encoders on packed
   sequences), with the reference's dropout and chunks;
+- previous: the step before the embedding's sparse backward and the HAN's sentences laid end to end
+  (`embedding_backward: dense`: nn.Embedding's own (V, E) gradient per call, clipped with torch's
+  clip_grad_norm_ rule; `han_layout: chunks`: conv/none word encoders in chunks, as the BiGRU);
 - default: config.yaml and the models as they stand;
 - lazy: the default with `embedding_update: lazy` (only the batch's embedding rows are updated, a
   deviation from the papers' Adam; a config option, not the default).
 
 Reports seconds per epoch (training steps alone, and with the per-epoch dev/test evaluation that
-`train_model` runs), the ratios to the reference, the selected epoch and its dev/test accuracy, and
+`train_model` runs), the ratios to the reference (or the `--baseline` variant), the selected epoch and its dev/test accuracy, and
 a per-step split (forward, backward, optimiser step; simple timers over `--profile-steps` batches,
 the variants alternating batch by batch). Inputs: `results/data/<dataset>` and
 `results/embeddings/<dataset>/vectors.npy` (`--results` names another results folder).
 
-    python benchmarks/train_speed.py [--dataset sst] [--model lstm-tanh] [--epochs 8] [--threads 2] [--results results] [--out benchmarks/train_speed.md]
+    python benchmarks/train_speed.py [--dataset sst] [--model lstm-tanh] [--epochs 8] [--threads 2] [--variants ...] [--baseline reference] [--results results] [--out benchmarks/train_speed.md]
 """
 
 from __future__ import annotations
@@ -39,14 +42,36 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 # variant -> settings overrides and model switches: `recurrence` (`BiRNN.implementation`, None: each
 # cell's default), `dropout_draws` (`bernoulli`: torch's nn.Dropout in place of the S&S models' `Dropout`),
-# `han_chunks` (`fixed`: word-level chunks of `sentence_chunk` sentences, whatever their padding)
+# `han_chunks` (`fixed`: word-level chunks of `sentence_chunk` sentences, whatever their padding),
+# `embedding_backward` (`dense`: the embedding keeps nn.Embedding's dense backward), `han_layout`
+# (`chunks`: a HAN's conv/none word encoder runs in chunks instead of sentences laid end to end)
 VARIANTS = {
-    "reference": {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"},
-    "packed_for_loop": {"optimizer_implementation": "for_loop", "recurrence": "packed", "dropout_draws": "bernoulli", "han_chunks": "fixed"},
+    "reference": {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed", "embedding_backward": "dense", "han_layout": "chunks"},
+    "packed_for_loop": {
+        "optimizer_implementation": "for_loop",
+        "recurrence": "packed",
+        "dropout_draws": "bernoulli",
+        "han_chunks": "fixed",
+        "embedding_backward": "dense",
+        "han_layout": "chunks",
+    },
+    "previous": {"embedding_backward": "dense", "han_layout": "chunks"},
     "default": {},
     "lazy": {"embedding_update": "lazy"},
 }
-SWITCHES = ("recurrence", "dropout_draws", "han_chunks")
+SWITCHES = ("recurrence", "dropout_draws", "han_chunks", "embedding_backward", "han_layout")
+
+
+class DenseBackwardEmbedding(torch.nn.Embedding):
+    """nn.Embedding that keeps its dense backward when training asks for sparse gradients."""
+
+    @property
+    def sparse(self) -> bool:
+        return False
+
+    @sparse.setter
+    def sparse(self, value: bool) -> None:
+        pass
 
 
 def prepared(model, overrides: dict):
@@ -67,10 +92,15 @@ def prepared(model, overrides: dict):
             for name, child in parent.named_children():
                 if isinstance(child, Dropout):
                     setattr(parent, name, nn.Dropout(child.p))
+    hierarchical = [m for m in copied.modules() if isinstance(m, HierarchicalClassifier)]
     if switches["han_chunks"] == "fixed":
-        for module in copied.modules():
-            if isinstance(module, HierarchicalClassifier):
-                module.step_cost_words = float("inf")  # never cut before `sentence_chunk` sentences
+        for module in hierarchical:
+            module.step_cost_words = float("inf")  # never cut before `sentence_chunk` sentences
+    if switches["han_layout"] == "chunks":
+        for module in hierarchical:
+            module.lay_out_sentences = False
+    if switches["embedding_backward"] == "dense" and isinstance(getattr(copied, "embedding", None), nn.Embedding):
+        copied.embedding.__class__ = DenseBackwardEmbedding
     return copied, overrides
 
 
@@ -103,7 +133,7 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
     model per variant, the variants alternating batch by batch over the first `steps` batches."""
     from attnexp.models.inputs import length_bucketed_batches
     from attnexp.runtime import batches_of
-    from attnexp.train import _optimizer, class_weights, supervised_objective
+    from attnexp.train import _EmbeddingGradients, _optimizer, class_weights, supervised_objective
 
     train = splits["train"]
     objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
@@ -113,22 +143,26 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
     for name, overrides in variants.items():
         copied, overrides = prepared(model, overrides)
         copied.train()
-        copied.embedding.sparse = (settings | overrides)["embedding_update"] == "lazy"
-        runs[name] = (copied, _optimizer(copied, settings | overrides), np.zeros(3))
+        gradients = _EmbeddingGradients(copied, settings | overrides)
+        if gradients.embedding is not None:
+            gradients.embedding.sparse = True  # as `gradients.sparse()` does for the training epochs
+        runs[name] = (copied, _optimizer(copied, settings | overrides), gradients, np.zeros(4))
     batches = list(batches_of(train, order[:steps], model.layout))
     for i, batch in enumerate(batches):
         for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
-            copied, optimizer, seconds = runs[name]
+            copied, optimizer, gradients, seconds = runs[name]
             t0 = time.perf_counter()
             loss = objective(copied, batch)
             t1 = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
             (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
             t2 = time.perf_counter()
-            optimizer.step()
+            gradients.after_backward(copied, settings["grad_clip"])
             t3 = time.perf_counter()
-            seconds += (t1 - t0, t2 - t1, t3 - t2)
-    return {name: 1000 * seconds / len(batches) for name, (_, _, seconds) in runs.items()}
+            optimizer.step()
+            t4 = time.perf_counter()
+            seconds += (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+    return {name: 1000 * seconds / len(batches) for name, (_, _, _, seconds) in runs.items()}
 
 
 def main() -> None:
@@ -139,12 +173,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2, help="torch threads (config train.threads: 2)")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--baseline", choices=list(VARIANTS), default="reference", help="the variant the speed-ups are to")
     parser.add_argument("--profile-steps", type=int, default=60, help="batches of the per-step split (0: none)")
     parser.add_argument("--results", type=Path, default=REPO / "results")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "train_speed.md")
     args = parser.parse_args()
-    if "reference" not in args.variants:
-        parser.error("--variants must include reference (the ratios are to it)")
+    if args.baseline not in args.variants:
+        parser.error(f"--variants must include {args.baseline} (the ratios are to it; --baseline names another)")
     from attnexp.train import train_epochs
 
     model, splits, settings, select_on, vectors = setup(args)
@@ -174,7 +209,7 @@ def main() -> None:
     split = profile_steps(model, splits, settings, variants, args.profile_steps, args.seed) if args.profile_steps else None
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    ref = results["reference"]
+    ref = results[args.baseline]
     ref_step = ref.timing["step_seconds"] / ref.timing["epochs_run"]
     ref_epoch = ref.timing["train_seconds"] / ref.timing["epochs_run"]
     rows = []
@@ -184,7 +219,7 @@ def main() -> None:
         epoch = result.timing["train_seconds"] / result.timing["epochs_run"]
         differs = max((result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict)
         rows.append(
-            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('recurrence') or 'default'} | {s.get('dropout_draws') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {step:.2f} | {ref_step / step:.2f}× | "
+            f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('embedding_backward') or 'rows'} | {s.get('recurrence') or 'default'} | {s.get('dropout_draws') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {s.get('han_layout') or 'laid out'} | {step:.2f} | {ref_step / step:.2f}× | "
             f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
             f"{result.test['accuracy']:.4f} | {result.test['accuracy'] - ref.test['accuracy']:+.4f} | {differs:.1e} |"
         )
@@ -200,8 +235,8 @@ def main() -> None:
         f"seed {args.seed}, vectors {vectors}, {args.threads} CPU threads; the variants' epochs alternate in one process "
         f"(peak RSS {peak_rss:,.0f} MB, all variants together).",
         "",
-        "| variant | optimizer_implementation | embedding_update | recurrence | dropout | HAN chunks | s/epoch training steps | speed-up | s/epoch with dev+test evaluation | speed-up | selected epoch | dev acc | test acc | test acc − reference | max abs weight difference to reference |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| variant | optimizer_implementation | embedding_update | embedding backward | recurrence | dropout | HAN chunks | HAN conv/none words | s/epoch training steps | speed-up | s/epoch with dev+test evaluation | speed-up | selected epoch | dev acc | test acc | test acc − {args.baseline} | max abs weight difference to {args.baseline} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]
     if split:
@@ -209,9 +244,9 @@ def main() -> None:
             "",
             f"Per training step, ms (simple timers, the first {args.profile_steps} batches, variants alternating batch by batch):",
             "",
-            "| variant | forward | zero_grad + backward | optimiser step | total |",
-            "|---|---|---|---|---|",
-            *(f"| {name} | {f:.1f} | {b:.1f} | {o:.1f} | {f + b + o:.1f} |" for name, (f, b, o) in split.items()),
+            "| variant | forward | zero_grad + backward | clipping, embedding gradient | optimiser step | total |",
+            "|---|---|---|---|---|---|",
+            *(f"| {name} | {f:.1f} | {b:.1f} | {c:.1f} | {o:.1f} | {f + b + c + o:.1f} |" for name, (f, b, c, o) in split.items()),
         ]
     text = "\n".join(table)
     print(text)

@@ -5,6 +5,7 @@ epoch-at-a-time form of `train_model` the benchmark alternates. Tiny models (tin
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 
 import pytest
@@ -112,6 +113,68 @@ def test_fused_and_foreach_steps_match_the_for_loop_step(config, implementation)
 
 
 # --------------------------------------------------------------------------------------------------
+# the embedding's gradient: written sparse, clipped and stepped dense
+
+
+@pytest.mark.parametrize("model_name, clip", [("lstm-tanh", None), ("han-conv", 10.0), ("han-rnn", 1e-3), ("flan-none", 1e-3)])
+def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_name, clip):
+    """Five steps through `_EmbeddingGradients` (sparse backward, rows scattered into a dense
+    gradient, clipping with the embedding's norm over its rows) end where nn.Embedding's dense
+    backward and torch's clip_grad_norm_ end, to float rounding; clipping active (1e-3) or not."""
+    from attnexp.train import _EmbeddingGradients
+
+    settings = tiny_settings(config, model_name, lr=1e-2, grad_clip=clip)
+    kind = "binary" if model_name == "lstm-tanh" else "multiclass"
+    states = []
+    for sparse in (True, False):
+        torch.manual_seed(0)
+        model, _ = build_and_initialise(parse_model_name(model_name, kind), VOCAB, 2, None, settings)
+        optimizer, gradients = _optimizer(model, settings), _EmbeddingGradients(model, settings)
+        objective = supervised_objective(1.0 if kind == "binary" else None)
+        start = model.embedding.weight.detach().clone()
+        with gradients.sparse() if sparse else contextlib.nullcontext():
+            for i in range(5):
+                torch.manual_seed(100 + i)  # the same dropout draws on both sides
+                loss = objective(model, collate(task_examples(16, 10 + i, "s"), model.layout))
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                assert model.embedding.weight.grad.is_sparse is sparse
+                if sparse:
+                    gradients.after_backward(model, clip)
+                    assert not model.embedding.weight.grad.is_sparse
+                elif clip is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), clip)
+                optimizer.step()
+        assert model.embedding.sparse is False
+        assert not torch.equal(model.embedding.weight, start)
+        states.append(model.state_dict())
+    for key, dense in states[1].items():
+        torch.testing.assert_close(states[0][key], dense, rtol=1e-4, atol=1e-5)  # Adam divides by |g|: rounding of tiny gradients shows
+
+
+def test_the_dense_gradient_holds_only_the_last_batchs_rows():
+    from attnexp.train import _EmbeddingGradients
+
+    class Embedded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = embedding_model(sparse=False)[0]
+
+        def forward(self, tokens):
+            return self.embedding(tokens)
+
+    model = Embedded()
+    gradients = _EmbeddingGradients(model, {"embedding_update": "dense", "grad_clip": None})
+    with gradients.sparse():
+        for tokens in ([[1, 2, 3, 1, 0, 0]], [[4, 5, 5, 0, 0, 0]]):
+            model.zero_grad(set_to_none=True)
+            model(torch.tensor(tokens)).pow(2).sum().backward()
+            gradients.after_backward(model, None)
+    grad = model.embedding.weight.grad
+    assert grad.abs().sum(dim=1).nonzero().flatten().tolist() == [4, 5]  # PAD (0) has none; rows 1-3 were zeroed
+
+
+# --------------------------------------------------------------------------------------------------
 # the lazy embedding update (a named deviation)
 
 
@@ -210,7 +273,9 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     spec = importlib.util.spec_from_file_location("train_speed", ROOT / "benchmarks" / "train_speed.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"}
+    older = {"embedding_backward": "dense", "han_layout": "chunks"}
+    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"} | older
+    assert module.VARIANTS["previous"] == older
     assert module.VARIANTS["default"] == {}  # config.yaml as it stands
     from tiny_models import flat, hierarchical, random_examples
     from torch import nn
@@ -222,6 +287,9 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     model = flat("lstm", "tanh")
     packed, overrides = module.prepared(model, module.VARIANTS["packed_for_loop"])
     assert overrides == {"optimizer_implementation": "for_loop"}
+    assert type(packed.embedding) is module.DenseBackwardEmbedding and type(model.embedding) is nn.Embedding
+    packed.embedding.sparse = True  # what training asks: this one keeps its dense backward
+    assert packed.embedding.sparse is False
     assert packed.encoder.implementation == "packed" and model.encoder.implementation == "per_direction"
     batch = collate(random_examples([7, 3, 11, 1]), "sos_eos")
     with torch.no_grad():
@@ -233,3 +301,6 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     assert reference.word_encoder.implementation == "per_direction" and han.word_encoder.implementation == "fused"
     assert type(reference.embedding_dropout) is nn.Dropout and type(han.embedding_dropout) is Dropout
     assert reference.step_cost_words == float("inf") and han.step_cost_words == 8
+    conv = hierarchical("han", "conv")
+    chunked, _ = module.prepared(conv, module.VARIANTS["previous"])
+    assert chunked.lay_out_sentences is False and conv.lay_out_sentences is True

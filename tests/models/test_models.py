@@ -317,8 +317,29 @@ def test_han_word_level_chunks_do_not_change_the_output(encoder):
     examples = make_examples()
     _, _, logits, alpha = run(model, examples)
     model.sentence_chunk = 1  # every sentence alone, padded to its own length
+    model.lay_out_sentences = False  # conv/none: in chunks too
     _, _, chunked_logits, chunked_alpha = run(model, examples)
     assert torch.allclose(logits, chunked_logits, atol=1e-5) and torch.allclose(alpha, chunked_alpha, atol=1e-6)
+
+
+@pytest.mark.parametrize("encoder", ["conv", "none"])
+def test_han_sentences_laid_end_to_end_encode_as_alone(encoder):
+    """The laid-out word level gives each sentence what it gets encoded alone: the same word
+    attention, sentence vectors and gradients, whatever the PAD row holds."""
+    model = hierarchical("han", encoder)
+    assert model.word_encoder.reach == (2 if encoder == "conv" else 0)
+    with torch.no_grad():
+        model.embedding.weight[PAD] = 0.5  # padding's embedding never reaches a state
+    batch = collate(make_examples(), model.layout)
+    outputs = []
+    for laid_out in (True, False):
+        model.lay_out_sentences, model.sentence_chunk = laid_out, 1
+        model.zero_grad()
+        sentences, present, words = model._words_to_sentences(batch)
+        sentences.pow(2).sum().backward()
+        outputs.append((sentences, words, model.embedding.weight.grad.clone(), model.word_attention.proj.weight.grad.clone()))
+    for laid_out, alone in zip(*outputs):
+        torch.testing.assert_close(laid_out, alone, atol=1e-6, rtol=1e-5)
 
 
 def test_sentences_layout_pads_both_axes():

@@ -54,10 +54,15 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
         """hidden (B, L, H), mask (B, L), query (B, Q) for QA -> weights (B, L)."""
+        return masked_softmax(self.scores(hidden, query), mask)
+
+    def scores(self, hidden: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+        """The unnormalised s_t, (B, L): each position's own, so they can be computed where the
+        states lie and normalised in another layout (a HAN's sentences laid end to end)."""
         projected = self.proj(hidden)  # (B, L, P)
         if self.query_proj is not None:
             projected = projected + self.query_proj(query)[:, None, :]
-        return masked_softmax(self.v(torch.tanh(projected)).squeeze(-1), mask)
+        return self.v(torch.tanh(projected)).squeeze(-1)
 
 
 class ScaledDotAttention(nn.Module):

@@ -1,4 +1,5 @@
-"""Sequence encoders: (B, L, E) embeddings + lengths -> (B, L, D) states, zero at padding.
+"""Sequence encoders: (B, L, E) embeddings + lengths -> (B, L, D) states, zero at padding. Each has
+`out_dim` (D) and `reach`: how many positions either side a state depends on (None: the whole row).
 
 Jain & Wallace (§2): `lstm` (BiLSTM), `cnn` (kernels 1,3,5,7, ReLU), `average` (per-token tanh
 projection). Serrano & Smith (§1): `rnn` (BiGRU), `conv` (kernels 3,5, input dropout), `none`
@@ -43,6 +44,7 @@ class BiRNN(nn.Module):
         self.cell = cell
         self.rnn = rnn(input_dim, hidden, batch_first=True, bidirectional=True)
         self.out_dim = 2 * hidden
+        self.reach = None  # a state depends on the whole row
         self.implementation = "fused" if cell == "gru" else "per_direction"
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -159,6 +161,7 @@ class Convolutional(nn.Module):
         self.dropout = Dropout(input_dropout)
         self.convs = nn.ModuleList(nn.Conv1d(input_dim, filters, k, padding=k // 2) for k in kernel_sizes)
         self.out_dim = filters * len(kernel_sizes)
+        self.reach = max(kernel_sizes) // 2  # a state depends on this many positions either side
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         present = present_mask(lengths, x.shape[1])[:, :, None]  # (B, L, 1)
@@ -174,6 +177,7 @@ class TokenProjection(nn.Module):
         super().__init__()
         self.project = nn.Linear(input_dim, hidden)
         self.out_dim = hidden
+        self.reach = 0
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.project(x)) * present_mask(lengths, x.shape[1])[:, :, None]
@@ -185,6 +189,7 @@ class Identity(nn.Module):
     def __init__(self, input_dim: int):
         super().__init__()
         self.out_dim = input_dim
+        self.reach = 0
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         return x * present_mask(lengths, x.shape[1])[:, :, None]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnexp.models.attention import AdditiveAttention, present_mask
+from attnexp.models.attention import AdditiveAttention, masked_softmax, present_mask
 from attnexp.models.encoders import Dropout, build_encoder
 from attnexp.models.inputs import Batch, Encoded
 
@@ -40,6 +40,7 @@ class HierarchicalClassifier(nn.Module):
     sentence_chunk = 256  # at most this many sentences encoded together at the word level
     # what one more position of a chunk's recurrent loop costs, in padded words encoded (`_chunks`)
     step_cost_words = 8
+    lay_out_sentences = True  # conv/none word encoders: sentences end to end (False: in chunks, as the BiGRU)
 
     def __init__(self, cfg: HierarchicalConfig):
         super().__init__()
@@ -79,16 +80,57 @@ class HierarchicalClassifier(nn.Module):
 
     def _words_to_sentences(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(B, S, W) words -> sentence vectors (B, S, D), the sentence mask (B, S) and the word
-        attention within each sentence (B, S, W).
-
-        Only real sentences are encoded, sorted by length and in chunks padded to their own longest
-        sentence (`_chunks`): documents mix 5- and 500-word sentences, and padding every sentence of
-        the batch to the longest one would multiply the work (each sentence is encoded independently,
-        so the result is the same)."""
+        attention within each sentence (B, S, W). Only real sentences are encoded, each on its own:
+        laid end to end (`_encode_laid_out`) where the word encoder sees a bounded neighbourhood
+        (conv, none), else in chunks of similar length (`_encode_in_chunks`, the BiGRU)."""
         B, S, W = batch.tokens.shape
         present = batch.sentence_lengths > 0  # (B, S)
         words = batch.tokens[present]  # (N, W)
         lengths = batch.sentence_lengths[present]  # (N,)
+        if self.word_encoder.reach is not None and self.lay_out_sentences:
+            vectors, word_attention = self._encode_laid_out(words, lengths)
+        else:
+            vectors, word_attention = self._encode_in_chunks(words, lengths)
+        sentences = vectors.new_zeros(B, S, vectors.shape[-1])
+        sentences[present] = vectors
+        words_in_sentences = word_attention.new_zeros(B, S, W)
+        words_in_sentences[present] = word_attention
+        return sentences, present, words_in_sentences
+
+    def _encode_laid_out(self, words: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sentences (N, W) laid end to end in one row, `reach` padding positions before and after
+        each, so that a state sees what it would see alone: a "same" convolution's zeros at either end
+        of its sentence. Every position of the row is a real word or needed padding, where padding
+        each sentence to the longest would encode twice the words of a typical review's batch (and
+        chunks of similar length make many small calls). -> sentence vectors (N, D), word attention
+        (N, W)."""
+        N, W = words.shape
+        gap = self.word_encoder.reach
+        present = present_mask(lengths, W)  # (N, W)
+        starts = gap + torch.cumsum(lengths + gap, 0) - (lengths + gap)  # (N,) each sentence's first position
+        width = int(starts[-1] + lengths[-1]) + gap if N else 0
+        positions = (starts[:, None] + torch.arange(W, device=words.device))[present]  # (R,) the real words' places
+        row = words.new_zeros(width)
+        row[positions] = words[present]
+        real = torch.zeros(width, dtype=torch.bool, device=words.device)
+        real[positions] = True
+        # padding's embedding zeroed here, not left to the PAD row's values
+        x = self.embedding_dropout(self.embedding(row[None])) * real[None, :, None]  # (1, T, E)
+        states = self.word_encoder(x, lengths.new_tensor([width]))[0]  # (T, D)
+        scores = words.new_zeros(N, W, dtype=states.dtype)
+        scores[present] = self.word_attention.scores(states[None])[0, positions]
+        word_attention = masked_softmax(scores, present)  # (N, W)
+        # each sentence's attention-weighted sum of its states: a (N, T) matrix of its weights times the states
+        sentence = torch.arange(N, device=words.device)[:, None].expand(N, W)[present]  # (R,)
+        weights = states.new_zeros(N, width)
+        weights[sentence, positions] = word_attention[present]
+        return weights @ states, word_attention
+
+    def _encode_in_chunks(self, words: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sentences (N, W) sorted by length and encoded in chunks, each padded to its own longest
+        sentence (`_chunks`): documents mix 5- and 500-word sentences, and padding every sentence of
+        the batch to the longest one would multiply the recurrent work. -> sentence vectors (N, D),
+        word attention (N, W)."""
         vectors, word_attention = [], words.new_zeros(words.shape, dtype=self.embedding.weight.dtype)  # (N, W)
         order = torch.argsort(lengths, stable=True)
         for chunk in self._chunks(order, lengths[order]):
@@ -98,12 +140,7 @@ class HierarchicalClassifier(nn.Module):
             alpha = self.word_attention(states, present_mask(lengths[chunk], width))  # (n, w)
             vectors.append((alpha.unsqueeze(-1) * states).sum(dim=1))  # (n, D)
             word_attention[chunk, :width] = alpha
-        vectors = torch.cat(vectors)[torch.argsort(order)]  # back to batch order, (N, D)
-        sentences = vectors.new_zeros(B, S, vectors.shape[-1])
-        sentences[present] = vectors
-        words_in_sentences = word_attention.new_zeros(B, S, W)
-        words_in_sentences[present] = word_attention
-        return sentences, present, words_in_sentences
+        return torch.cat(vectors)[torch.argsort(order)], word_attention  # back to batch order
 
     def _chunks(self, order: torch.Tensor, sorted_lengths: torch.Tensor) -> list[torch.Tensor]:
         """Cut the sentences, sorted by length, into chunks that are encoded together, each padded to
