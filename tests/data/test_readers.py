@@ -450,17 +450,18 @@ def test_snli_label_ids_sorted_by_name():
     assert snli.LABELS == {"contradiction": 0, "entailment": 1, "neutral": 2}
 
 
-def test_snli_substitute_files(tmp_path):
+def test_snli_without_a_training_file_carves_train_and_dev_from_dev(tmp_path):
     dev_lines = "".join(_snli_line(gold, f"Premise {i}.", f"Hypothesis {i}.")
                         for i in range(20) for gold in ("entailment", "neutral", "contradiction", "-"))
-    _write(tmp_path, "snli_1.0_dev.first1289lines.jsonl", dev_lines)
-    _write(tmp_path, "snli_1.0_test.1277lines.unverified-subset.jsonl", "".join(_snli_line(*p) for p in SNLI_PAIRS))
+    _write(tmp_path, "snli_1.0_dev.jsonl", dev_lines)
+    _write(tmp_path, "snli_1.0_test.jsonl", "".join(_snli_line(*p) for p in SNLI_PAIRS))
     splits = snli.read(SourceFiles([tmp_path]), {"substitute_dev_fraction": 0.15, "split_seed": 16377})
-    # 20 per class from the dev prefix; dev = round(0.15 * 20) = 3 per class, the rest is train
+    # 20 per class from the dev file; dev = round(0.15 * 20) = 3 per class, the rest is train
     assert _labels(splits["dev"]) == {0: 3, 1: 3, 2: 3}
     assert _labels(splits["train"]) == {0: 17, 1: 17, 2: 17}
     assert all(d.id.startswith("dev-") for d in splits["train"] + splits["dev"])
-    assert [d.label for d in splits["test"]] == [2, 1, 0]
+    assert not {d.id for d in splits["train"]} & {d.id for d in splits["dev"]}
+    assert [d.label for d in splits["test"]] == [2, 1, 0] and all(d.id.startswith("test-") for d in splits["test"])
 
 
 def test_snli_unknown_label_and_bad_record(tmp_path):

@@ -3,9 +3,10 @@
 Gold label "-" (no annotator consensus) dropped; labels by sorted name: 0 contradiction, 1 entailment,
 2 neutral (D-SNLI); official splits.
 
-The offline mirror holds no training split, only a 1,289-line prefix of dev and a 1,277-line test
-subset of unknown derivation (smoke-test data, D-DATA). With those substitutes the dev prefix is split
-85/15 into train/dev (`substitute_dev_fraction`); `stats.json` flags the substitute files.
+Without the training file (the offline mirror holds the archive's canonical dev and test members
+only, D-DATA), train and dev are carved from the canonical dev file, stratified by label
+(`substitute_dev_fraction` of it is dev), and test is the canonical test file: a labelled stand-in
+for training, evaluated on the real test set; `stats.json` flags the substitute files.
 """
 
 from __future__ import annotations
@@ -37,13 +38,10 @@ def _pairs(path, split):
 
 
 def read(files, cfg):
+    dev = _pairs(files.find("snli_1.0_dev.jsonl"), "dev")
+    test = _pairs(files.find("snli_1.0_test.jsonl"), "test")
     train_path = files.find("snli_1.0_train.jsonl", required=False)
     if train_path is not None:
-        return {
-            "train": _pairs(train_path, "train"),
-            "dev": _pairs(files.find("snli_1.0_dev.jsonl"), "dev"),
-            "test": _pairs(files.find("snli_1.0_test.jsonl"), "test"),
-        }
-    dev_prefix = _pairs(files.find("snli_1.0_dev.first1289lines.jsonl"), "dev")
-    train, dev = split_off(dev_prefix, cfg["substitute_dev_fraction"], cfg["split_seed"])
-    return {"train": train, "dev": dev, "test": _pairs(files.find("snli_1.0_test.1277lines.unverified-subset.jsonl"), "test")}
+        return {"train": _pairs(train_path, "train"), "dev": dev, "test": test}
+    train, dev = split_off(dev, cfg["substitute_dev_fraction"], cfg["split_seed"])
+    return {"train": train, "dev": dev, "test": test}
