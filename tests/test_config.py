@@ -152,6 +152,15 @@ def test_source_without_checksum(config):
     assert "'datasets.sst.sources.0'" in message and "checksum" in message and "required" in message
 
 
+def test_babi_trained_on_its_dev_questions_must_select_on_test(config):
+    config["datasets"]["babi2"]["train_includes_dev"] = True
+    assert "'datasets.babi2.train_includes_dev': true trains on the dev questions, so the dataset must select on test" in _error(config)
+    config["datasets"]["babi2"]["select_on"] = "test"
+    validate_config(config)
+    config["datasets"]["sst"]["train_includes_dev"] = True
+    assert "'datasets.sst.train_includes_dev': only the bAbI readers" in _error(config)
+
+
 def test_substitute_file_without_checksum(config):
     del config["datasets"]["imdb"]["sources"][0]["substitute"]["files"][0]["sha256"]
     message = _error(config)

@@ -177,7 +177,8 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
 
 
 def _consistency_problems(config: dict) -> list[str]:
-    """Rules JSON Schema says clumsily: one checksum per file; enabled datasets have inputs."""
+    """Rules JSON Schema says clumsily: one checksum per file; enabled datasets have inputs; bAbI
+    trained on its dev questions selects on test."""
     problems = []
     for name, ds in config["datasets"].items():
         for i, source in enumerate(ds.get("sources", [])):
@@ -201,6 +202,10 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}")
         elif ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
             problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
+        if ds.get("train_includes_dev") and name not in ("babi1", "babi2", "babi3"):
+            problems.append(f"config key 'datasets.{name}.train_includes_dev': only the bAbI readers (babi1-3) read it")
+        elif ds.get("train_includes_dev") and ds.get("select_on", config["train"]["select_on"]) != "test":
+            problems.append(f"config key 'datasets.{name}.train_includes_dev': true trains on the dev questions, so the dataset must select on test (select_on: test), not dev")
     for paper in PAPERS.values():  # each paper's own checks of its section
         problems += paper.config_problems(config) if paper.config_problems else []
     # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable

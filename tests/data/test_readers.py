@@ -404,6 +404,10 @@ def test_babi_read(tmp_path):
     assert len(splits["dev"]) == 3 and len(splits["train"]) == 7  # not stratified: round(0.3 * 10)
     assert [d.label for d in splits["test"]] == ["bathroom", "hallway", "kitchen"]
     assert sorted(d.label for d in splits["train"] + splits["dev"]) == sorted(f"room{i}" for i in range(10))
+    # J&W's Table 2 models: trained on every training question; the same dev questions report
+    whole = babi.read(SourceFiles([tmp_path]), {"name": "babi2", "dev_fraction": 0.3, "split_seed": 16377, "train_includes_dev": True})
+    assert [d.id for d in whole["dev"]] == [d.id for d in splits["dev"]]
+    assert [d.id for d in whole["train"]] == sorted(d.id for d in splits["train"] + splits["dev"])
 
 
 @pytest.mark.parametrize("text, where", [

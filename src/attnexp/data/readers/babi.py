@@ -2,8 +2,10 @@
 
 Each question is one instance: the passage is every statement of its story so far, joined with " . "
 (each statement is one sentence span), the question is the question line, the label is the answer
-word. Official train/test; dev = 15 % of train (random_state 16377, not stratified).
-The mirror's qa3 stand-in is the 1k training file (D-DATA), which `stats.json` records.
+word. Official train/test; dev = 15 % of train (random_state 16377, not stratified), held out of
+training unless `train_includes_dev` (J&W's Table 2 models trained on all 10,000 questions and were
+selected on test, D-BABI; dev then only reports). The mirror's qa3 stand-in is the 1k training file
+(D-DATA), which `stats.json` records.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def parse_task_file(path, split: str) -> list[Document]:
 
 def read(files, cfg):
     stem = TASK_FILES[cfg["name"]]
-    train = parse_task_file(files.find(f"{stem}_train.txt"), "train")
-    train, dev = split_off(train, cfg["dev_fraction"], cfg["split_seed"], stratify=False)
+    questions = parse_task_file(files.find(f"{stem}_train.txt"), "train")
+    train, dev = split_off(questions, cfg["dev_fraction"], cfg["split_seed"], stratify=False)
+    if cfg.get("train_includes_dev"):
+        train = questions
     return {"train": train, "dev": dev, "test": parse_task_file(files.find(f"{stem}_test.txt"), "test")}
