@@ -1,7 +1,7 @@
 """The published results section: one command turns a run folder into Markdown pages for GitHub.
 
     python -m attnexp.publish RUN --out docs/replication [--readme README.md] [--name NAME] [--force]
-        [--embeddings-comparison RUN2 [--comparison-name NAME2]]
+        [--embeddings-comparison RUN2 [--comparison-name NAME2]] [--allow-mixed-commits]
 
 Pages written into OUT (`PAGES`): `README.md`, the index (a note at the top when the run is
 incomplete or comes from another config or commit, the scorecard per paper with links, every miss
@@ -19,6 +19,9 @@ or figure is refused with one line:
   until they fit; their captions come from `report/*.rst`;
 - `results/run/run.json`, `results/run/config.yaml` (rule `record_run`): the effective config, its
   config files, the commit, the run's targets (what counts as missing);
+- `results/logs/**/*.log`: the commit each job ran under (each log's first line); a run whose jobs
+  ran under several commits is refused unless `--allow-mixed-commits`, and then the provenance says
+  which jobs ran under which;
 - `results/benchmarks/**/*.tsv` (compute time) and `.snakemake/log/*.snakemake.log` (wall time).
 
 With `--embeddings-comparison RUN2` (a run of `presets/replication_word2vec.yaml`), the J&W page also
@@ -38,9 +41,8 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from io import BytesIO
 from pathlib import Path
@@ -54,6 +56,7 @@ from attnexp.markdown import to_markdown
 from attnexp.papers import PAPERS, RegistryView
 from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Table
 from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.workflow import JOB_COMMIT, checkout_commit
 
 __all__ = [
     "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
@@ -128,20 +131,6 @@ def config_digest(config: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _git(repo: str | Path, *args: str) -> str | None:
-    try:
-        result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return result.stdout.strip() if result.returncode == 0 else None
-
-
-def _commit(repo: str | Path) -> tuple[str | None, bool | None]:
-    commit = _git(repo, "rev-parse", "HEAD")
-    status = _git(repo, "status", "--porcelain", "--untracked-files=no") if commit else None
-    return commit, (None if status is None else bool(status))
-
-
 def _shown_path(path: str | Path, base: str | Path) -> str:
     """A path relative to `base` when inside it, else its file name."""
     path, base = Path(os.path.abspath(path)), Path(os.path.abspath(base))
@@ -159,7 +148,7 @@ def workflow_source(basedir: str | Path, configfiles, overrides) -> dict:
     """What made a run besides its config: the commit of the workflow's checkout (and whether it had
     uncommitted changes), the config files (the workflow's config.yaml, then each --configfile, by
     their path in the checkout or their name) and the --config overrides."""
-    commit, dirty = _commit(basedir)
+    commit, dirty = checkout_commit(basedir)
     files = [Path(basedir) / "config.yaml", *map(Path, configfiles)]
     return {
         "commit": commit,
@@ -196,6 +185,7 @@ class Run:
     config: dict | None
     config_text: bytes | None
     notes: list[str]  # problems reading the run
+    job_commits: dict[str, list[str]] = field(default_factory=dict)  # `job_commits`
 
 
 def _claims_order(path: Path) -> tuple[int, str]:
@@ -248,7 +238,57 @@ def read_run(root: str | Path) -> Run:
     card, card_source = _load_scorecard(root, notes, same_data_stand_ins(config) if isinstance(config, dict) else frozenset())
     if not tables and card is None and not pngs:
         raise PublishError(f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png")
-    return Run(root, tables, card, card_source, pngs, record, config, config_text, notes)
+    return Run(root, tables, card, card_source, pngs, record, config, config_text, notes, job_commits(root))
+
+
+NOT_RECORDED = "not recorded"
+
+
+def job_commits(root: str | Path) -> dict[str, list[str]]:
+    """The commit each job of the run folder ran under, from the first line of its log
+    (`results/logs/**/*.log`, written by `attnexp.workflow.log_to`): {commit in words: [its logs,
+    relative to results/logs]}. A log without that line (a job run before jobs recorded their commit)
+    counts under `NOT_RECORDED`."""
+    found: dict[str, list[str]] = {}
+    base = Path(root) / "results" / "logs"
+    for path in sorted(base.rglob("*.log")) if base.is_dir() else []:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            first = f.readline().rstrip("\n")
+        commit = first[len(JOB_COMMIT):] if first.startswith(JOB_COMMIT) else NOT_RECORDED
+        found.setdefault(commit, []).append(path.relative_to(base).as_posix())
+    return found
+
+
+def _job_commit_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
+    """The provenance row of the commits the jobs ran under, a table of them when there are several,
+    and the note for the top of the index."""
+    commits = run.job_commits
+    total = sum(map(len, commits.values()))
+    if not commits:
+        return [], []
+    if len(commits) == 1:
+        (commit, logs), = commits.items()
+        if commit == NOT_RECORDED:
+            return [("jobs", f"{_count(total, 'job log')}; none names the commit it ran under")], []
+        return [("jobs", f"every one of the {_count(total, 'job')} ran at commit `{commit}` (the first line of its log)")], []
+    rows = [("jobs", f"{_count(total, 'job')} under {len(commits)} commits: " + "; ".join(f"`{c}` {len(logs)}" for c, logs in sorted(commits.items())))]
+    note = (f"**Mixed commits.** The jobs of this run ran under {len(commits)} different commits (published with "
+            "`--allow-mixed-commits`); the provenance lists which jobs ran under which.")
+    return rows, [note]
+
+
+def _job_commit_table(run: Run) -> list[str]:
+    """Which rules' jobs ran under which commit, when there are several."""
+    if len(run.job_commits) < 2:
+        return []
+    rows = []
+    for commit, logs in sorted(run.job_commits.items()):
+        stages: dict[str, int] = {}
+        for log in logs:
+            stage = log.split("/")[0].removesuffix(".log")
+            stages[stage] = stages.get(stage, 0) + 1
+        rows.append({"commit": commit, "jobs": len(logs), "rules (jobs)": ", ".join(f"{k} ({v})" for k, v in sorted(stages.items()))})
+    return ["Jobs per commit (from the first line of each job's log under `results/logs/`):", "", to_markdown(pd.DataFrame(rows))]
 
 
 def _job_seconds(root: Path) -> list[tuple[str, float]]:
@@ -770,7 +810,7 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
                            f"`{RUN_CONFIG}` in the run folder"))
     notes = _config_notes(record, words)
     commit, dirty = record.get("commit"), record.get("uncommitted_changes")
-    here, _ = _commit(REPO)
+    here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
     if commit and here and commit != here:
@@ -827,11 +867,14 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
     else:
         record_rows, notes = _record_rows(run)
         rows += record_rows
+    commit_rows, commit_notes = _job_commit_rows(run)
+    rows += commit_rows
+    notes += commit_notes
     jobs = _job_seconds(run.root)
     rows += _time_rows(run.root, jobs)
     rows.append(("published with", f"`{command}`"))
     table = pd.DataFrame(rows, columns=["", "value"])
-    return ["## Provenance", "", to_markdown(table)] + _time_tables(run.root, jobs), notes
+    return ["## Provenance", "", to_markdown(table)] + _job_commit_table(run) + _time_tables(run.root, jobs), notes
 
 
 def _companion(run: Run, comparison: Run, comparison_name: str) -> dict[str, list[str]]:
@@ -963,9 +1006,11 @@ def _relative(path: str | Path) -> str:
 
 
 def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None,
-            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None, note: str | Path | None = None) -> Built:
-    """Read the run, build every page in memory, refuse an emptier page (unless `force`), write.
-    `note`: a Markdown file on how the run was made, shown at the top of the index."""
+            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None, note: str | Path | None = None,
+            allow_mixed_commits: bool = False) -> Built:
+    """Read the run, refuse one whose jobs ran under several commits (unless `allow_mixed_commits`),
+    build every page in memory, refuse an emptier page (unless `force`), write. `note`: a Markdown
+    file on how the run was made, shown at the top of the index."""
     out = Path(out)
     name = name or _relative(run_dir)
     command = f"python -m attnexp.publish {name} --out {_relative(out)}"
@@ -982,6 +1027,13 @@ def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = No
         except OSError as err:
             raise PublishError(f"{note}: cannot read the note ({err.strerror})") from err
     run = read_run(run_dir)
+    if len(run.job_commits) > 1:
+        if not allow_mixed_commits:
+            counts = ", ".join(f"{commit} ({len(logs)})" for commit, logs in sorted(run.job_commits.items()))
+            raise PublishError(f"{run_dir}: its jobs ran under {len(run.job_commits)} commits (jobs: {counts}); a published run is made by one "
+                               "commit: rerun it from one commit in a fresh folder, or pass --allow-mixed-commits to publish it with a table "
+                               "of which jobs ran under which", code=1)
+        command += " --allow-mixed-commits"
     built = build(run, name, command, comparison, comparison_name or "", note_text)
     readme = Path(readme) if readme else None
     if not force:
@@ -1024,11 +1076,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings-comparison", metavar="RUN2", help="a companion run of the same J&W models with other vectors "
                         "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses")
     parser.add_argument("--comparison-name", help="how the pages name the companion run (default: its folder as given)")
+    parser.add_argument("--allow-mixed-commits", action="store_true", help="publish a run whose jobs ran under several commits "
+                        "(their first log lines differ), with a table of which jobs ran under which")
     parser.add_argument("--note", metavar="FILE", help="a Markdown file on how the run was made (e.g. what was rerun with which commit), shown at the top of the index")
     args = parser.parse_args(argv)
     try:
         built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name,
-                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name, note=args.note)
+                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name, note=args.note,
+                        allow_mixed_commits=args.allow_mixed_commits)
     except PublishError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.code

@@ -1,6 +1,7 @@
-"""What every rule script shares: its stderr goes to the rule's log, progress of long jobs to the
-console, and expected failures end the job with one readable line instead of a traceback. And the
-Snakefile's check of the targets a command line asks for (`unknown_targets`)."""
+"""What every rule script shares: its stderr goes to the rule's log, which opens with the commit of
+the code that runs the job (`JOB_COMMIT`), progress of long jobs to the console, and expected
+failures end the job with one readable line instead of a traceback. And the Snakefile's check of the
+targets a command line asks for (`unknown_targets`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import difflib
 import errno
 import re
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -91,12 +93,43 @@ def unknown_targets(requested: list[str], rules: list[str], target_rules: list[s
         raise UnknownTargetError("\n".join(problems))
 
 
+# The checkout whose code a job runs: the workflow puts its own src/ first on the jobs' PYTHONPATH
+CHECKOUT = Path(__file__).resolve().parents[2]
+# A job log's first line: JOB_COMMIT + the commit (and " with uncommitted changes"), or "unknown (...)"
+JOB_COMMIT = "attnexp commit: "
+
+
+def _git(repo: str | Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def checkout_commit(repo: str | Path = CHECKOUT) -> tuple[str | None, bool | None]:
+    """(HEAD's commit, whether tracked files differ from it) of the git checkout at `repo`; (None,
+    None) outside one."""
+    commit = _git(repo, "rev-parse", "HEAD")
+    status = _git(repo, "status", "--porcelain", "--untracked-files=no") if commit else None
+    return commit, (None if status is None else bool(status))
+
+
+def commit_words(commit: str | None, dirty: bool | None) -> str:
+    """`<commit>`, `<commit> with uncommitted changes` or `unknown (not a git checkout)`."""
+    if not commit:
+        return "unknown (not a git checkout)"
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
 def log_to(path: str) -> Callable[[str], None]:
-    """Send stderr to the rule's log file (first thing a script does) and return a line logger that
-    also echoes progress lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job
-    through `fail_cleanly`: the output being written is not kept, and the job says so in one line."""
+    """Send stderr to the rule's log file (first thing a script does), open it with the line naming
+    the commit that runs the job (`JOB_COMMIT`), and return a line logger that also echoes progress
+    lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job through
+    `fail_cleanly`: the output being written is not kept, and the job says so in one line."""
     console = sys.stderr
     sys.stderr = open(path, "w", buffering=1, encoding="utf-8")
+    print(JOB_COMMIT + commit_words(*checkout_commit()), file=sys.stderr, flush=True)
     progress = ConsoleProgress(path, console)
     signal.signal(signal.SIGTERM, _interrupted)  # Snakemake, a scheduler or a user stopping the job
 
