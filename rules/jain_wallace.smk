@@ -129,6 +129,12 @@ rule jw_tables:
             f"{run.path('results/jain_wallace')}/correlations.csv" for run in JW_RUNS
         ],
         metrics=[f"{run.path('results/models')}/metrics.json" for run in JW_RUNS],
+        permutation=[
+            f"{run.path('results/jain_wallace')}/permutation.csv" for run in JW_RUNS
+        ],
+        adversarial=[
+            f"{run.path('results/jain_wallace')}/adversarial.csv" for run in JW_RUNS
+        ],
         published=PUBLISHED / "jain_wallace_table2.csv",
         mean_tau=PUBLISHED / "jain_wallace_mean_tau.csv",
     output:
@@ -155,6 +161,7 @@ rule jw_tables:
         significance=JW["significance"],
         tolerance=JW["table2_tolerance"],
         loo_op=config["explain"]["loo_op"],
+        findings=JW["findings"],
     script:
         "../scripts/jw_tables.py"
 

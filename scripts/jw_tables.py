@@ -1,4 +1,5 @@
-"""Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, and the
+"""Rule jw_tables: Table 2 beside J&W's numbers, the correlation summary of every model, the claims
+(Table 2, J&W's committed means, the permutation and adversarial findings on every seed), and the
 encoder comparison figure."""
 
 from attnexp.papers.jain_wallace.plots import encoder_comparison
@@ -17,6 +18,9 @@ with fail_cleanly(ValueError, KeyError):
         loo_op=snakemake.params.loo_op,
         out=snakemake.output,
         mean_tau_path=snakemake.input.mean_tau,
+        permutation_paths=snakemake.input.permutation,
+        adversarial_paths=snakemake.input.adversarial,
+        findings=snakemake.params.findings,
     )
 save_figure(encoder_comparison(summary), snakemake.output.encoders_pdf, snakemake.output.encoders_png)
 log(f"{len(snakemake.input.correlations)} models tabulated")

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, claims_markdown, concatenate, numeric_verdict, read_claims, write_claims
+from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, claims_markdown, concatenate, finding, numeric_verdict, read_claims, write_claims
 
 
 def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
@@ -125,7 +125,33 @@ def test_claims_markdown_counts_verdicts_per_paper_and_lists_every_row():
     assert "| Jain & Wallace 2019 | differs | 1 |" in text
     assert "| Jain & Wallace 2019 | not comparable | 1 |" in text  # counted by the verdict before its reason
     assert "| Serrano & Smith 2019 | holds | 2 |" in text
-    assert "| 0.450 | 0.400 | 0.070 | match |" in text  # numbers to 3 decimals
-    assert "| 0.812 | – | – | holds |" in text  # no published value: a dash
+    assert "| 0.450 | – | 0.400 | 0.070 | match |" in text  # numbers to 3 decimals (no sd: one seed)
+    assert "| 0.812 | – | – | – | holds |" in text  # no published value: a dash
     assert "not comparable: selected on dev" in text  # the row keeps its reason
     assert text.count("\n| Jain & Wallace 2019 | Table 2 |") == 3
+
+
+# --------------------------------------------------------------------------------------------------
+# findings: a paper's conclusion on every seed
+
+
+def jw_finding(per_seed, undefined="undefined"):
+    return finding("Jain & Wallace 2019", "§4.2", "sst", "lstm-tanh", "share of instances", per_seed, lambda v: v >= 0.5,
+                   "holds on a seed when the share is at least 0.5", "J&W §4.2", undefined=undefined)
+
+
+def test_a_finding_holds_only_on_every_seed_and_needs_three():
+    row = jw_finding({10: 0.6, 11: 0.7, 12: 0.8})
+    assert list(row) == list(CLAIM_COLUMNS)
+    assert (row["verdict"], row["seed"], row["seeds"], row["ours"], row["sd"]) == ("holds", None, 3, 0.7, 0.1)
+    assert row["condition"] == "holds on a seed when the share is at least 0.5; holds on 3 of 3 seeds (10: 0.600, 11: 0.700, 12: 0.800)"
+    assert row["published"] is None and row["tolerance"] is None
+    one_fails = jw_finding({10: 0.6, 11: 0.4, 12: 0.8})
+    assert one_fails["verdict"] == "does not hold" and "holds on 2 of 3 seeds" in one_fails["condition"]
+    assert jw_finding({10: 0.9, 11: 0.9})["verdict"] == "not comparable: 2 seeds, a finding needs 3"
+    assert jw_finding({10: 0.9})["verdict"] == "not comparable: 1 seed, a finding needs 3"
+    assert jw_finding({10: 0.9})["sd"] is None
+    gap = jw_finding({10: 0.9, 11: None, 12: 0.8}, undefined="fewer than 20 peaked instances")
+    assert gap["verdict"] == "not comparable: fewer than 20 peaked instances on seed 11" and gap["ours"] == 0.85
+    table = claims_frame([row, jw_row()])
+    assert list(table["seed"].astype(object).where(table["seed"].notna(), None)) == [None, 10] and list(table["seeds"]) == [3, 1]

@@ -217,6 +217,42 @@ def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
     assert "no run record (`results/run/run.json`)" in top and "**Incomplete run.** Missing (without a run record" in top
 
 
+def job_log(root: Path, relative: str, first_line: str) -> None:
+    path = root / "results" / "logs" / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(first_line + "\nepoch 1/8 ...\n")
+
+
+def test_the_commit_every_job_ran_under_is_named_and_a_mixture_refused(tmp_path, capsys):
+    run, out = fake_run(tmp_path / "run", commit="a" * 40), tmp_path / "out"
+    job_log(run, "train_model/sst/lstm-tanh/seed10.log", "attnexp commit: " + "a" * 40)
+    job_log(run, "explain_together/sst/lstm-tanh/seed10.log", "attnexp commit: " + "a" * 40)
+    assert publish(run, out) == 0
+    assert f"| jobs | every one of the 2 jobs ran at commit `{'a' * 40}` (the first line of its log) |" in (out / "README.md").read_text()
+    # one job of another commit: refused in one line, nothing written
+    job_log(run, "jw_tables.log", "attnexp commit: " + "b" * 40 + " with uncommitted changes")
+    capsys.readouterr()
+    assert publish(run, tmp_path / "mixed") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "its jobs ran under 2 commits" in err and "--allow-mixed-commits" in err
+    assert not (tmp_path / "mixed").exists()
+    # forced: said at the top, and which rules' jobs ran under which commit
+    assert publish(run, tmp_path / "mixed", "--allow-mixed-commits") == 0
+    index = (tmp_path / "mixed" / "README.md").read_text()
+    assert "**Mixed commits.**" in index.split("## Scorecard", 1)[0]
+    assert f"| {'b' * 40} with uncommitted changes | 1 | jw_tables (1) |" in index
+    assert f"| {'a' * 40} | 2 | explain_together (1), train_model (1) |" in index
+    assert "--allow-mixed-commits`" in index  # the command that published it
+
+
+def test_a_job_log_opens_with_the_commit_of_the_code_that_runs_it(tmp_path):
+    script = "import sys; from attnexp.workflow import log_to; log = log_to(sys.argv[1]); log('done')"
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "job.log")], check=True, cwd=REPO, capture_output=True)
+    first, second = (tmp_path / "job.log").read_text().splitlines()[:2]
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert first.startswith(f"attnexp commit: {commit}") and second == "done"
+
+
 def test_a_folder_without_results_is_a_one_line_error(tmp_path):
     empty = tmp_path / "empty"
     (empty / "results" / "logs").mkdir(parents=True)
@@ -273,6 +309,7 @@ def test_quick_preset_run_is_published_byte_identically(quick_runs, tmp_path):
     index = (out / "README.md").read_text()
     assert "Incomplete run" not in index and "## Scorecard" in index and "| made with | `snakemake --cores N --configfile presets/quick.yaml`" in index
     assert "Made with another config than the project's default: `config.yaml` with `presets/quick.yaml` over it" in index
+    assert "| jobs | every one of the " in index and "Mixed commits" not in index
     pngs = [p for p in published if p.endswith(".png")]
     assert len(pngs) >= 10 and all((out / p).stat().st_size <= MAX_PNG_BYTES for p in pngs)
     assert "### Jain & Wallace Table 2" in (out / "jain-wallace-2019.md").read_text()

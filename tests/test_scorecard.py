@@ -208,7 +208,7 @@ def test_files_round_trip_and_are_deterministic(tmp_path):
     assert summary(back).equals(summary(card))
     md = (tmp_path / "a.md").read_text()
     assert md.startswith("# Replication scorecard") and md.index("## Per paper") < md.index("## Every claim")
-    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 2 | 1 | 1 |" in md and "| 0.600 | 0.400 | 0.070 | differs |" in md
+    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 2 | 1 | 1 |" in md and "| 0.600 | – | 0.400 | 0.070 | differs |" in md
 
 
 def test_bad_input_names_the_file(tmp_path):

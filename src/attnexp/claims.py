@@ -4,9 +4,11 @@
 |---|---|
 | `paper` | e.g. "Jain & Wallace 2019" |
 | `table` | the table or figure of the paper (or the code file) the published value comes from |
-| `dataset`, `model`, `seed` | our run |
+| `dataset`, `model`, `seed` | our run (`seed` empty for a finding, which rests on several) |
+| `seeds` | how many seeds (trained models) our number rests on |
 | `quantity` | what is compared, e.g. "mean tau(attention, gradient), class 0" |
-| `ours`, `published` | the two numbers (`published` empty for a qualitative claim) |
+| `ours`, `published` | the two numbers (`published` empty for a qualitative claim); a finding's `ours` is the mean over its seeds |
+| `sd` | the standard deviation of `ours` across the seeds (empty for one seed) |
 | `tolerance` | how close counts as a match (empty: no numeric comparison) |
 | `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `undefined` |
 | `source` | where the published value comes from (paper, repository commit, reference file) |
@@ -20,6 +22,10 @@
 The last five are the `Setting` of a claim: the scorecard's cause rules read them, never the
 condition's words.
 
+A *finding* (`finding`) is a paper's conclusion in words, tested as a quantity per trained model
+against our threshold for those words, on every seed of the models it concerns: it holds only if it
+holds on each seed, and it is not compared on fewer than `MIN_SEEDS` seeds.
+
 Each paper's table rule writes `results/claims/<name>.csv` with `write_claims`; `concatenate`
 stacks them into `results/tables/claims.csv` (the scorecard reads that).
 """
@@ -27,18 +33,27 @@ stacks them into `results/tables/claims.csv` (the scorecard reads that).
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
 from attnexp import io
 from attnexp.markdown import to_markdown
 
-__all__ = ["CLAIM_COLUMNS", "SETTING_COLUMNS", "Setting", "run_setting", "claim", "numeric_verdict", "claims_frame", "write_claims", "read_claims", "concatenate", "claims_markdown"]
+__all__ = [
+    "CLAIM_COLUMNS", "SETTING_COLUMNS", "MIN_SEEDS", "Setting", "run_setting", "claim", "finding", "numeric_verdict", "claims_frame", "write_claims",
+    "read_claims", "concatenate", "claims_markdown",
+]
 
 SETTING_COLUMNS = ("select_on", "embeddings", "stand_ins", "stands_for", "deviations")
-CLAIM_COLUMNS = ("paper", "table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "source", "condition") + SETTING_COLUMNS
+CLAIM_COLUMNS = (
+    ("paper", "table", "dataset", "model", "seed", "seeds", "quantity", "ours", "sd", "published", "tolerance", "verdict", "source", "condition")
+    + SETTING_COLUMNS
+)
+MIN_SEEDS = 3  # a finding rests on at least this many seeds of each model it concerns
 
 
 @dataclass(frozen=True)
@@ -87,12 +102,38 @@ def claim(paper: str, table: str, dataset: str, model: str, seed: int, quantity:
     if verdict is None:
         verdict = numeric_verdict(ours, published, tolerance)
     return {
-        "paper": paper, "table": table, "dataset": dataset, "model": model, "seed": seed, "quantity": quantity,
-        "ours": ours, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source,
+        "paper": paper, "table": table, "dataset": dataset, "model": model, "seed": seed, "seeds": 1, "quantity": quantity,
+        "ours": ours, "sd": None, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source,
         "condition": "; ".join(part for part in (setting.words(), condition) if part),
         "select_on": setting.select_on, "embeddings": setting.embeddings, "stand_ins": setting.stand_ins,
         "stands_for": setting.stands_for, "deviations": ", ".join(setting.deviations),
     }
+
+
+def finding(paper: str, table: str, dataset: str, model: str, quantity: str, per_seed: dict[int, float | None], holds: Callable[[float], bool],
+            rule: str, source: str, setting: Setting = Setting(), undefined: str = "undefined") -> dict:
+    """One finding of a paper on one model, over its seeds. `per_seed`: seed -> our quantity (None
+    where it is undefined on that seed, `undefined` saying why); `holds`: whether a value shows the
+    finding; `rule`: that test in words ("holds on a seed when the share is at least 0.5"). The
+    verdict: `holds` on every seed, else `does not hold`; `not comparable` on fewer than `MIN_SEEDS`
+    seeds or where a seed's value is undefined. `ours` is the mean over the seeds, `sd` their spread."""
+    seeds = sorted(per_seed)
+    values = [per_seed[s] for s in seeds]
+    defined = [v for v in values if v is not None and not math.isnan(v)]
+    shown = ", ".join(f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values))
+    if len(seeds) < MIN_SEEDS:
+        verdict = f"not comparable: {len(seeds)} seed{'' if len(seeds) == 1 else 's'}, a finding needs {MIN_SEEDS}"
+    elif len(defined) < len(values):
+        verdict = f"not comparable: {undefined} on seed {', '.join(str(s) for s, v in zip(seeds, values) if v is None or math.isnan(v))}"
+    else:
+        held = sum(map(holds, defined))
+        verdict = "holds" if held == len(defined) else "does not hold"
+    ours = round(sum(defined) / len(defined), 4) if defined else None
+    sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
+    held_words = f"holds on {sum(map(holds, defined))} of {len(defined)} seeds" if defined else "no seed defines it"
+    row = claim(paper, table, dataset, model, None, quantity, ours, verdict=verdict, source=source,
+                condition=f"{rule}; {held_words} ({shown})", setting=setting)
+    return row | {"seeds": len(seeds), "sd": sd}
 
 
 def claims_frame(rows: list[dict]) -> pd.DataFrame:
@@ -101,7 +142,13 @@ def claims_frame(rows: list[dict]) -> pd.DataFrame:
         if set(row) != set(CLAIM_COLUMNS):
             missing, extra = sorted(set(CLAIM_COLUMNS) - set(row)), sorted(set(row) - set(CLAIM_COLUMNS))
             raise ValueError(f"claim row {i}: missing columns {missing}, unexpected columns {extra}")
-    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+    return _typed(pd.DataFrame(rows, columns=list(CLAIM_COLUMNS)))
+
+
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    """`seed` and `seeds` as integers with gaps (a finding has no single seed: 10, not 10.0); `sd` a
+    number, empty for one seed."""
+    return table.astype({"seed": "Int64", "seeds": "Int64", "sd": float})
 
 
 def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
@@ -113,10 +160,10 @@ def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
 def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
     """A claims table; `sealed` (a job reading another job's output): verified against its seal first."""
     text = {column: str for column in ("dataset", "model", "quantity", "verdict") + SETTING_COLUMNS}
-    table = io.read_table(path, sealed, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "published", "tolerance", "seed")})
+    table = io.read_table(path, sealed, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")})
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
-    return table
+    return _typed(table)
 
 
 def concatenate(paths: list[str | Path], sealed: bool = False) -> pd.DataFrame:
@@ -130,7 +177,7 @@ def claims_markdown(table: pd.DataFrame) -> str:
     verdict = table["verdict"].str.split(":").str[0]
     counts = table.assign(verdict=verdict).groupby(["paper", "verdict"], sort=True).size().rename("rows").reset_index()
     shown = table.copy()
-    for column in ("ours", "published", "tolerance"):
+    for column in ("ours", "sd", "published", "tolerance"):
         shown[column] = shown[column].map(lambda v: v if isinstance(v, str) else (None if pd.isna(v) else f"{v:.3f}"))
     return (
         "# Claims: our numbers beside the published ones\n\n"

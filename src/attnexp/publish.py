@@ -658,7 +658,7 @@ def _claims_section(part: pd.DataFrame) -> list[str]:
 
 def _every_claim(part: pd.DataFrame) -> list[str]:
     shown = part.drop(columns=["paper"]).copy()
-    for column in ("ours", "published", "tolerance"):
+    for column in ("ours", "sd", "published", "tolerance"):
         shown[column] = shown[column].map(_number)
     return ["## Every claim", "", "<details>", f"<summary>{len(shown)} claims: ours beside the published value, the verdict, "
             "the tolerance basis and, for a miss, its cause</summary>", "", to_markdown(shown), "</details>", ""]

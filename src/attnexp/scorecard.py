@@ -221,7 +221,7 @@ def _number(value):
 def scorecard_markdown(card: pd.DataFrame) -> str:
     """The per-paper summary, the misses by cause, then every row (numbers to 3 decimals)."""
     shown = card.copy()
-    for column in ("ours", "published", "tolerance"):
+    for column in ("ours", "sd", "published", "tolerance"):
         shown[column] = shown[column].map(_number)
     return (
         "# Replication scorecard\n\n"
@@ -237,7 +237,8 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
 
 def read_scorecard(path: str | Path) -> pd.DataFrame:
     text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause") + SETTING_COLUMNS}
-    table = pd.read_csv(path, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "published", "tolerance")})
+    table = pd.read_csv(path, dtype=text | {"seed": "Int64", "seeds": "Int64"}, keep_default_na=False,
+                        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")})
     if tuple(table.columns) != SCORECARD_COLUMNS:
         raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")
     return table

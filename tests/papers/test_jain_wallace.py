@@ -893,3 +893,47 @@ def test_mean_tau_claims_name_a_longer_retrain_on_babi():
     assert card.loc["mean tau(attention, gradient), all classes", "verdict"] == "match"
     longer = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 100}], published, 0.07))
     assert not longer.condition.str.contains("D-BABI").any()  # trained as long as the retrain: no deviation
+
+
+# --------------------------------------------------------------------------------------------------
+# J&W's permutation and adversarial findings, on every seed
+
+FINDINGS = {"minimal_output_change": 0.05, "peaked_attention": 0.5, "min_peaked_instances": 2, "very_different_jsd": 0.5, "often": 0.5}
+
+
+def experiment_tables(median_changes, max_attention, jsds):
+    permutation = pd.DataFrame({"id": [f"t{i}" for i in range(len(median_changes))], "max_attention": max_attention,
+                                "median_output_difference": median_changes})
+    return permutation, pd.DataFrame({"eps_max_jsd": jsds, "max_attention": max_attention})
+
+
+def test_findings_test_each_bilstm_seed_against_the_thresholds(tmp_path):
+    from attnexp.claims import Setting
+    from attnexp.papers.jain_wallace.findings import finding_claims
+
+    runs = []
+    # three seeds: minimal changes on 3 of 4 instances (0.75), 2 of 3 peaked ones; JSD >= 0.5 on 1 of 4 (0.25)
+    for seed in (10, 11, 12):
+        permutation, adversarial = experiment_tables([0.01, 0.02, 0.2, 0.04], [0.9, 0.6, 0.7, 0.2], [0.6, 0.1, 0.2, 0.3])
+        runs.append({"dataset": "sst", "model": "lstm-tanh", "seed": seed, "encoder": "lstm", "setting": Setting("test", "glove6b50", "none"),
+                     "permutation": permutation, "adversarial": adversarial})
+    # the Average model: J&W ran neither experiment on it
+    runs.append(runs[0] | {"model": "average-tanh", "encoder": "average"})
+    # one seed whose peaked instances are too few, on another dataset
+    few, adversarial = experiment_tables([0.01, 0.02], [0.9, 0.1], [0.6, 0.6])
+    runs += [{"dataset": "imdb", "model": "lstm-tanh", "seed": s, "encoder": "lstm", "setting": Setting("test"), "permutation": few if s == 11 else permutation,
+              "adversarial": adversarial} for s in (10, 11, 12)]
+    rows = {(r["dataset"], r["table"][:4], r["quantity"][:8]): r for r in finding_claims(runs, FINDINGS)}
+    assert {m for (_, _, _), r in rows.items() for m in [r["model"]]} == {"lstm-tanh"}
+    overall = rows[("sst", "§4.2", "share of")]
+    assert (overall["verdict"], overall["ours"], overall["sd"], overall["seeds"]) == ("holds", 0.75, 0.0, 3)
+    assert "at most 0.05" in overall["quantity"] and "exceeds 0.5" in overall["condition"] and overall["select_on"] == "test"
+    peaked = rows[("sst", "§4.2", "the same")]
+    assert peaked["verdict"] == "holds" and peaked["ours"] == pytest.approx(0.6667, abs=1e-4)
+    adversarial_row = rows[("sst", "§4.3", "share of")]
+    assert (adversarial_row["verdict"], adversarial_row["ours"]) == ("does not hold", 0.25) and "holds on 0 of 3 seeds" in adversarial_row["condition"]
+    assert rows[("imdb", "§4.2", "the same")]["verdict"] == "not comparable: fewer than 2 test instances with max attention at least 0.5 on seed 11"
+    assert rows[("imdb", "§4.3", "share of")]["verdict"] == "holds"
+    # one seed only: listed, not compared
+    single = finding_claims(runs[:1], FINDINGS)
+    assert {r["verdict"] for r in single} == {"not comparable: 1 seed, a finding needs 3"} and len(single) == 3

@@ -24,6 +24,7 @@ from attnexp.explanations import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.papers.jain_wallace.correlations import summarise_correlations
+from attnexp.papers.jain_wallace.findings import finding_claims
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 
@@ -167,15 +168,19 @@ def mean_tau_claims(runs: list[dict], published: pd.DataFrame, tolerance: float)
 
 
 def write_tables(correlation_paths, metrics_paths, published_path, significance: float, tolerance: dict, loo_op: str, out: dict,
-                 mean_tau_path=None) -> pd.DataFrame:
+                 mean_tau_path=None, permutation_paths=(), adversarial_paths=(), findings: dict | None = None) -> pd.DataFrame:
     """Every model's correlation summary (`jain_wallace_correlations`), Table 2 beside J&W's numbers
-    (CSV and Markdown) and its claim rows, then the claims on J&W's committed mean τ (`mean_tau_path`).
-    `correlation_paths` and `metrics_paths` list the same runs in the same order. Returns the summary
-    (for the encoder figure)."""
+    (CSV and Markdown) and its claim rows, then the claims on J&W's committed mean τ (`mean_tau_path`)
+    and, given the permutation and adversarial tables and `findings` (`jain_wallace.findings`), the
+    claims on J&W's permutation and adversarial findings (`findings.finding_claims`). The path lists
+    name the same runs in the same order. Returns the summary (for the encoder figure)."""
     if len(correlation_paths) != len(metrics_paths):
         raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
-    summaries, parts, means = [], [], []
-    for path, metrics_path in zip(correlation_paths, metrics_paths):
+    experiments = list(zip(permutation_paths, adversarial_paths))
+    if findings is not None and (len(permutation_paths) != len(metrics_paths) or len(adversarial_paths) != len(metrics_paths)):
+        raise ValueError(f"{len(permutation_paths)} permutation and {len(adversarial_paths)} adversarial tables for {len(metrics_paths)} trained models")
+    summaries, parts, means, finding_runs = [], [], [], []
+    for i, (path, metrics_path) in enumerate(zip(correlation_paths, metrics_paths)):
         trained = io.read_json(metrics_path, sealed=True)
         run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"], "epochs": trained["settings"]["epochs"]}
         correlations = io.read_table(path)
@@ -185,6 +190,10 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         summaries.append(run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary})
         means.append(run | provenance | {"means": overall_means(correlations)})
         parts.append(summary.assign(**run, **provenance))
+        if findings is not None:
+            permutation, adversarial = (io.read_table(p, sealed=True) for p in experiments[i])
+            encoder = ModelSpec.from_record(trained["spec"]).encoder
+            finding_runs.append(run | {"setting": setting, "encoder": encoder, "permutation": permutation, "adversarial": adversarial})
     columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
     summary = pd.concat(parts, ignore_index=True)[columns]
     io.write_csv(out["summary_csv"], summary, seal=True)
@@ -195,6 +204,8 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
     rows = table2_claims(table, tolerance)
     if mean_tau_path is not None:
         rows += mean_tau_claims(means, pd.read_csv(mean_tau_path), tolerance["mean"])
+    if findings is not None:
+        rows += finding_claims(finding_runs, findings)
     write_claims(out["claims"], rows)
     return summary
 
