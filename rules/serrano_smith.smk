@@ -129,6 +129,7 @@ rule ss_tables:
     params:
         reference_datasets=SS["reference_datasets"],
         left_out=SS_LEFT_OUT,
+        findings=SS["findings"],
     script:
         "../scripts/ss_tables.py"
 

@@ -12,6 +12,7 @@ with fail_cleanly(ValueError, KeyError):
         snakemake.input.published,
         reference_datasets=snakemake.params.reference_datasets,
         left_out=snakemake.params.left_out,
+        rarely=snakemake.params.findings["rarely"],
         out=snakemake.output,
     )
 log(f"{len(snakemake.input.removal)} S&S runs tabulated")

@@ -238,17 +238,19 @@ def test_summarise_erasure_contingency_and_mcnemar():
 # ----------------------------------------------------------------------------- tables, claims, figures
 
 
-def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks) -> tuple[Path, Path, Path]:
-    run = tmp_path / dataset / name
+def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks, seed: int = 10, flips=((True, False),)) -> tuple[Path, Path, Path]:
+    """One run's files; `flips`: (flip_top, flip_random) per erased instance."""
+    run = tmp_path / dataset / name / str(seed)
     run.mkdir(parents=True)
     removal = removal_rows({"gradient": gradient_ks, "attention": attention_ks}).assign(predicted=0)
     removal.to_csv(run / "removal.csv", index=False)
     io.write_seal(run / "removal.csv")
-    erasure = pd.DataFrame([{"id": "d0", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05, "flip_top": True, "flip_random": False}])
+    erasure = pd.DataFrame([{"id": f"d{i}", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05 if i else -0.01,
+                             "flip_top": top, "flip_random": random} for i, (top, random) in enumerate(flips)])
     erasure.to_csv(run / "single_erasure.csv", index=False)
     io.write_seal(run / "single_erasure.csv")
     spec = parse_model_name(name, "multiclass").record()
-    metrics = {"model": name, "seed": 10, "spec": spec, "select_on": "dev", "test": {"accuracy": 0.6},
+    metrics = {"model": name, "seed": seed, "spec": spec, "select_on": "dev", "test": {"accuracy": 0.6},
                "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"}}
     (run / "metrics.json").write_text(json.dumps(metrics))
     io.write_seal(run / "metrics.json")
@@ -256,23 +258,42 @@ def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks
 
 
 def test_tables_and_claims(tmp_path):
+    # §5 erasure: 1 of 10 decisions flips by erasing the top item (and none by a random one); 1 of 10 ΔJS < 0
+    rare = [(True, False)] + [(False, False)] * 9
     runs = [
-        write_run(tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3]),  # gradient not sooner
-        write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None]),  # gradient sooner
+        run
+        for seed in (10, 11, 12)
+        for run in (
+            write_run(tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3], seed, rare),  # gradient not sooner
+            write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed, [(True, True)] * 3 + rare),  # gradient sooner
+        )
     ]
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
     tables = sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
-    sooner = tables["flip_sooner"].set_index("model")
-    assert sooner.loc["flan-rnn", "gradient_sooner"] == 0.75 and sooner.loc["flan-rnn", "reference_gradient_sooner"] == 0.6537
+    sooner = tables["flip_sooner"].set_index(["model", "seed"])
+    assert sooner.loc[("flan-rnn", 10), "gradient_sooner"] == 0.75 and sooner.loc[("flan-rnn", 10), "reference_gradient_sooner"] == 0.6537
     claims = pd.read_csv(out["claims"])
-    headline = claims[claims.quantity.str.startswith("median fraction")].set_index("model")
+    findings = claims[claims.seeds == 3]
+    assert findings.seed.isna().all() and (findings.sd.fillna(0) == 0).all()
+    headline = findings[findings.quantity.str.startswith("median fraction")].set_index("model")
     assert headline.loc["flan-rnn", "verdict"] == "holds" and headline.loc["han-rnn", "verdict"] == "does not hold"
+    assert "holds on 3 of 3 seeds (10: " in headline.loc["flan-rnn", "condition"]
+    erasure = findings[findings.table == "§5, single-weight erasure"].set_index(["model", "quantity"])
+    rarely, random, delta_js = sst.ERASURE_QUANTITIES.values()
+    assert erasure.loc[("han-rnn", rarely), ["ours", "verdict"]].tolist() == [0.1, "holds"]  # 1 of 10: rare
+    assert erasure.loc[("flan-rnn", rarely), ["ours", "verdict"]].tolist() == [pytest.approx(4 / 13, abs=1e-4), "does not hold"]
+    assert erasure.loc[("han-rnn", random), ["ours", "verdict"]].tolist() == [0.1, "holds"]
+    assert erasure.loc[("flan-rnn", delta_js), ["ours", "verdict"]].tolist() == [pytest.approx(12 / 13, abs=1e-4), "holds"]
     reference = claims[claims.verdict == "reference only"]
-    assert set(reference.model) == {"han-rnn", "flan-rnn"} and reference.source.str.contains("1fbf960").all()
+    assert set(reference.model) == {"han-rnn", "flan-rnn"} and set(reference.seed) == {10, 11, 12} and reference.source.str.contains("1fbf960").all()
     ordering = claims[claims.model == "flan-rnn vs han-rnn"].iloc[0]
-    assert ordering.verdict == "holds" and ordering.published == pytest.approx(0.6537 - 0.0871)
+    assert ordering.verdict == "holds" and ordering.seeds == 3 and ordering.published == pytest.approx(0.6537 - 0.0871)
     assert "20news20" in (tmp_path / "flip_sooner.md").read_text()
+    # one seed: every finding listed, none compared
+    sst.write_tables(*zip(*runs[:2]), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    single = pd.read_csv(out["claims"])
+    assert set(single[single.verdict != "reference only"].verdict) == {"not comparable: 1 seed, a finding needs 3"}
 
 
 def test_subsample_caps_points_per_bin_and_drops_the_largest():
@@ -307,8 +328,9 @@ def test_left_out_models_are_listed_as_not_compared(tmp_path):
     sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out, left_out=left_out)
     claims = pd.read_csv(out["claims"])
     cut = claims[claims.verdict.str.contains("D-SS-BUDGET")]
-    assert sorted(cut.model) == ["flan-rnn vs han-rnn", "han-none", "han-none", "han-rnn", "han-rnn"]  # flan-none: neither trained nor left out
-    assert cut.ours.isna().all() and not claims[claims.model == "flan-rnn"].verdict.str.contains("not comparable").any()
+    # five findings per model; flan-none: neither trained nor left out
+    assert sorted(cut.model) == ["flan-rnn vs han-rnn"] + ["han-none"] * 5 + ["han-rnn"] * 5 and (cut.seeds == 1).all()
+    assert cut.ours.isna().all() and not claims[claims.model == "flan-rnn"].verdict.str.contains("D-SS-BUDGET").any()
     card = scorecard(claims)
     assert set(card.loc[cut.index, "cause"]) == {"budget cut (D-SS-BUDGET)"}
 
@@ -320,5 +342,5 @@ def test_a_stand_in_dataset_is_named_for_every_model(tmp_path):
     out["claims"] = tmp_path / "claims.csv"
     sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
     claims = pd.read_csv(out["claims"], keep_default_na=False)
-    headline = claims[claims.table.str.startswith("§6")]
-    assert len(headline) == 2 and set(headline.stands_for) == {"yahoo"}
+    headline = claims[claims.table.str.startswith(("§5", "§6"))]
+    assert len(headline) == 5 and set(headline.stands_for) == {"yahoo"}

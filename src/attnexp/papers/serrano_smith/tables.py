@@ -7,11 +7,14 @@
 - `serrano_smith_flip_sooner`: per run, the share of instances where the gradient ranking flips
   the decision sooner than the attention ranking, beside the code-derived reference shares.
 
-Claims (`attnexp.claims`), per run: the paper's headline (gradient-ranked removal flips after a
-smaller fraction than attention-ranked removal), the reference shares (reference only: the values
-are derived from the authors' code), and their ordering (FLAN above HAN for the same encoder). A
-model that `serrano_smith.left_out` keeps from training (D-SS-BUDGET) gets the same claim rows,
-`not comparable`, so that the scorecard counts what the cut leaves out.
+Claims (`attnexp.claims`), the findings on every seed of each model: §5, erasing the
+highest-attention item rarely flips the decision (`serrano_smith.findings.rarely`), flips it more
+often than erasing a random item, and mostly moves the output more than a random item does (ΔJS > 0);
+§6, the paper's headline (gradient-ranked removal flips after a smaller fraction than
+attention-ranked removal, also instance by instance) and its ordering (FLAN above HAN for the same
+encoder); and per run the reference shares (reference only: the values are derived from the authors'
+code). A model that `serrano_smith.left_out` keeps from training (D-SS-BUDGET) gets the same finding
+rows, `not comparable`, so that the scorecard counts what the cut leaves out.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import replace
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import Setting, claim, run_setting, write_claims
+from attnexp.claims import Setting, claim, finding, run_setting, write_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers.serrano_smith.experiment import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
@@ -35,6 +38,14 @@ HEADLINE_QUANTITIES = {
     "§6, removal box plots": "median fraction removed at the first flip: gradient minus attention ranking (< 0: gradient flips sooner)",
     "§6, per-instance comparison": "share of instances where the gradient ranking flips sooner minus where attention does",
 }
+ERASURE_TABLE = "§5, single-weight erasure"
+ERASURE_SOURCE = "Serrano & Smith 2019, abstract and §5 (decision flips and ΔJS of erasing the highest-attention item) [P]"
+ERASURE_QUANTITIES = {
+    "rarely": "share of instances whose decision erasing the highest-attention item flips",
+    "random": "share of instances whose decision only the top item's erasure flips minus only a random item's",
+    "delta_js": "share of instances where erasing the top item moves the output more than a random item (ΔJS > 0)",
+}
+FINDING_QUANTITIES = [(ERASURE_TABLE, q) for q in ERASURE_QUANTITIES.values()] + list(HEADLINE_QUANTITIES.items())
 ORDERING_TABLE = "prob_predictor.py shares (ordering)"
 ORDERING_QUANTITY = "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)"
 LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
@@ -95,91 +106,132 @@ def flip_sooner_table(runs: list[dict], published: pd.DataFrame, reference_datas
     return pd.DataFrame(rows)
 
 
-def serrano_smith_claims(runs: list[dict], removal: pd.DataFrame, sooner: pd.DataFrame, published: pd.DataFrame, reference_datasets: dict | None = None) -> list[dict]:
-    """The claims of each run (module docstring). `reference_datasets`: our dataset -> the S&S dataset
-    it stands for (config `serrano_smith.reference_datasets`), whether or not S&S's code gives a
-    reference share for the run's model."""
+def _seeds_of(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The runs of each (dataset, model), in seed order."""
+    models: dict[tuple[str, str], list[dict]] = {}
+    for r in sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"])):
+        models.setdefault((r["dataset"], r["model"]), []).append(r)
+    return models
+
+
+def _stands_for(dataset: str, reference_datasets: dict, fallback=None) -> str:
+    """The S&S dataset ours stands for, where that is another one ("" otherwise)."""
+    theirs = reference_datasets.get(dataset, fallback)
+    return theirs if isinstance(theirs, str) and theirs != dataset else ""
+
+
+def serrano_smith_claims(runs: list[dict], erasure: pd.DataFrame, removal: pd.DataFrame, sooner: pd.DataFrame, published: pd.DataFrame,
+                         reference_datasets: dict | None = None, rarely: float = 0.1) -> list[dict]:
+    """The claims of each model over its seeds (module docstring); `rarely`: the largest share of
+    instances whose decision erasing the top-attention item may flip for S&S's "rarely".
+    `reference_datasets`: our dataset -> the S&S dataset it stands for (config
+    `serrano_smith.reference_datasets`), whether or not S&S's code gives a reference share for the model."""
     rows, reference_datasets = [], reference_datasets or {}
-    for r in runs:
-        part = removal[(removal.dataset == r["dataset"]) & (removal.model == r["model"]) & (removal.seed == r["seed"])].set_index("ranking")
-        if not {"gradient", "attention"} <= set(part.index):
+    for (dataset, model), seeds in _seeds_of(runs).items():
+        def at(table: pd.DataFrame, r: dict) -> pd.DataFrame:
+            return table[(table.dataset == dataset) & (table.model == model) & (table.seed == r["seed"])]
+
+        removed = {r["seed"]: at(removal, r).set_index("ranking") for r in seeds}
+        if not all({"gradient", "attention"} <= set(part.index) for part in removed.values()):
             continue
-        difference = float(part.loc["gradient", "fraction_median"] - part.loc["attention", "fraction_median"])
-        s = sooner[(sooner.dataset == r["dataset"]) & (sooner.model == r["model"]) & (sooner.seed == r["seed"])].iloc[0]
+        erased = {r["seed"]: at(erasure, r).set_index("top_by") if "top_by" in erasure else pd.DataFrame() for r in seeds}
+        shares = {r["seed"]: at(sooner, r).iloc[0] for r in seeds}
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
-        theirs = reference_datasets.get(r["dataset"], s.reference_dataset)
-        stands_for = isinstance(theirs, str) and theirs != r["dataset"]
-        condition = f"our {r['dataset']} stands for S&S's {theirs}" if stands_for else ""
-        setting = replace(r["setting"], stands_for=theirs if stands_for else "")
+        theirs = _stands_for(dataset, reference_datasets, shares[seeds[0]["seed"]].reference_dataset)
+        setting = replace(seeds[0]["setting"], stands_for=theirs)
+        words = f"our {dataset} stands for S&S's {theirs}; " if theirs else ""
+
+        def each(value) -> dict[int, float | None]:
+            return {int(s): value(s) for s in removed}
+
+        def top(s, column: str) -> float | None:
+            return float(erased[s].loc["attention", column]) if "attention" in erased[s].index else None
+
         box, per_instance = HEADLINE_QUANTITIES
-        rows.append(claim(
-            PAPER, box, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[box],
-            difference, verdict="holds" if difference < 0 else "does not hold", source=HEADLINE_SOURCE, condition=condition, setting=setting,
-        ))
-        rows.append(claim(
-            PAPER, per_instance, r["dataset"], r["model"], r["seed"], HEADLINE_QUANTITIES[per_instance],
-            float(s.gradient_sooner - s.attention_sooner), verdict="holds" if s.gradient_sooner > s.attention_sooner else "does not hold",
-            source=HEADLINE_SOURCE, condition=condition, setting=setting,
-        ))
-        if not pd.isna(s.reference_gradient_sooner):
-            source = published[published.dataset == s.reference_dataset].iloc[0].source
-            rows.append(claim(
-                PAPER, "prob_predictor.py shares", r["dataset"], r["model"], r["seed"],
-                f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
-                float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, condition, setting,
-            ))
+        rows += [
+            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["rarely"],
+                    each(lambda s: None if top(s, "n") is None else (top(s, "pct_both_flip") + top(s, "pct_only_top_flips")) / 100),
+                    lambda v: v <= rarely, f"{words}holds on a seed when the share is at most {rarely} (S&S: 'rarely')", ERASURE_SOURCE, setting,
+                    undefined="no attention erasure"),
+            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["random"],
+                    each(lambda s: None if top(s, "n") is None else (top(s, "pct_only_top_flips") - top(s, "pct_only_random_flips")) / 100),
+                    lambda v: v > 0, f"{words}holds on a seed when the difference is positive", ERASURE_SOURCE, setting, undefined="no attention erasure"),
+            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["delta_js"],
+                    each(lambda s: None if top(s, "n") is None else 1 - top(s, "negative_delta_js")),
+                    lambda v: v > 0.5, f"{words}holds on a seed when the share exceeds 0.5", ERASURE_SOURCE, setting, undefined="no attention erasure"),
+            finding(PAPER, box, dataset, model, HEADLINE_QUANTITIES[box],
+                    each(lambda s: float(removed[s].loc["gradient", "fraction_median"] - removed[s].loc["attention", "fraction_median"])),
+                    lambda v: v < 0, f"{words}holds on a seed when the difference is negative", HEADLINE_SOURCE, setting),
+            finding(PAPER, per_instance, dataset, model, HEADLINE_QUANTITIES[per_instance],
+                    each(lambda s: float(shares[s].gradient_sooner - shares[s].attention_sooner)),
+                    lambda v: v > 0, f"{words}holds on a seed when the difference is positive", HEADLINE_SOURCE, setting),
+        ]
+        for r in seeds:  # the code-derived reference shares: one number per model, per seed
+            s = shares[r["seed"]]
+            if not pd.isna(s.reference_gradient_sooner):
+                source = published[published.dataset == s.reference_dataset].iloc[0].source
+                rows.append(claim(
+                    PAPER, "prob_predictor.py shares", dataset, model, r["seed"],
+                    f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
+                    float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, words.removesuffix("; "), setting,
+                ))
     rows += _ordering_claims(sooner, published)
     return rows
 
 
 def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
-    """FLAN-x above HAN-x in the gradient-sooner share, for each encoder x with both models, as in
-    the reference shares of the dataset ours stands for."""
+    """FLAN-x above HAN-x in the gradient-sooner share, for each encoder x with both models, on every
+    seed, beside the reference shares of the dataset ours stands for."""
     rows = []
-    for (dataset, seed), part in sooner.groupby(["dataset", "seed"], sort=True):
-        shares = part.set_index("model")
+    for dataset, part in sooner.groupby("dataset", sort=True):
         for encoder in ("rnn", "conv", "none"):
             han, flan = f"han-{encoder}", f"flan-{encoder}"
-            if han not in shares.index or flan not in shares.index:
+            by_seed = {int(seed): group.set_index("model") for seed, group in part.groupby("seed", sort=True)}
+            both = {seed: shares for seed, shares in by_seed.items() if {han, flan} <= set(shares.index)}
+            if not both:
                 continue
-            ours = float(shares.loc[flan, "gradient_sooner"] - shares.loc[han, "gradient_sooner"])
-            reference = shares.loc[flan, "reference_dataset"]
+            reference = next(iter(both.values())).loc[flan, "reference_dataset"]
             ref = published[published.dataset == reference].set_index("model") if isinstance(reference, str) else pd.DataFrame()
             published_difference = float(ref.loc[flan, "gradient_flips_sooner"] - ref.loc[han, "gradient_flips_sooner"]) if {han, flan} <= set(ref.index) else None
-            rows.append(claim(
-                PAPER, ORDERING_TABLE, dataset, f"{flan} vs {han}", int(seed), ORDERING_QUANTITY,
-                ours, published_difference, None, "holds" if ours > 0 else "does not hold",
-                published.iloc[0].source if published_difference is not None else HEADLINE_SOURCE,
-                (f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
-                if published_difference is not None else "no reference share for this dataset",
-                Setting(stands_for=reference if published_difference is not None and reference != dataset else ""),
-            ))
+            compared = published_difference is not None
+            row = finding(
+                PAPER, ORDERING_TABLE, dataset, f"{flan} vs {han}", ORDERING_QUANTITY,
+                {seed: float(shares.loc[flan, "gradient_sooner"] - shares.loc[han, "gradient_sooner"]) for seed, shares in both.items()},
+                lambda v: v > 0, ((f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
+                                  if compared else "no reference share for this dataset") + "; holds on a seed when the difference is positive",
+                published.iloc[0].source if compared else HEADLINE_SOURCE,
+                Setting(stands_for=reference if compared and reference != dataset else ""),
+            )
+            rows.append(row | {"published": published_difference})
     return rows
 
 
 def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
-    """The claim rows of the runs `serrano_smith.left_out` kept from training ({dataset, model, seed}),
-    each `not comparable` (D-SS-BUDGET): the two headline claims per model, and the FLAN-over-HAN
+    """The claim rows of the models `serrano_smith.left_out` kept from training ({dataset, model,
+    seed}), each `not comparable` (D-SS-BUDGET): the findings per model, and the FLAN-over-HAN
     ordering of each encoder whose HAN or FLAN model is left out while the dataset has the other
     trained or left out. `trained`: the runs that were trained ({dataset, model, seed})."""
+    seeds = {(r["dataset"], r["model"]): set() for r in left_out}
+    for r in left_out:
+        seeds[(r["dataset"], r["model"])].add(int(r["seed"]))
     rows = [
-        claim(PAPER, table, r["dataset"], r["model"], int(r["seed"]), quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING)
-        for r in sorted(left_out, key=lambda r: (r["dataset"], r["seed"]))
-        for table, quantity in HEADLINE_QUANTITIES.items()
+        claim(PAPER, table, dataset, model, None, quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING) | {"seeds": len(s)}
+        for (dataset, model), s in sorted(seeds.items())
+        for table, quantity in FINDING_QUANTITIES
     ]
-    missing = {(r["dataset"], r["model"], int(r["seed"])) for r in left_out}
-    present = missing | {(r["dataset"], r["model"], int(r["seed"])) for r in trained}
-    for dataset, seed in sorted({(d, s) for d, _, s in missing}):
+    missing = {(d, m) for d, m in seeds}
+    present = missing | {(r["dataset"], r["model"]) for r in trained}
+    for dataset in sorted({d for d, _ in missing}):
         for encoder in ("rnn", "conv", "none"):
-            han, flan = (dataset, f"han-{encoder}", seed), (dataset, f"flan-{encoder}", seed)
+            han, flan = (dataset, f"han-{encoder}"), (dataset, f"flan-{encoder}")
             if {han, flan} <= present and {han, flan} & missing:
-                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", seed, ORDERING_QUANTITY, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE,
-                                  setting=LEFT_OUT_SETTING))
+                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", None, ORDERING_QUANTITY, None, verdict=LEFT_OUT,
+                                  source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING) | {"seeds": len(seeds.get(han, seeds.get(flan, set())))})
     return rows
 
 
 def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, reference_datasets: dict, out: dict,
-                 left_out: list[dict] = ()) -> dict[str, pd.DataFrame]:
+                 left_out: list[dict] = (), rarely: float = 0.1) -> dict[str, pd.DataFrame]:
     """Every S&S summary table as CSV and Markdown, and the claims (with `left_out_claims` for the
     runs in `left_out`); returns the tables."""
     runs = read_runs(erasure_paths, removal_paths, metrics_paths)
@@ -197,6 +249,7 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
-    rows = serrano_smith_claims(runs, tables["removal"], tables["flip_sooner"], published, reference_datasets) + left_out_claims(list(left_out), runs)
+    rows = serrano_smith_claims(runs, tables["erasure"], tables["removal"], tables["flip_sooner"], published, reference_datasets, rarely)
+    rows += left_out_claims(list(left_out), runs)
     write_claims(out["claims"], rows)
     return tables
