@@ -6,6 +6,7 @@ status block, and byte-identical republishing on a real quick-preset run (slow).
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -13,13 +14,14 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
 from attnexp import io
-from attnexp.claims import Setting, claim, claims_frame
+from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame
 from attnexp.publish import MAX_PNG_BYTES, main, small_png, write_run_record
-from attnexp.scorecard import END, START, scorecard
+from attnexp.scorecard import END, START, read_scorecard, scorecard
 
 REPO = Path(__file__).resolve().parents[1]
 JW, SS, DY = "Jain & Wallace 2019", "Serrano & Smith 2019", "DeYoung et al. 2020"
@@ -112,6 +114,38 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
     for figure in (out / "figures").glob("*.png"):
         data = figure.read_bytes()
         assert len(data) <= MAX_PNG_BYTES and b"tEXt" not in data and b"iTXt" not in data and b"tIME" not in data, figure.name
+
+
+def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
+    """'What we found' comes first, says per paper where each finding holds and where not, and every
+    number in it is a value of the published claims; the claims and the scorecard are published too."""
+    from attnexp.claims import finding
+
+    run = fake_run(tmp_path / "run")
+    permutation = "share of test instances whose median output change under permutation is at most 0.05"
+    rows = claims() + [
+        finding(JW, "§4.2, attention permutation (Figure 4)", "sst", "lstm-tanh", permutation, {1: 0.61, 2: 0.65, 3: 0.7}, lambda v: v > 0.5, "rule", "J&W"),
+        finding(JW, "§4.2, attention permutation (Figure 4)", "imdb", "lstm-tanh", permutation, {1: 0.41, 2: 0.45, 3: 0.6}, lambda v: v > 0.5, "rule", "J&W"),
+        finding(JW, "§4.2, attention permutation (Figure 4)", "20news", "lstm-tanh", permutation, {1: 0.9}, lambda v: v > 0.5, "rule", "J&W"),
+        finding(SS, "§5, single-weight erasure", "20news20", "han-rnn", "share of instances whose decision erasing the highest-attention item flips",
+                {1: 0.02, 2: 0.03, 3: 0.04}, lambda v: v <= 0.1, "rule", "S&S"),
+    ]
+    io.write_csv(run / "results/tables/scorecard.csv", scorecard(claims_frame(rows)))
+    out = tmp_path / "out"
+    assert publish(run, out) == 0
+    index = (out / "README.md").read_text()
+    assert index.index("## What we found") < index.index("## Scorecard") < index.index("## Pages") < index.index("## Misses") < index.index("## Provenance")
+    found = index.split("## What we found", 1)[1].split("## Scorecard", 1)[0]
+    assert "**[Jain & Wallace 2019](jain-wallace-2019.md)**: where compared, 1 of 2 finding–model pairs hold (1 not compared)." in found
+    assert ("- Randomly permuting the attention weights often changes the output only minimally (§4.2, attention permutation (Figure 4)): "
+            "holds on sst lstm-tanh (0.653 ± 0.045); does not hold on imdb lstm-tanh (0.487 ± 0.100); "
+            "not compared on 1 model (1 seed, a finding needs 3).") in found
+    assert "- Erasing the highest-attention item rarely flips the decision (§5, single-weight erasure): holds on 20news20 han-rnn (0.030 ± 0.010)." in found
+    card = read_scorecard(out / "scorecard.csv")
+    values = {f"{v:.3f}" for column in ("ours", "sd") for v in card[column].dropna()}
+    numbers = re.findall(r"(?<![§\d.])\d+\.\d+", found)  # not the paper's section numbers
+    assert numbers and set(numbers) <= values
+    assert list(pd.read_csv(out / "claims.csv").columns) == list(CLAIM_COLUMNS) and len(card) == len(rows)
 
 
 def test_a_note_on_how_the_run_was_made_is_shown_at_the_top(tmp_path, capsys):

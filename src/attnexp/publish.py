@@ -51,11 +51,11 @@ import pandas as pd
 import yaml
 
 from attnexp import io
-from attnexp.claims import concatenate, read_claims
+from attnexp.claims import CLAIM_COLUMNS, concatenate, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PAPERS, RegistryView
 from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Table
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, findings_line, findings_tally, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 from attnexp.workflow import JOB_COMMIT, checkout_commit
 
 __all__ = [
@@ -887,14 +887,73 @@ def _companion(run: Run, comparison: Run, comparison_name: str) -> dict[str, lis
     return extra
 
 
+FOUND_SHOWN = 6  # models named per verdict in a finding's sentence; the rest are counted
+
+
+def _finding_models(part: pd.DataFrame) -> str:
+    """"sst lstm-tanh (0.654 ± 0.012)" for each row (at most `FOUND_SHOWN`, then how many more)."""
+    named = [f"{r.dataset} {r.model} ({_number(r.ours)}" + (f" ± {_number(r.sd)})" if not pd.isna(r.sd) else ")")
+             for r in part.head(FOUND_SHOWN).itertuples()]
+    more = len(part) - len(named)
+    return ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+
+def what_we_found(card: pd.DataFrame | None) -> list[str]:
+    """The index's opening section: per paper, each of its findings (`Paper.findings`) in words, with
+    the models where it holds, where it does not, and how many were not compared, from the finding
+    claims alone (ours = the mean over the seeds ± their standard deviation)."""
+    lines = ["## What we found", ""]
+    if card is None or not len(card):
+        return lines + ["No claims in this run.", ""]
+    lines += [
+        "Each paper's findings, tested on every seed of the models they concern: a finding holds on a model only if it holds "
+        "on each seed, and is not compared on fewer than three. The number after a model is its measure of the finding, "
+        "the mean over the seeds ± their standard deviation; each finding's page says what is measured and against which threshold.", "",
+    ]
+    found = card[card["seed"].isna()]
+    for paper in PAPERS.values():
+        if not paper.findings or paper.citation is None:
+            continue
+        rows = found[found["paper"] == paper.citation]
+        sentences = []
+        for table, prefix, words in paper.findings:
+            part = rows[(rows["table"] == table) & rows["quantity"].str.startswith(prefix)]
+            if not len(part):
+                continue
+            held, missed = part[part["verdict"] == "holds"], part[part["verdict"] == "does not hold"]
+            rest = part[~part.index.isin(held.index.union(missed.index))]
+            said = []
+            if len(held):
+                said.append(f"holds on {_finding_models(held)}")
+            if len(missed):
+                said.append(f"does not hold on {_finding_models(missed)}")
+            if len(rest):
+                reasons = sorted({v.split(":", 1)[-1].strip() for v in rest["verdict"]})
+                said.append(f"not compared on {_count(len(rest), 'model')} ({'; '.join(reasons)})")
+            sentences.append(f"- {words} ({table}): {'; '.join(said)}.")
+        if sentences:
+            counts = next(c for p, *c in findings_tally(card) if p == paper.citation)
+            lines += [f"**[{paper.citation}]({_page_of(paper.citation)}.md)**: {findings_line(paper.citation, *counts)}.", "", *sentences, ""]
+    return lines
+
+
 def _scorecard_section(run: Run) -> list[str]:
-    """The index's scorecard, its misses (unexplained first) and what was not compared, and why."""
+    """The index's scorecard: its summary per paper."""
     card = run.card
     if card is None or not len(card):
         return ["## Scorecard", "", "No claims in this run.", ""]
     table = summary(card).rename(columns={"not_compared": "not compared"})
     table["paper"] = [f"[{p}]({_page_of(p)}.md)" for p in table["paper"]]
-    lines = ["## Scorecard", "", f"From `{run.card_source}` of the run.", "", to_markdown(table)]
+    return ["## Scorecard", "", f"From `{run.card_source}` of the run; every claim: [scorecard.csv](scorecard.csv) "
+            "(the claims with the basis of each tolerance and the cause of each miss) and [claims.csv](claims.csv).", "", to_markdown(table)]
+
+
+def _misses_section(run: Run) -> list[str]:
+    """Every missed claim (unexplained first) and what was not compared, and why."""
+    card = run.card
+    if card is None or not len(card):
+        return []
+    lines = []
     misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause"])
     if len(misses):
         lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
@@ -938,18 +997,22 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
         "`not public`, `undefined`).",
         "",
     ]
+    lines += what_we_found(run.card)
     lines += _scorecard_section(run)
     lines += ["## Pages", ""]
     for page in PAGES.values():
         t, f, c = counts[f"{page.slug}.md"]
         lines.append(f"- [{page.title}]({page.slug}.md): {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}")
-    lines += [""] + provenance
+    lines += [""] + _misses_section(run) + provenance
     totals = tuple(sum(c[i] for c in counts.values()) for i in range(3))
     lines.append(f"<!-- attnexp.publish: tables={totals[0]} figures={totals[1]} claims={totals[2]} -->")
     files[INDEX] = ("\n".join(lines) + "\n").encode("utf-8")
     counts[INDEX] = totals
     if run.config_text is not None:
         files["config.yaml"] = _without_local_folders(run.config_text)
+    if run.card is not None:  # every claim beside the pages, as the run's tables hold them
+        files["scorecard.csv"] = run.card.to_csv(index=False, lineterminator="\n").encode("utf-8")
+        files["claims.csv"] = run.card[list(CLAIM_COLUMNS)].to_csv(index=False, lineterminator="\n").encode("utf-8")
     return Built(files, counts, run.card, top)
 
 

@@ -253,6 +253,24 @@ def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | 
     return card
 
 
+def findings_tally(card: pd.DataFrame) -> list[tuple[str, int, int, int]]:
+    """Per paper with finding claims (`attnexp.claims.finding`: no single seed), in the card's order:
+    (paper, finding–model pairs that hold, pairs compared, pairs not compared)."""
+    found = card[card["seed"].isna()]
+    tally = []
+    for paper in _papers(found):
+        verdicts = found.loc[found["paper"] == paper, "verdict"]
+        compared = verdicts.isin(["holds", "does not hold"])
+        tally.append((paper, int((verdicts == "holds").sum()), int(compared.sum()), int((~compared).sum())))
+    return tally
+
+
+def findings_line(paper: str, held: int, compared: int, not_compared: int) -> str:
+    """"where compared, 3 of 5 finding–model pairs hold (2 not compared)"."""
+    said = f"where compared, {held} of {compared} finding–model pairs hold" if compared else "no finding compared"
+    return said + (f" ({not_compared} not compared)" if not_compared else "")
+
+
 def readme_status(card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None) -> str:
     """The README's status block: per paper the counts, then the misses and non-comparisons by cause;
     with `link`, a line pointing to the published results section (`attnexp.publish`) first."""
@@ -262,6 +280,10 @@ def readme_status(card: pd.DataFrame, source: str, command: str = "python -m att
     ]
     if link:
         lines += [f"The published results, with each paper's tables, figures and every claim: [{link.rsplit('/', 1)[0] if '/' in link else link}]({link}).", ""]
+    tally = findings_tally(card)
+    if tally:
+        lines += ["The papers' findings, each tested on every seed of the models it concerns:", ""]
+        lines += [f"- {paper}: {findings_line(paper, *counts)}" for paper, *counts in tally] + [""]
     lines.append(to_markdown(summary(card).rename(columns={"not_compared": "not compared"})))
     detail = breakdown(card)
     for label, kind in (("Misses by cause", MISSED), ("Not compared, by cause", NOT_COMPARED)):

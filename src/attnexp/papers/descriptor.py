@@ -75,6 +75,9 @@ class Paper:
     tasks: tuple[str, ...] | None = None  # the dataset tasks it is defined for; None: every task
     anchors: dict[str, Protocol] = field(default_factory=dict)  # the claims' `paper` value -> its protocol
     tolerance_bases: tuple[tuple[str, str, str], ...] = ()  # (table, quantity prefix, why the tolerance is what it is)
+    # (table, quantity prefix, the finding in words) of its finding claims (`attnexp.claims.finding`), in the
+    # order and words the published "What we found" states them
+    findings: tuple[tuple[str, str, str], ...] = ()
     measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # debate-matrix row -> (what it is, the reading for attention)
     config_problems: Callable[[dict], list[str]] | None = None  # its section's checks beyond the schema
     page: Page | None = None  # where its tables and figures are published (`attnexp.publish`); `papers` filled from `anchors`

@@ -33,6 +33,14 @@ JAIN_WALLACE = Paper(
         ("Table 2", "sig_frac ",
          "jain_wallace.table2_tolerance.sig_frac (D-TARGETS): J&W's two repository states (675b0dc, 425a89a) differ by up to 0.11 in a Sig. Frac."),
     ),
+    findings=(
+        ("§4.2, attention permutation (Figure 4)", "share of test instances whose median output change",
+         "Randomly permuting the attention weights often changes the output only minimally"),
+        ("§4.2, attention permutation (Figure 4)", "the same among instances with max attention",
+         "... even where attention is peaked"),
+        ("§4.3, adversarial attention (Figures 6-7)", "share of test instances with an adversarial attention",
+         "Very different attention distributions often leave the prediction effectively unchanged"),
+    ),
     measures={
         "jw_tau_gradient": ("τ(attention, gradient magnitude), mean", "higher: attention agrees with gradients"),
         "jw_tau_loo": ("τ(attention, leave-one-out), mean", "higher: attention agrees with leave-one-out"),

@@ -29,6 +29,20 @@ SERRANO_SMITH = Paper(
     requirements=(_OWN_ATTENTION, ("classifier", "a document classifier (not a QA/NLI model)")),
     # §3.2: word2vec trained on the dataset; their models: HAN and FLAN, selected on dev
     anchors={"Serrano & Smith 2019": Protocol("replicated", "dev", ("word2vec", "word2vec_local"), "word2vec on the dataset", r"(han|flan)-(rnn|conv|none)")},
+    findings=(
+        ("§5, single-weight erasure", "share of instances whose decision erasing the highest-attention item flips",
+         "Erasing the highest-attention item rarely flips the decision"),
+        ("§5, single-weight erasure", "share of instances whose decision only the top item's erasure flips",
+         "... but flips it more often than erasing a random item"),
+        ("§5, single-weight erasure", "share of instances where erasing the top item moves the output more",
+         "Erasing the highest-attention item mostly moves the output more than erasing a random item"),
+        ("§6, removal box plots", "median fraction removed at the first flip",
+         "Removing items by the gradient ranking flips the decision after fewer items than by attention"),
+        ("§6, per-instance comparison", "share of instances where the gradient ranking flips sooner",
+         "... and does so on more instances"),
+        ("prob_predictor.py shares (ordering)", "gradient-sooner share, FLAN minus HAN",
+         "The gradient's lead is larger in flat (FLAN) than in hierarchical (HAN) models"),
+    ),
     measures={
         "ss_flip_top": ("erasing the top-attention item flips the decision, %", "higher, and above the random item's"),
         "ss_flip_random": ("erasing a random item flips the decision, %", "the baseline of the row above"),

@@ -41,6 +41,15 @@ WIEGREFFE_PINTER = Paper(
         ("Table 2", "",
          "claims.performance_tolerance on the F1 gap base - uniform: the spread of one test F1 (J&W's repository, commits 675b0dc and 425a89a)"),
     ),
+    findings=(
+        ("Figure 2", "share of instances whose seed-model JSD", "Attention differs across random seeds as much as J&W's adversaries differ from it"),
+        ("Table 3", "F1(Base model guide) - F1(Trained MLP guide)",
+         "The base model's attention guides a diagnostic MLP at least as well as the MLP's own trained attention"),
+        ("Table 3", "F1(Base model guide) - F1(Uniform guide)", "... and better than uniform weights"),
+        ("Table 3", "F1(Adversary guide) - F1(Base model guide)", "... while an adversary's attention guides it worse"),
+        ("Table 4", "F1(adversary) - F1(base)", "A model-consistent adversary's distant attention costs performance"),
+        ("Figure 4", "Spearman ρ(λ, mean test JSD)", "The adversary's attention moves further as its weight λ grows"),
+    ),
     measures={
         "wp_f1": ("test F1 of the model", "context"),
         "wp_uniform_f1": ("test F1 of its uniform-attention twin", "lower than the model's: its attention is needed"),
