@@ -293,23 +293,23 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     from attnexp.papers.serrano_smith import tables as sst
     from attnexp.spec import parse_model_name
 
-    def write_run(name, gradient_ks, attention_ks):
-        run = tmp_path / name
-        run.mkdir()
+    def write_run(name, gradient_ks, attention_ks, seed):
+        run = tmp_path / name / str(seed)
+        run.mkdir(parents=True)
         rows = [{"id": f"d{i}", "n": 4, "predicted": 0, "ranking": ranking, "permutation": 0, "flipped": k is not None, "removed": k,
                  "fraction": None if k is None else k / 4, "removed_mass": None if k is None else 0.5}
                 for ranking, ks in (("gradient", gradient_ks), ("attention", attention_ks)) for i, k in enumerate(ks)]
         pd.DataFrame(rows).to_csv(run / "removal.csv", index=False)
         pd.DataFrame([{"id": "d0", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05, "flip_top": True, "flip_random": False}]).to_csv(run / "single_erasure.csv", index=False)
         (run / "metrics.json").write_text(json.dumps({
-            "model": name, "seed": 10, "spec": parse_model_name(name, "multiclass").record(), "select_on": "dev", "test": {"accuracy": 0.6},
+            "model": name, "seed": seed, "spec": parse_model_name(name, "multiclass").record(), "select_on": "dev", "test": {"accuracy": 0.6},
             "provenance": {"dataset": "20news20", "embeddings": "word2vec", "substitutes": "none"},
         }))
         for written in ("single_erasure.csv", "removal.csv", "metrics.json"):
             io.write_seal(run / written)
         return run / "single_erasure.csv", run / "removal.csv", run / "metrics.json"
 
-    runs = [write_run("han-rnn", [2, 3, None, 3], [2, 2, 1, 3]), write_run("flan-rnn", [1, 1, 2, None], [3, 3, 4, None])]
+    runs = [run for seed in (10, 11, 12) for run in (write_run("han-rnn", [2, 3, None, 3], [2, 2, 1, 3], seed), write_run("flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed))]
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")} | {"claims": tmp_path / "claims.csv"}
     sst.write_tables(*zip(*runs), Path(__file__).resolve().parents[1] / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
     card = scorecard(pd.read_csv(out["claims"]))
