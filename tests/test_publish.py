@@ -98,7 +98,7 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
     pages = {p.name for p in out.glob("*.md")}
     assert pages == {"README.md", "jain-wallace-2019.md", "serrano-smith-2019.md", "wiegreffe-pinter-2019.md", "beyond-the-papers.md", "data-and-models.md"}
     index = (out / "README.md").read_text()
-    assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 1 | 0 |" in index
+    assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 |" in index
     # every miss with its cause, the unexplained ones first (the J&W miss has no named cause)
     misses = index.split("## Misses", 1)[1].split("##", 1)[0]
     assert misses.index("unexplained") < misses.index("AOPC(loo)")
@@ -322,7 +322,7 @@ def test_readme_status_block_is_regenerated_with_a_link_to_the_pages(tmp_path):
     block = text.split(START, 1)[1].split(END, 1)[0]
     assert "Generated from the run in `runs/test` by `python -m attnexp.publish --readme`" in block
     assert "[docs/replication](docs/replication/README.md)" in block
-    assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 1 | 0 |" in block
+    assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 |" in block
     assert text.startswith("# Project\n") and text.endswith("\n\nRest.\n")
     # a run with fewer claims does not replace the block without --force
     assert main([str(fake_run(tmp_path / "partial", with_ss=False)), "--out", str(tmp_path / "other"), "--readme", str(readme)]) == 1

@@ -168,14 +168,21 @@ def example_claims() -> pd.DataFrame:
     ])
 
 
-def test_scorecard_keeps_the_claims_order_and_adds_two_columns():
+def test_scorecard_keeps_the_claims_order_and_adds_four_columns():
     claims = example_claims()
     card = scorecard(claims)
-    assert tuple(card.columns) == SCORECARD_COLUMNS == CLAIM_COLUMNS + ("tolerance_basis", "cause")
+    assert tuple(card.columns) == SCORECARD_COLUMNS == CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
     pd.testing.assert_frame_equal(card[list(CLAIM_COLUMNS)], claims)
     assert list(card["cause"]) == [
         "", "embeddings (D-EMB)", "unexplained", "checkpoint selection (D-SEL)", "",
         "model outside the paper (transformer-cls); embeddings (random; the paper: pretrained); checkpoint selection (D-SEL)", "",
+    ]
+    # a named cause of a miss is suspected until a run without it establishes it (publish's companion run)
+    assert list(card["cause_status"]) == ["", "suspected", "", "", "", "suspected", ""]
+    # how each row's setting differs from the paper's, matched or not
+    assert list(card["setting"]) == [
+        "paper's", "embeddings (D-EMB)", "paper's", "embeddings (D-EMB); checkpoint selection (D-SEL)", "paper's",
+        "model outside the paper (transformer-cls); embeddings (random; the paper: pretrained); checkpoint selection (D-SEL)", "paper's",
     ]
 
 
@@ -186,6 +193,7 @@ def test_summary_counts_per_paper_in_the_claims_order():
     assert rows.loc[JW, ["claims", "matched", "missed", "unexplained", "not_compared"]].tolist() == [4, 1, 2, 1, 1]
     assert rows.loc[WP, ["claims", "matched", "missed", "unexplained", "not_compared"]].tolist() == [3, 1, 1, 0, 1]
     assert rows.loc[JW, "role"] == "replicated"
+    assert rows.loc[JW, ["at the paper's setting", "under a stand-in"]].tolist() == [1, 0]
     detail = breakdown(card)
     assert detail.values.tolist() == [
         [JW, "missed", "embeddings (D-EMB)", 1],
@@ -208,7 +216,7 @@ def test_files_round_trip_and_are_deterministic(tmp_path):
     assert summary(back).equals(summary(card))
     md = (tmp_path / "a.md").read_text()
     assert md.startswith("# Replication scorecard") and md.index("## Per paper") < md.index("## Every claim")
-    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 2 | 1 | 1 |" in md and "| 0.600 | – | 0.400 | 0.070 | differs |" in md
+    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 1 |" in md and "| 0.600 | – | 0.400 | 0.070 | differs |" in md
 
 
 def test_bad_input_names_the_file(tmp_path):
@@ -240,7 +248,7 @@ def test_readme_block_is_replaced_and_regeneration_is_idempotent(tmp_path):
     assert text.endswith(END + "\n\n## Next section\n")
     block = text.split(START)[1].split(END)[0]
     assert block == "\n" + readme_status(card, "`results/tables/scorecard.csv`")
-    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 2 | 1 | 1 |" in block
+    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 1 |" in block
     assert f"- {JW}: 1 × embeddings (D-EMB)" in block and f"- {WP}: 1 × not public: no value" in block
     assert update_readme(readme, card, "`results/tables/scorecard.csv`") is False  # idempotent
     assert readme.read_text() == text

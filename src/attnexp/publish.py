@@ -55,7 +55,7 @@ from attnexp.claims import CLAIM_COLUMNS, concatenate, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PAPERS, RegistryView
 from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Table
-from attnexp.scorecard import MISSED, NOT_COMPARED, END, START, breakdown, findings_line, findings_tally, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.scorecard import MATCHED, MISSED, NOT_COMPARED, END, START, breakdown, findings_line, findings_tally, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
 from attnexp.workflow import JOB_COMMIT, checkout_commit
 
 __all__ = [
@@ -576,17 +576,22 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
     claim and its verdict there: whether other vectors would have matched."""
     key = ["paper", "table", "dataset", "model", "seed", "quantity"]
     theirs = other.set_index(key)
-    causes = []
+    causes, statuses = [], []
     for row in card.to_dict("records"):
         text = row["cause"] if isinstance(row["cause"], str) else ""
+        status = row["cause_status"] if isinstance(row["cause_status"], str) else ""
         index = tuple(row[k] for k in key)
         if outcome(row["verdict"]) == MISSED and "embeddings (" in text and index in theirs.index:
             other_row = theirs.loc[index]
             other_row = other_row.iloc[0] if isinstance(other_row, pd.DataFrame) else other_row
             vectors = other_row["embeddings"] or "other"
+            # the other vectors remove the cause: a match there establishes it, where it is the only one
+            if text.count("; ") == 0 and outcome(other_row["verdict"]) == MATCHED:
+                status = "established"
             text += f"; with {vectors} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
         causes.append(text)
-    return card.assign(cause=causes)
+        statuses.append(status)
+    return card.assign(cause=causes, cause_status=statuses)
 
 
 _COMPARED = re.compile(r"; with (\S+) vectors \(([^)]*)\): \S+, (.+)$")
@@ -954,7 +959,7 @@ def _misses_section(run: Run) -> list[str]:
     if card is None or not len(card):
         return []
     lines = []
-    misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause"])
+    misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause", "cause_status"])
     if len(misses):
         lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
     detail = breakdown(card)

@@ -2,7 +2,8 @@
 is and, where ours is not the published result, a named cause; a summary per paper; and the
 README's status block, generated from it.
 
-Columns: the claim columns (`CLAIM_COLUMNS`), then `tolerance_basis` and `cause`. Rows keep the
+Columns: the claim columns (`CLAIM_COLUMNS`), then `tolerance_basis`, `cause`, `cause_status` and
+`setting`. Rows keep the
 claims table's order. Each row has one outcome (the summary counts them):
 
 | outcome | verdicts |
@@ -37,6 +38,12 @@ row's setting (`attnexp.claims.Setting`: the columns `select_on`, `embeddings`, 
 None applies: `unexplained`. A `not comparable` row's cause is its `deviations`, named the same way
 (else the reason its verdict gives); the cause of every other row is empty.
 
+`cause_status`: a named cause of a miss is `suspected` (the setting makes it likely); it is
+`established` only by a run that removes it and then matches (`attnexp.publish` with the
+embeddings comparison's companion run). `setting`: for every row, `paper's` where our number was
+made at the paper's own setting, else the same rules' list of how it differs; the summary counts
+matches at the paper's setting apart from matches under a stand-in.
+
 The rules read the row alone (paper, dataset, model, tolerance, verdict, setting) and the registries
 below. A paper missing from `PAPERS` gets the setting-based rules only (2 and 5) and the role
 "unregistered".
@@ -63,7 +70,8 @@ __all__ = [
     "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
 ]
 
-SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause")
+SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
+PAPERS_SETTING = "paper's"  # the `setting` of a row made at the paper's own setting
 MATCHED, MISSED, NOT_COMPARED = "matched", "missed", "not compared"
 START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 
@@ -145,6 +153,18 @@ def cause(row, same_data: frozenset[str] = frozenset()) -> str:
         return "; ".join(_named(setting["deviations"])) or verdict.split(":", 1)[-1].strip()
     if outcome(verdict) != MISSED:
         return ""
+    return "; ".join(setting_differences(row, same_data)) or "unexplained"
+
+
+def paper_setting(row, same_data: frozenset[str] = frozenset()) -> str:
+    """`paper's` where the row's number was made at the paper's own setting, else how it differs
+    (the cause rules, read for any row): what a match under a stand-in is a match under."""
+    return "; ".join(setting_differences(row, same_data)) or PAPERS_SETTING
+
+
+def setting_differences(row, same_data: frozenset[str] = frozenset()) -> list[str]:
+    """How the row's setting differs from the paper's: rules 1-5 of the module docstring, in order."""
+    setting = _setting(row)
     protocol, causes = PAPERS.get(row["paper"]), []
     if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
         causes.append(f"model outside the paper ({row['model']})")
@@ -166,7 +186,7 @@ def cause(row, same_data: frozenset[str] = frozenset()) -> str:
     if protocol and protocol.select_on and _missing(row["tolerance"]) and (setting["select_on"] or protocol.select_on) != protocol.select_on:
         causes.append("checkpoint selection (D-SEL)")
     causes += _named(setting["deviations"])
-    return "; ".join(dict.fromkeys(causes)) or "unexplained"
+    return list(dict.fromkeys(causes))
 
 
 def scorecard(claims: pd.DataFrame, same_data: frozenset[str] = frozenset()) -> pd.DataFrame:
@@ -175,6 +195,9 @@ def scorecard(claims: pd.DataFrame, same_data: frozenset[str] = frozenset()) -> 
     rows = table.to_dict("records")
     table["tolerance_basis"] = [tolerance_basis(r) for r in rows]
     table["cause"] = [cause(r, same_data) for r in rows]
+    # a named cause is what the setting makes likely; only a run without it (a companion run) establishes it
+    table["cause_status"] = ["suspected" if outcome(r["verdict"]) == MISSED and c != "unexplained" else "" for r, c in zip(rows, table["cause"])]
+    table["setting"] = [paper_setting(r, same_data) for r in rows]
     return table[list(SCORECARD_COLUMNS)]
 
 
@@ -195,13 +218,16 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
     for paper in _papers(card):
         part = card[card["paper"] == paper]
         counts = part["outcome"].value_counts()
+        matched = part[part["outcome"] == MATCHED]
+        at_paper = int((matched["setting"] == PAPERS_SETTING).sum()) if "setting" in part else None
         rows.append({
             "paper": paper, "role": PAPERS[paper].role if paper in PAPERS else "unregistered", "claims": len(part),
-            "matched": int(counts.get(MATCHED, 0)), "missed": int(counts.get(MISSED, 0)),
+            "matched": len(matched), "at the paper's setting": at_paper, "under a stand-in": None if at_paper is None else len(matched) - at_paper,
+            "missed": int(counts.get(MISSED, 0)),
             "unexplained": int(((part["outcome"] == MISSED) & (part["cause"] == "unexplained")).sum()),
             "not_compared": int(counts.get(NOT_COMPARED, 0)),
         })
-    return pd.DataFrame(rows, columns=["paper", "role", "claims", "matched", "missed", "unexplained", "not_compared"])
+    return pd.DataFrame(rows, columns=["paper", "role", "claims", "matched", "at the paper's setting", "under a stand-in", "missed", "unexplained", "not_compared"])
 
 
 def breakdown(card: pd.DataFrame) -> pd.DataFrame:
@@ -236,7 +262,8 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
 
 
 def read_scorecard(path: str | Path) -> pd.DataFrame:
-    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause") + SETTING_COLUMNS}
+    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause", "cause_status", "setting")
+            + SETTING_COLUMNS}
     table = pd.read_csv(path, dtype=text | {"seed": "Int64", "seeds": "Int64"}, keep_default_na=False,
                         na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")})
     if tuple(table.columns) != SCORECARD_COLUMNS:
