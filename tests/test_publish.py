@@ -141,6 +141,11 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
             "holds on sst lstm-tanh (0.653 ± 0.045); does not hold on imdb lstm-tanh (0.487 ± 0.100); "
             "not compared on 1 model (1 seed, a finding needs 3).") in found
     assert "- Erasing the highest-attention item rarely flips the decision (§5, single-weight erasure): holds on 20news20 han-rnn (0.030 ± 0.010)." in found
+    # each paper's page opens with its own findings, then a key figure
+    page = (out / "jain-wallace-2019.md").read_text()
+    first_screen = page.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert "- Randomly permuting the attention weights often changes the output only minimally" in first_screen
+    assert "Erasing the highest-attention item" not in first_screen and "](figures/" in first_screen
     card = read_scorecard(out / "scorecard.csv")
     values = {f"{v:.3f}" for column in ("ours", "sd") for v in card[column].dropna()}
     numbers = re.findall(r"(?<![§\d.])\d+\.\d+", found)  # not the paper's section numbers

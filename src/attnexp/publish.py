@@ -701,7 +701,8 @@ def _figures_section(page: Page, run: Run, files: dict[str, bytes], datasets: li
                 if target not in files:
                     files[target] = small_png((run.root / "results" / "figures" / png).read_bytes())
                 label = Path(png).stem if not re.fullmatch(r"seed\d+", Path(png).stem) else Path(png).parent.parent.name
-                shown_figures += [f"![{label}: {heading}]({target})", "", f"*{label}* (`results/figures/{png}`)", ""]
+                words = label.replace("_", " ")
+                shown_figures += [f"![{words}: {heading}]({target})", "", f"*{words[:1].upper() + words[1:]}, {heading}* (the run's `results/figures/{png}`)", ""]
                 n_figures += 1
     if not shown_figures:
         return [], n_figures
@@ -739,6 +740,11 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
     notes, index_note = _incomplete_notes(page, run)
     lines = [f"# {page.title}", "", *notes]
     lines += [page.about, "", f"From the run in `{name}` ([provenance]({INDEX}#provenance)).", ""]
+    if part is not None and len(part):  # the first screen: the findings, then a key figure
+        findings = [sentence for paper in PAPERS.values() if paper.citation in page.papers and paper.findings for sentence in _paper_findings(part, paper)]
+        if findings:
+            lines += ["## Findings", "", FINDINGS_INTRO, "", *findings, ""]
+            lines += [line for line in figures if line.startswith("![")][:1] + [""]
     n_claims = 0
     if part is not None and len(part):
         lines += _claims_section(part)
@@ -903,42 +909,49 @@ def _finding_models(part: pd.DataFrame) -> str:
     return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
 
+def _paper_findings(card: pd.DataFrame, paper) -> list[str]:
+    """One sentence per finding of `paper` (`Paper.findings`) with finding claims in `card`: the
+    models where it holds, where it does not (ours: mean ± sd over the seeds), how many were not
+    compared and why."""
+    found = card[card["seed"].isna() & (card["paper"] == paper.citation)]
+    sentences = []
+    for table, prefix, words in paper.findings:
+        part = found[(found["table"] == table) & found["quantity"].str.startswith(prefix)]
+        if not len(part):
+            continue
+        held, missed = part[part["verdict"] == "holds"], part[part["verdict"] == "does not hold"]
+        rest = part[~part.index.isin(held.index.union(missed.index))]
+        said = []
+        if len(held):
+            said.append(f"holds on {_finding_models(held)}")
+        if len(missed):
+            said.append(f"does not hold on {_finding_models(missed)}")
+        if len(rest):
+            reasons = sorted({v.split(":", 1)[-1].strip() for v in rest["verdict"]})
+            said.append(f"not compared on {_count(len(rest), 'model')} ({'; '.join(reasons)})")
+        sentences.append(f"- {words} ({table}): {'; '.join(said)}.")
+    return sentences
+
+
+FINDINGS_INTRO = (
+    "Each finding is tested on every seed of the models it concerns: it holds on a model only if it holds on each seed, "
+    "and is not compared on fewer than three. The number after a model is its measure of the finding, the mean over the "
+    "seeds ± their standard deviation; the claims below say what is measured and against which threshold."
+)
+
+
 def what_we_found(card: pd.DataFrame | None) -> list[str]:
-    """The index's opening section: per paper, each of its findings (`Paper.findings`) in words, with
-    the models where it holds, where it does not, and how many were not compared, from the finding
-    claims alone (ours = the mean over the seeds ± their standard deviation)."""
+    """The index's opening section: per paper, its findings (`_paper_findings`), from the finding
+    claims alone."""
     lines = ["## What we found", ""]
     if card is None or not len(card):
         return lines + ["No claims in this run.", ""]
-    lines += [
-        "Each paper's findings, tested on every seed of the models they concern: a finding holds on a model only if it holds "
-        "on each seed, and is not compared on fewer than three. The number after a model is its measure of the finding, "
-        "the mean over the seeds ± their standard deviation; each finding's page says what is measured and against which threshold.", "",
-    ]
-    found = card[card["seed"].isna()]
+    lines += [FINDINGS_INTRO.replace("the claims below say", "each paper's page says"), ""]
+    tally = {paper: counts for paper, *counts in findings_tally(card)}
     for paper in PAPERS.values():
-        if not paper.findings or paper.citation is None:
-            continue
-        rows = found[found["paper"] == paper.citation]
-        sentences = []
-        for table, prefix, words in paper.findings:
-            part = rows[(rows["table"] == table) & rows["quantity"].str.startswith(prefix)]
-            if not len(part):
-                continue
-            held, missed = part[part["verdict"] == "holds"], part[part["verdict"] == "does not hold"]
-            rest = part[~part.index.isin(held.index.union(missed.index))]
-            said = []
-            if len(held):
-                said.append(f"holds on {_finding_models(held)}")
-            if len(missed):
-                said.append(f"does not hold on {_finding_models(missed)}")
-            if len(rest):
-                reasons = sorted({v.split(":", 1)[-1].strip() for v in rest["verdict"]})
-                said.append(f"not compared on {_count(len(rest), 'model')} ({'; '.join(reasons)})")
-            sentences.append(f"- {words} ({table}): {'; '.join(said)}.")
+        sentences = _paper_findings(card, paper) if paper.findings and paper.citation in tally else []
         if sentences:
-            counts = next(c for p, *c in findings_tally(card) if p == paper.citation)
-            lines += [f"**[{paper.citation}]({_page_of(paper.citation)}.md)**: {findings_line(paper.citation, *counts)}.", "", *sentences, ""]
+            lines += [f"**[{paper.citation}]({_page_of(paper.citation)}.md)**: {findings_line(paper.citation, *tally[paper.citation])}.", "", *sentences, ""]
     return lines
 
 
