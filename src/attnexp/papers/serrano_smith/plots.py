@@ -85,8 +85,13 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
         raise ValueError(f"quantity must be one of {sorted(QUANTITIES)}, got {quantity!r}")
     use_house_style()
     models = sorted(tables)
-    fig, axes = plt.subplots(1, max(1, len(models)), figsize=(3.0 * max(1, len(models)), 3.2), squeeze=False, layout="constrained")
-    for ax, model in zip(axes.flat, models):
+    # at most three panels a row: six models in one row made a strip too wide to read at page width
+    cols = min(3, max(1, len(models)))
+    rows = -(-max(1, len(models)) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 3.4 * rows), squeeze=False, layout="constrained")
+    for ax in axes.flat[len(models):]:
+        ax.set_visible(False)
+    for i, (ax, model) in enumerate(zip(axes.flat, models)):
         table = tables[model]
         table = table[(table["ranking"] != "random") | (table["permutation"] == 0)]  # D-SS-BOX
         rankings = [r for r in RANKING_LABELS if r in set(table["ranking"])]
@@ -107,7 +112,7 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
             elif np.subtract(*np.percentile(values, [75, 25])) < 1e-9:  # a box of zero height is a line: mark it
                 ax.plot(x, np.median(values), marker="D", markersize=7, color=COLORS[r], markeredgecolor="black", zorder=3)
         ax.set_xticks(range(1, len(rankings) + 1), [RANKING_LABELS[r] for r in rankings], rotation=30, ha="right", rotation_mode="anchor")
-        ax.set(ylim=(-0.03, 1.05), ylabel=QUANTITIES[quantity] if ax is axes.flat[0] else "")
+        ax.set(ylim=(-0.03, 1.05), ylabel=QUANTITIES[quantity] if i % cols == 0 else "")
         ax.set_title(model, pad=18)  # room for the no-flip shares
     fig.suptitle(f"Removal until the decision flips: {dataset} (above each box: % no flip)")
     return fig
