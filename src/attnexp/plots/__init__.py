@@ -8,6 +8,7 @@ one machine: no creation date in the PDF, no software tag in the PNG, fonts embe
 from __future__ import annotations
 
 import os
+import textwrap
 
 import matplotlib
 
@@ -19,7 +20,7 @@ import seaborn as sns  # noqa: E402
 
 from attnexp import io  # noqa: E402
 
-__all__ = ["HOUSE_RC", "use_house_style", "save_figure"]
+__all__ = ["HOUSE_RC", "use_house_style", "fitted_title", "save_figure"]
 
 # Settings that change the bytes written, fixed whatever the caller's matplotlibrc says.
 HOUSE_RC = {
@@ -37,6 +38,15 @@ def use_house_style() -> None:
     """Reset matplotlib to its defaults, then the seaborn theme, so no caller's style leaks in."""
     matplotlib.rcdefaults()
     sns.set_theme(style="whitegrid", context="paper", rc=HOUSE_RC)
+
+
+def fitted_title(fig: plt.Figure, title: str) -> None:
+    """`title` as the figure's suptitle, wrapped to the figure's width: a long title on a narrow
+    figure (a short sentence's heat map) was cut at both edges."""
+    size = plt.rcParams["figure.titlesize"]
+    points = matplotlib.font_manager.FontProperties(size=size).get_size_in_points()
+    per_line = max(20, int(fig.get_figwidth() * 72 / (0.55 * points)))  # about 0.55 em per character
+    fig.suptitle(textwrap.fill(title, per_line))
 
 
 def save_figure(fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike) -> None:

@@ -16,7 +16,7 @@ Torch-free; every function returns a Figure and draws "no data" rather than fail
 from __future__ import annotations
 
 # attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import use_house_style
+from attnexp.plots import fitted_title, use_house_style
 
 import math
 
@@ -132,5 +132,5 @@ def attention_example(tokens: list[str], rows: dict[str, np.ndarray], title: str
                 xticklabels=tokens, yticklabels=list(rows), linewidths=0.3, linecolor="white", ax=ax)
     ax.tick_params(axis="x", labelrotation=90, labelsize=6)
     ax.tick_params(axis="y", labelrotation=0)
-    fig.suptitle(title)
+    fitted_title(fig, title)
     return fig
