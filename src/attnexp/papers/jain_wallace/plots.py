@@ -241,8 +241,16 @@ def _peakedness_violin(table: pd.DataFrame, value: str, value_label: str, title:
         )
     ax.set(xlabel=value_label, ylabel=PEAKEDNESS)
     ax.set_xlim(left=0)  # both quantities are >= 0; an all-zero sample would centre the axis on 0
+    _class_legend_outside(ax, classes)
     fig.suptitle(title)
     return fig
+
+
+def _class_legend_outside(ax: plt.Axes, classes: list) -> None:
+    """The predicted-class legend right of the axes: inside, a QA model's many answer classes (bAbI)
+    covered the data."""
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + (len(classes) - 1) // 12, title=CLASS, frameon=False)
 
 
 def permutation_violin(permutation: pd.DataFrame, title: str) -> plt.Figure:
@@ -263,6 +271,7 @@ def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
             stat="probability", common_norm=False, element="step", ax=ax,
         )
     ax.set(xlim=(0, 0.7), xlabel="ε-max JSD", ylabel="fraction of instances")
+    _class_legend_outside(ax, classes)
     fig.suptitle(title)
     return fig
 
