@@ -20,6 +20,8 @@ __all__ = ["RANKING_LABELS", "perturbation_curves"]
 
 RANKING_LABELS = {name: label for name, (label, _) in RANKINGS.items()}
 COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
+# a marker of its own per ranking: eight colours of one palette include near-identical pairs
+MARKERS = dict(zip(RANKING_LABELS, ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")))
 METRICS = {"comprehensiveness": "comprehensiveness ↑", "sufficiency": "sufficiency ↓"}  # arrow: more faithful
 
 
@@ -56,7 +58,7 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str, columns: 
                 s = stats[stats["ranking"] == ranking]
                 error = (s["std"] / np.sqrt(s["count"])).fillna(0.0)
                 style = {"linestyle": "--"} if ranking == "random" else {}
-                ax.plot(s["bin"], s["mean"], marker="o", markersize=3, color=COLORS[ranking], label=RANKING_LABELS[ranking], **style)
+                ax.plot(s["bin"], s["mean"], marker=MARKERS[ranking], markersize=4, color=COLORS[ranking], label=RANKING_LABELS[ranking], **style)
                 ax.fill_between(s["bin"], s["mean"] - error, s["mean"] + error, color=COLORS[ranking], alpha=0.2, linewidth=0)
             ax.set_xscale("log")
             ax.set_xticks(sorted(stats["bin"].unique()), [f"{b:g}" for b in sorted(stats["bin"].unique())])
