@@ -10,7 +10,7 @@
 | `ours`, `published` | the two numbers (`published` empty for a qualitative claim); a finding's `ours` is the mean over its seeds |
 | `sd` | the standard deviation of `ours` across the seeds (empty for one seed) |
 | `tolerance` | how close counts as a match (empty: no numeric comparison) |
-| `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `undefined` |
+| `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `not public: <why>` (no published value transcribed), `not in the paper: <why>` (the paper reports no such number for this dataset), `undefined` |
 | `source` | where the published value comes from (paper, repository commit, reference file) |
 | `condition` | what produced ours, in words: the settings below, then whatever else the claim depends on |
 | `select_on` | our checkpoint selection (`dev`, `test`; empty: not a trained model's number) |

@@ -10,7 +10,7 @@ claims table's order. Each row has one outcome (the summary counts them):
 |---|---|
 | matched | `match`, `holds` |
 | missed | `differs`, `does not hold` |
-| not compared | `not comparable: <why>`, `reference only`, `not public: <why>`, `undefined` |
+| not compared | `not comparable: <why>`, `reference only`, `not public: <why>`, `not in the paper: <why>`, `undefined` |
 
 `tolerance_basis`, why a tolerance is what it is:
 - a row with a tolerance: the first entry of `TOLERANCE_BASES` whose paper (None: any), table and
@@ -117,6 +117,8 @@ def tolerance_basis(row) -> str:
             return "none: reference only"
         if row["verdict"].startswith("not public"):
             return "none: no published value"
+        if row["verdict"].startswith("not in the paper"):
+            return "none: not in the paper"
         return "qualitative"
     for (paper, table, prefix), basis in TOLERANCE_BASES.items():
         if paper in (None, row["paper"]) and row["table"] == table and str(row["quantity"]).startswith(prefix):

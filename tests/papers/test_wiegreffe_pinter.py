@@ -894,3 +894,19 @@ def test_cost_table_sums_each_role_and_counts_what_is_not_trained(tmp_path):
     assert "**158** (6 not trained yet)" in rows[("**sst**", "**all**")]  # 1 uniform + 1 adversary + 4 MLPs missing
     assert ("imdb", "seed models") not in rows  # Table 2 only: base and uniform
     assert "**0** (2 not trained yet)" in rows[("**imdb**", "**all**")]
+
+
+def test_numbers_the_paper_never_reports_are_not_in_the_paper(tmp_path):
+    """W&P report Tables 3-4 on Diabetes, Anemia, IMDb and SST: our 20News numbers are `not in the
+    paper`, not `not public`."""
+    root = tmp_path / "models"
+    base = write_metrics(root, "20news", "lstm-tanh", 0.9)
+    names = ("average-uniform", "average-tanh", "average-guided-lstm-tanh", "average-guided-lstm-tanh-adversary-1e-2")
+    diagnostics = [write_metrics(root, "20news", name, value) for name, value in zip(names, DIAGNOSTIC["sst"])]
+    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("uniform", "seeds", "diagnostic", "adversary") for ext in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    wpt.write_tables([base], [base], [base], diagnostics, [write_variance(tmp_path / "v.csv", [0.01, 0.02], [0.1, 0.1])],
+                     [write_frontier_csv(tmp_path / "f.csv", [0.1, 0.2, 0.3])], write_published(tmp_path / "p.csv"), table_lambda=1e-2, tolerance=0.02, out=out)
+    numbers = read_claims(out["claims"])
+    numbers = numbers[numbers["seed"].notna() & numbers["table"].isin(["Table 3", "Table 4"])]
+    assert len(numbers) == 4 + 3 and set(numbers["verdict"]) == {wpt.NOT_IN_THE_PAPER}
