@@ -81,8 +81,8 @@ def test_train_speed__every_variant_one_epoch(quick_run, tmp_path):
     run_benchmark("train_speed", "--results", quick_run / "results", "--dataset", "synthetic", "--model", "lstm-tanh",
                   "--epochs", 1, "--threads", 1, "--profile-steps", 2, "--out", out)
     per_epoch, per_step = tables(out)
-    assert set(per_epoch) == set(per_step) == {"variant", "reference", "packed_for_loop", "default", "lazy"}
-    assert per_epoch["default"][9] == "1"  # the selected epoch, of the one trained
+    assert set(per_epoch) == set(per_step) == {"variant", "reference", "packed_for_loop", "previous", "default", "lazy"}
+    assert per_epoch["default"][11] == "1"  # the selected epoch, of the one trained
     assert "<run>/results" in out.read_text(encoding="utf-8") and str(quick_run) not in out.read_text(encoding="utf-8")
 
 
