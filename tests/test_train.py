@@ -318,7 +318,7 @@ def test_train_loss_selection_keeps_the_epoch_of_the_lowest_training_loss(config
     """A supervised run with a large step: the kept epoch is the argmin of the recorded training
     loss, whatever dev and test say, and the reported dev/test metrics are that epoch's."""
     settings = adversary_like_settings(config, epochs=6, lr=1.0)  # a step large enough for the loss to go up and down
-    torch.manual_seed(0)
+    torch.manual_seed(5)  # an initialisation whose lowest-loss epoch is neither the last nor the best on dev
     model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
     result = train_model(model, tiny_splits(), settings, "train", 0, CPU, log=quiet)
     losses = [h["train_loss"] for h in result.history]

@@ -206,7 +206,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
     assert variance.count(",seeds,2,") == 300 and variance.count(",jw_adversary,1,") == 300
     assert "| Base model |" in (first / "results/tables/wiegreffe_pinter_diagnostic.md").read_text()
-    assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,10" in claims
+    assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,,1," in claims  # a finding: no single seed, one seed here
     # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
     eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
     assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit"

@@ -147,53 +147,60 @@ def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform
     for base, frontier in zip(bases, frontiers):
         models.setdefault((base["dataset"], base["model"]), []).append((base, frontier))
     for (dataset, model), runs in sorted(models.items()):
-        runs.sort(key=lambda run: int(run[0]["seed"]))
-        cond, setting = runs[0][0]["epochs"], runs[0][0]["setting"]
+        rows += _base_model_claims(dataset, model, sorted(runs, key=lambda run: int(run[0]["seed"])), seeds, diagnostic, adversary)
+    return rows
 
-        def at(table: pd.DataFrame, base: dict) -> pd.DataFrame:
-            return table[(table.dataset == dataset) & (table.model == model) & (table.seed == base["seed"])]
 
-        def each(value) -> dict[int, float | None]:
-            return {int(base["seed"]): value(base, frontier) for base, frontier in runs}
+def _base_model_claims(dataset: str, model: str, runs: list[tuple[dict, pd.DataFrame]], seeds: pd.DataFrame, diagnostic: pd.DataFrame,
+                       adversary: pd.DataFrame) -> list[dict]:
+    """The findings of one base model over its seeds (`runs`: (base, frontier) in seed order), then
+    its Tables 3-4 numbers per seed."""
+    rows = []
+    cond, setting = runs[0][0]["epochs"], runs[0][0]["setting"]
+    def at(table: pd.DataFrame, base: dict) -> pd.DataFrame:
+        return table[(table.dataset == dataset) & (table.model == model) & (table.seed == base["seed"])]
 
-        def seed_share(base, _) -> float | None:
-            s = at(seeds, base)
-            s = s[s.comparison == "seeds"]
-            return None if not len(s) or pd.isna(s.iloc[0].share_seed_jsd_below_jw) else float(s.iloc[0].share_seed_jsd_below_jw)
+    def each(value) -> dict[int, float | None]:
+        return {int(base["seed"]): value(base, frontier) for base, frontier in runs}
 
-        def guides(base) -> pd.Series:
-            return at(diagnostic, base).set_index("guide")["f1"]
+    def seed_share(base, _) -> float | None:
+        s = at(seeds, base)
+        s = s[s.comparison == "seeds"]
+        return None if not len(s) or pd.isna(s.iloc[0].share_seed_jsd_below_jw) else float(s.iloc[0].share_seed_jsd_below_jw)
 
-        def adversarial(base) -> pd.Series:
-            return at(adversary, base).iloc[0]
+    def guides(base) -> pd.Series:
+        return at(diagnostic, base).set_index("guide")["f1"]
 
-        def finding_row(table, quantity, per_seed, holds, rule, source, undefined="undefined") -> dict:
-            return finding(PAPER, table, dataset, model, quantity, per_seed, holds, f"{cond}; {rule}", source, setting, undefined)
+    def adversarial(base) -> pd.Series:
+        return at(adversary, base).iloc[0]
 
-        rows += [
-            finding_row("Figure 2", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD", each(seed_share), lambda v: v > 0.5,
-                        "holds on a seed when the share exceeds 0.5", f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD",
-                        undefined="no seed-variance comparison"),
-            finding_row("Table 3", "F1(Base model guide) - F1(Trained MLP guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["trained"])),
-                        lambda v: v >= 0, "holds on a seed when not negative (the base model's attention guides the MLP at least as well as its own trained attention)",
-                        f"{SOURCE} §3.4, Table 3: the central comparison"),
-            finding_row("Table 3", "F1(Base model guide) - F1(Uniform guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["uniform"])),
-                        lambda v: v > 0, "holds on a seed when positive", f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use"),
-            finding_row("Table 3", "F1(Adversary guide) - F1(Base model guide)", each(lambda b, _: float(guides(b)["adversary"] - guides(b)["base"])),
-                        lambda v: v < 0, "holds on a seed when negative", f"{SOURCE} §3.4: adversarial guides are expected to do worse"),
-            finding_row("Table 4", "F1(adversary) - F1(base) at the table's λ", each(lambda b, _: float(adversarial(b)["adversary_f1"] - adversarial(b)["base_f1"])),
-                        lambda v: v < 0, "holds on a seed when negative (a distant attention is bought with performance)", f"{SOURCE} §4-5: the adversary's JSD comes at a cost in F1"),
-            finding_row("Figure 4", "Spearman ρ(λ, mean test JSD) over the λ grid", each(lambda _, f: _jsd_lambda_correlation(f)), lambda v: v > 0,
-                        "holds on a seed when positive (larger λ, larger JSD)", f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", undefined="fewer than two adversaries"),
-        ]
-        numbers = NOT_PUBLIC if dataset in LATER_SECTIONS else NOT_IN_THE_PAPER
-        for base, _ in runs:  # the published numbers we have not transcribed (or W&P never reported): one row per model and seed
-            key = (dataset, model, int(base["seed"]))
-            d, a = guides(base), adversarial(base)
-            for guide in GUIDES:
-                rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=numbers, source=f"{SOURCE} Table 3", condition=cond, setting=setting))
-            for column, label in (("adversary_f1", "adversary test F1"), ("tvd", "mean test TVD to the base"), ("jsd", "mean test JSD to the base")):
-                rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=numbers, source=f"{SOURCE} Table 4", condition=cond, setting=setting))
+    def finding_row(table, quantity, per_seed, holds, rule, source, undefined="undefined") -> dict:
+        return finding(PAPER, table, dataset, model, quantity, per_seed, holds, f"{cond}; {rule}", source, setting, undefined)
+
+    rows += [
+        finding_row("Figure 2", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD", each(seed_share), lambda v: v > 0.5,
+                    "holds on a seed when the share exceeds 0.5", f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD",
+                    undefined="no seed-variance comparison"),
+        finding_row("Table 3", "F1(Base model guide) - F1(Trained MLP guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["trained"])),
+                    lambda v: v >= 0, "holds on a seed when not negative (the base model's attention guides the MLP at least as well as its own trained attention)",
+                    f"{SOURCE} §3.4, Table 3: the central comparison"),
+        finding_row("Table 3", "F1(Base model guide) - F1(Uniform guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["uniform"])),
+                    lambda v: v > 0, "holds on a seed when positive", f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use"),
+        finding_row("Table 3", "F1(Adversary guide) - F1(Base model guide)", each(lambda b, _: float(guides(b)["adversary"] - guides(b)["base"])),
+                    lambda v: v < 0, "holds on a seed when negative", f"{SOURCE} §3.4: adversarial guides are expected to do worse"),
+        finding_row("Table 4", "F1(adversary) - F1(base) at the table's λ", each(lambda b, _: float(adversarial(b)["adversary_f1"] - adversarial(b)["base_f1"])),
+                    lambda v: v < 0, "holds on a seed when negative (a distant attention is bought with performance)", f"{SOURCE} §4-5: the adversary's JSD comes at a cost in F1"),
+        finding_row("Figure 4", "Spearman ρ(λ, mean test JSD) over the λ grid", each(lambda _, f: _jsd_lambda_correlation(f)), lambda v: v > 0,
+                    "holds on a seed when positive (larger λ, larger JSD)", f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", undefined="fewer than two adversaries"),
+    ]
+    numbers = NOT_PUBLIC if dataset in LATER_SECTIONS else NOT_IN_THE_PAPER
+    for base, _ in runs:  # the published numbers we have not transcribed (or W&P never reported): one row per model and seed
+        key = (dataset, model, int(base["seed"]))
+        d, a = guides(base), adversarial(base)
+        for guide in GUIDES:
+            rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=numbers, source=f"{SOURCE} Table 3", condition=cond, setting=setting))
+        for column, label in (("adversary_f1", "adversary test F1"), ("tvd", "mean test TVD to the base"), ("jsd", "mean test JSD to the base")):
+            rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=numbers, source=f"{SOURCE} Table 4", condition=cond, setting=setting))
     return rows
 
 
