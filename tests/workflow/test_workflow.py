@@ -215,17 +215,17 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert all(f"synthetic,{m},10,tokens,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv"))
     assert "synthetic,transformer-cls,10,tokens,rollout," in aopc and "synthetic,transformer-cls,10,tokens,attattr," in aopc
     assert "synthetic,han-rnn,10,sentences,attention," in aopc and "synthetic,han-rnn,10,sentences,loo," in aopc
-    assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,AOPC-comprehensiveness(loo)" in claims
+    assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,1,AOPC-comprehensiveness(loo)" in claims
     assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(tree_digest(first / "results" / "figures" / "faithfulness"))
     # the Transformer slice: head pruning against random orders, attribution graphs, rollout agreement
     pruning = (first / "results/tables/attention_attribution_pruning.csv").read_text()
     assert pruning.count("synthetic,transformer-cls,10,") == 5  # the preset's 5 fractions
     agreement = (first / "results/tables/attention_attribution_agreement.csv").read_text()
     assert "synthetic,transformer-cls,10,rollout,loo," in agreement
-    assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10" in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
+    assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10,1," in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
     # the scorecard: every claim with its tolerance basis and cause (byte-identical with results/tables above)
     scorecard = (first / "results/tables/scorecard.csv").read_text()
-    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause")
+    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause,cause_status,setting")
     assert len(scorecard.splitlines()) == len(claims.splitlines())
     assert "## Per paper" in (first / "results/tables/scorecard.md").read_text()
     aa_figures = set(tree_digest(first / "results" / "figures" / "attention_attribution"))
