@@ -28,6 +28,7 @@ the variants alternating batch by batch). Inputs: `results/data/<dataset>` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import platform
@@ -129,7 +130,7 @@ def setup(args):
 
 
 def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int) -> dict:
-    """ms per training step in forward, zero_grad + backward, optimiser step: a fresh copy of the
+    """ms per training step in forward, zero_grad + backward, clipping and the embedding gradient, optimiser step: a fresh copy of the
     model per variant, the variants alternating batch by batch over the first `steps` batches."""
     from attnexp.models.inputs import length_bucketed_batches
     from attnexp.runtime import batches_of
@@ -140,28 +141,28 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
     lengths = np.array([e.length(model.layout) for e in train.examples])
     order = length_bucketed_batches(lengths, settings["batch_size"], np.random.RandomState(seed), settings["batch_noise"], settings["max_tokens"])
     runs = {}
-    for name, overrides in variants.items():
-        copied, overrides = prepared(model, overrides)
-        copied.train()
-        gradients = _EmbeddingGradients(copied, settings | overrides)
-        if gradients.embedding is not None:
-            gradients.embedding.sparse = True  # as `gradients.sparse()` does for the training epochs
-        runs[name] = (copied, _optimizer(copied, settings | overrides), gradients, np.zeros(4))
-    batches = list(batches_of(train, order[:steps], model.layout))
-    for i, batch in enumerate(batches):
-        for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
-            copied, optimizer, gradients, seconds = runs[name]
-            t0 = time.perf_counter()
-            loss = objective(copied, batch)
-            t1 = time.perf_counter()
-            optimizer.zero_grad(set_to_none=True)
-            (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
-            t2 = time.perf_counter()
-            gradients.after_backward(copied, settings["grad_clip"])
-            t3 = time.perf_counter()
-            optimizer.step()
-            t4 = time.perf_counter()
-            seconds += (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+    with contextlib.ExitStack() as sparse:  # each copy's embedding gives sparse gradients, as in the training epochs
+        for name, overrides in variants.items():
+            copied, overrides = prepared(model, overrides)
+            copied.train()
+            gradients = _EmbeddingGradients(copied, settings | overrides)
+            sparse.enter_context(gradients.sparse())
+            runs[name] = (copied, _optimizer(copied, settings | overrides), gradients, np.zeros(4))
+        batches = list(batches_of(train, order[:steps], model.layout))
+        for i, batch in enumerate(batches):
+            for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
+                copied, optimizer, gradients, seconds = runs[name]
+                t0 = time.perf_counter()
+                loss = objective(copied, batch)
+                t1 = time.perf_counter()
+                optimizer.zero_grad(set_to_none=True)
+                (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
+                t2 = time.perf_counter()
+                gradients.after_backward(copied, settings["grad_clip"])
+                t3 = time.perf_counter()
+                optimizer.step()
+                t4 = time.perf_counter()
+                seconds += (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
     return {name: 1000 * seconds / len(batches) for name, (_, _, _, seconds) in runs.items()}
 
 
