@@ -24,6 +24,7 @@ from attnexp.plan import (
     model_spec,
     ranking_methods,
     run_dirs,
+    training_seeds,
     wiegreffe_pinter_companions,
 )
 from attnexp.workflow import command_line_targets, unknown_targets
@@ -204,7 +205,7 @@ def model_targets(filename):
         f"results/models/{dataset}/{model}/seed{seed}/{filename}"
         for dataset in ENABLED
         for model in config["datasets"][dataset]["models"]
-        for seed in config["train"]["seeds"]
+        for seed in training_seeds(config, dataset)
     ]
 
 

@@ -137,9 +137,12 @@ rule jw_tables:
         ],
         published=PUBLISHED / "jain_wallace_table2.csv",
         mean_tau=PUBLISHED / "jain_wallace_mean_tau.csv",
+        states=PUBLISHED / "jain_wallace_table2_states.csv",
     output:
         table2_csv="results/tables/jain_wallace_table2.csv",
         table2_md="results/tables/jain_wallace_table2.md",
+        tolerances_csv="results/tables/jain_wallace_tolerances.csv",
+        tolerances_md="results/tables/jain_wallace_tolerances.md",
         summary_csv="results/tables/jain_wallace_correlations.csv",
         summary_md="results/tables/jain_wallace_correlations.md",
         encoders_pdf="results/figures/jain_wallace/encoder_comparison.pdf",

@@ -13,7 +13,7 @@ SS_LEFT_OUT = [
     {"dataset": dataset, "model": model, "seed": seed}
     for dataset, models in SS["left_out"].items()
     for model in models
-    for seed in config["train"]["seeds"]
+    for seed in training_seeds(config, dataset)
 ]
 
 

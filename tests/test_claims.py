@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from attnexp.claims import CLAIM_COLUMNS, claim, claims_frame, claims_markdown, concatenate, finding, numeric_verdict, read_claims, write_claims
+from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame, claims_markdown, concatenate, finding, numeric_verdict, over_seeds, read_claims, write_claims
 
 
 def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
@@ -105,6 +105,55 @@ def test_concatenate_keeps_the_order_given(tmp_path):
     assert concatenate([tmp_path / "jw.csv", tmp_path / "ss.csv"])["paper"].tolist()[0] == "Jain & Wallace 2019"
     empty = concatenate([])
     assert tuple(empty.columns) == CLAIM_COLUMNS and empty.empty
+
+
+# --------------------------------------------------------------------------------------------------
+# pooling over seeds
+
+
+def seeded(seed, ours, **overrides):
+    return claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", seed, "mean tau", ours, 0.40, 0.05, **overrides)
+
+
+def test_a_numeric_claim_over_seeds_matches_when_the_published_value_is_in_the_widened_range():
+    # seeds 0.30, 0.33, 0.32: no seed is within 0.05 of 0.40 alone, but the range [0.30, 0.33] widened by 0.05 reaches 0.38 only
+    pooled = over_seeds(claims_frame([seeded(10, 0.30), seeded(11, 0.33), seeded(12, 0.32)]))
+    assert len(pooled) == 1
+    row = pooled.iloc[0]
+    assert pd.isna(row["seed"]) and row["seeds"] == 3 and row["verdict"] == "differs"
+    assert row["ours"] == pytest.approx(0.3167, abs=1e-4) and row["sd"] == pytest.approx(0.0153, abs=1e-4)
+    assert "per seed 10: 0.3000, 11: 0.3300, 12: 0.3200" in row["condition"]
+    # one seed at 0.36 widens the range to 0.41: a match, though the mean (0.33) is 0.07 away
+    pooled = over_seeds(claims_frame([seeded(10, 0.30), seeded(11, 0.36), seeded(12, 0.33)]))
+    assert pooled.iloc[0]["verdict"] == "match"
+
+
+def test_pooling_keeps_single_seeds_findings_and_other_claims_apart_in_their_order():
+    rows = [
+        seeded(10, 0.41),
+        claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, "sig frac", 0.5, 0.6, 0.1),
+        seeded(11, 0.50),
+        finding("Jain & Wallace 2019", "§4.2", "sst", "lstm-tanh", "share", {10: 0.8, 11: 0.9, 12: 0.7}, lambda v: v > 0.5, "rule", "J&W"),
+        seeded(12, 0.39, setting=Setting(select_on="dev")),  # another setting: another claim
+    ]
+    pooled = over_seeds(claims_frame(rows))
+    assert pooled["quantity"].tolist() == ["mean tau", "sig frac", "share", "mean tau"]
+    assert pooled["seeds"].tolist() == [2, 1, 3, 1]
+    assert pooled["verdict"].tolist() == ["match", "match", "holds", "match"]  # 0.41 and 0.50: 0.40 in [0.36, 0.55]
+    assert pooled.loc[1, "seed"] == 10 and pd.isna(pooled.loc[2, "seed"])
+
+
+def test_pooling_a_qualitative_claim_holds_only_on_every_seed_and_leaves_unlike_verdicts_apart():
+    def sign(seed, verdict):
+        return claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", seed, "ΔJS > 0", 0.1, verdict=verdict)
+
+    pooled = over_seeds(claims_frame([sign(10, "holds"), sign(11, "does not hold"), sign(12, "holds")]))
+    assert pooled["verdict"].tolist() == ["does not hold"] and "holds on 2 of 3 seeds" in pooled.iloc[0]["condition"]
+    # an undefined seed is not pooled with the defined ones
+    pooled = over_seeds(claims_frame([seeded(10, 0.41), seeded(11, math.nan), seeded(12, 0.42)]))
+    assert pooled["verdict"].tolist() == ["match", "undefined"] and pooled["seeds"].tolist() == [2, 1]
+    # reruns give the same table
+    pd.testing.assert_frame_equal(over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])), over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])))
 
 
 # --------------------------------------------------------------------------------------------------

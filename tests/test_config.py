@@ -538,13 +538,13 @@ def test_load_config_refuses_an_overlay_that_is_not_a_mapping(tmp_path):
 def test_command_line_strings_become_the_numbers_booleans_and_nulls_the_schema_wants(config):
     # Snakemake reads `--config 'jain_wallace={permutations: 10}'` and `train='{seeds: [10, 11]}'` as strings
     config["jain_wallace"]["permutations"] = "10"
-    config["jain_wallace"]["table2_tolerance"]["mean"] = "0.05"
+    config["jain_wallace"]["table2_tolerance"]["lstm"]["mean"] = "0.05"
     config["train"]["seeds"] = ["10", "11"]
     config["explain"]["ig_tolerance"] = "1e-3"
     config["serrano_smith"]["models"] = "null"
     config["serrano_smith"]["attention_ascending"] = "false"
     validate_config(config)
-    assert config["jain_wallace"]["permutations"] == 10 and config["jain_wallace"]["table2_tolerance"]["mean"] == 0.05
+    assert config["jain_wallace"]["permutations"] == 10 and config["jain_wallace"]["table2_tolerance"]["lstm"]["mean"] == 0.05
     assert config["train"]["seeds"] == [10, 11] and config["explain"]["ig_tolerance"] == 1e-3
     assert config["serrano_smith"]["models"] is None and config["serrano_smith"]["attention_ascending"] is False
 

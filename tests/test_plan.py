@@ -27,6 +27,7 @@ from attnexp.plan import (
     require,
     run_dirs,
     selection_problems,
+    training_seeds,
     wiegreffe_pinter_companions,
 )
 from attnexp.spec import ModelSpec, parse_model_name
@@ -86,6 +87,13 @@ def test_runs_are_narrowed_by_datasets_and_models(small):
         ("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11), ("synthetic", "flan-conv", 10), ("synthetic", "flan-conv", 11)
     )
     assert selection_problems(small, "serrano_smith") == []  # runnable on synthetic: no error for synthetic_qa's QA model
+
+
+def test_a_dataset_trains_its_own_seeds_in_place_of_train_seeds(small):
+    small["datasets"]["synthetic_qa"]["seeds"] = [12]
+    small["jain_wallace"] |= {"models": ["average-tanh"]}
+    assert training_seeds(small, "synthetic") == [10, 11] and training_seeds(small, "synthetic_qa") == [12]
+    assert experiment_runs(small, "jain_wallace") == runs(("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11), ("synthetic_qa", "average-tanh", 12))
 
 
 def test_disabled_datasets_take_no_part(small):

@@ -26,8 +26,15 @@ A *finding* (`finding`) is a paper's conclusion in words, tested as a quantity p
 against our threshold for those words, on every seed of the models it concerns: it holds only if it
 holds on each seed, and it is not compared on fewer than `MIN_SEEDS` seeds.
 
-Each paper's table rule writes `results/claims/<name>.csv` with `write_claims`; `concatenate`
-stacks them into `results/tables/claims.csv` (the scorecard reads that).
+A number a paper's table rule computes per trained model (one row per seed) is pooled over the seeds
+of its model by `over_seeds` when the papers' claims are stacked: `ours` becomes the mean, `sd` the
+spread, and a numeric claim matches when the published value lies in our interval — the range of
+our seeds — widened on each side by the tolerance (the authors' own spread for that quantity, where
+it is known). With one seed that is |ours − published| ≤ tolerance.
+
+Each paper's table rule writes `results/claims/<name>.csv` with `write_claims` (one row per seed);
+`concatenate` stacks them and pools them over the seeds into `results/tables/claims.csv` (the
+scorecard reads that).
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from attnexp import io
 from attnexp.markdown import to_markdown
 
 __all__ = [
-    "CLAIM_COLUMNS", "SETTING_COLUMNS", "MIN_SEEDS", "Setting", "run_setting", "claim", "finding", "numeric_verdict", "claims_frame", "write_claims",
+    "CLAIM_COLUMNS", "SETTING_COLUMNS", "MIN_SEEDS", "Setting", "run_setting", "claim", "finding", "numeric_verdict", "over_seeds", "claims_frame", "write_claims",
     "read_claims", "concatenate", "claims_markdown",
 ]
 
@@ -166,10 +173,59 @@ def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
     return _typed(table)
 
 
+# what identifies one claim across the seeds of its model (a verdict's kind is added: see over_seeds)
+_SAME_CLAIM = ("paper", "table", "dataset", "model", "quantity", "published", "tolerance", "source", "condition") + SETTING_COLUMNS
+_POOLED_KINDS = {"match": "numeric", "differs": "numeric", "holds": "qualitative", "does not hold": "qualitative"}
+
+
+def _pooled(rows: pd.DataFrame, kind: str) -> dict:
+    """One claim's per-seed rows (2 or more) -> one row over those seeds."""
+    first = rows.iloc[0].to_dict()
+    seeds = [int(s) for s in rows["seed"]]
+    values = [float(v) for v in rows["ours"]]
+    defined = [v for v in values if not math.isnan(v)]
+    shown = ", ".join(f"{s}: {v:.4f}" for s, v in zip(seeds, values))
+    ours = round(statistics.fmean(defined), 4) if defined else None
+    sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
+    if kind == "numeric" and len(defined) == len(values):
+        low, high, published, tolerance = min(values), max(values), float(first["published"]), float(first["tolerance"])
+        verdict = "match" if low - tolerance - 1e-12 <= published <= high + tolerance + 1e-12 else "differs"
+        rule = f"our interval [{low:.4f}, {high:.4f}] (the range of {len(seeds)} seeds) widened by the tolerance"
+    elif kind == "qualitative":
+        held = int((rows["verdict"] == "holds").sum())
+        verdict = "holds" if held == len(rows) else "does not hold"
+        rule = f"holds on {held} of {len(rows)} seeds (it holds only on every seed)"
+    else:
+        verdict, rule = first["verdict"], "the same verdict on every seed"
+    condition = "; ".join(part for part in (first["condition"], f"{rule}; per seed {shown}") if part)
+    return first | {"seed": None, "seeds": len(seeds), "ours": ours, "sd": sd, "verdict": verdict, "condition": condition}
+
+
+def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
+    """Per-seed rows of the same claim (same paper, table, dataset, model, quantity, published value,
+    tolerance, source, condition and setting) pooled into one row, where the seeds agree on the kind
+    of verdict: numeric (`match`/`differs`: the published value within our seeds' range widened by
+    the tolerance), qualitative (`holds` on every seed, else `does not hold`) or the same other verdict
+    (`reference only`, `not comparable: …`); rows of a single seed, and findings (already over their
+    seeds), stay as they are. The pooled row takes the place of the claim's first seed."""
+    if table.empty:
+        return table
+    groups: dict[tuple, list[int]] = {}
+    for i, row in table.iterrows():
+        kind = _POOLED_KINDS.get(row["verdict"], row["verdict"])
+        key = (i,) if pd.isna(row["seed"]) else tuple(None if pd.isna(row[c]) else row[c] for c in _SAME_CLAIM) + (kind,)
+        groups.setdefault(key, []).append(i)
+    rows = []
+    for key, members in groups.items():  # in the order of each claim's first row
+        group = table.loc[members]
+        rows.append(group.iloc[0].to_dict() if len(members) == 1 else _pooled(group.sort_values("seed"), key[-1]))
+    return _typed(pd.DataFrame(rows, columns=list(CLAIM_COLUMNS)))
+
+
 def concatenate(paths: list[str | Path], sealed: bool = False) -> pd.DataFrame:
-    """Every paper's claims in one table, in the order given."""
+    """Every paper's claims in one table, in the order given, pooled over the seeds (`over_seeds`)."""
     parts = [read_claims(p, sealed) for p in paths]
-    return pd.concat(parts, ignore_index=True) if parts else claims_frame([])
+    return over_seeds(pd.concat(parts, ignore_index=True)) if parts else claims_frame([])
 
 
 def claims_markdown(table: pd.DataFrame) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "REQUIREMENTS",
     "CapabilityError",
     "model_spec",
+    "training_seeds",
     "missing_capabilities",
     "require",
     "experiment_runs",
@@ -106,6 +107,12 @@ def model_spec(config: dict, dataset: str, model: str) -> ModelSpec:
     return parse_model_name(model, config["datasets"][dataset]["task"])
 
 
+def training_seeds(config: dict, dataset: str) -> list[int]:
+    """The seeds a dataset's models train with: its own `seeds` where set (a smaller budget), else
+    `train.seeds`."""
+    return config["datasets"][dataset].get("seeds") or config["train"]["seeds"]
+
+
 def missing_capabilities(spec: ModelSpec, experiment: str) -> list[str]:
     if experiment not in REQUIREMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: expected one of {sorted(REQUIREMENTS)}")
@@ -145,7 +152,7 @@ def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
         for dataset in _selected_datasets(config, experiment)
         for model in config["datasets"][dataset].get("models", [])
         if (wanted is None or model in wanted) and not missing_capabilities(model_spec(config, dataset, model), experiment)
-        for seed in config["train"]["seeds"]
+        for seed in training_seeds(config, dataset)
     ]
 
 

@@ -604,7 +604,12 @@ def summary_frame(rows) -> pd.DataFrame:
     )
 
 
-LOOSE = {"mean": 0.1, "sig_frac": 1.0}  # the tests below decide verdicts on the mean
+def per_encoder(tolerance: dict) -> dict:
+    """`jain_wallace.table2_tolerance` with the same tolerances for both encoders."""
+    return {"lstm": tolerance, "average": tolerance}
+
+
+LOOSE = per_encoder({"mean": 0.1, "sig_frac": 1.0})  # the tests below decide verdicts on the mean
 
 
 def spec_record(model, task="binary") -> dict:
@@ -653,7 +658,7 @@ def test_table2_verdicts_and_published_values(published):
     assert cells.loc[("1", "gradient_lstm"), "published_mean"] == pytest.approx(0.38)
     assert "not in the paper" in cells.loc[("0", "loo_average"), "source"]
     assert (table["n"] == 100).all() and (table["n_undefined"] == 2).all()
-    stricter = jwt.table2(fake_runs(), published, {"mean": 0.02, "sig_frac": 1.0}).set_index(["group", "column"])["verdict"]
+    stricter = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.02, "sig_frac": 1.0})).set_index(["group", "column"])["verdict"]
     assert stricter[("0", "gradient_lstm")] == "outside" and stricter[("0", "gradient_average")] == "within"
 
 
@@ -672,7 +677,7 @@ def test_table2_markdown(published):
     assert "0.45 ± 0.20 \\| 0.60 (J&W 0.40 ± 0.21 \\| 0.59[1] ✓)" in text  # lstm gradient, class 0
     assert "0.10 ± 0.10 \\| 0.20 (J&W 0.38 ± 0.19 \\| 0.58[1] ✗)" in text
     assert "✓" in text and "✗" in text
-    assert "means within 0.1 and Sig. Frac. within 1.0" in text
+    assert "means within 0.1 (BiLSTM) / 0.1 (Average) and Sig. Frac. within 1.0 / 1.0" in text
     lines = [line for line in text.splitlines() if line.startswith("| sst")]
     assert len(lines) == 2  # one row per predicted class
     assert "[1]" in text and "[2]" in text  # two distinct published sources, numbered
@@ -680,7 +685,7 @@ def test_table2_markdown(published):
 
 
 def test_table2_verdict_needs_both_tolerances_and_test_selection(published):
-    strict_sig = jwt.table2(fake_runs(), published, {"mean": 0.1, "sig_frac": 0.005}).set_index(["group", "column"])["verdict"]
+    strict_sig = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.1, "sig_frac": 0.005})).set_index(["group", "column"])["verdict"]
     assert strict_sig[("0", "gradient_lstm")] == "outside"  # mean 0.45 vs 0.40 is close, Sig. Frac. 0.60 vs 0.59 is not
     assert strict_sig[("1", "loo_average")] == "within"  # 0.69 | 0.94 against 0.69 | 0.94
     dev = [r | {"select_on": "dev"} for r in fake_runs()]
@@ -756,7 +761,7 @@ def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
     out = {key: tmp_path / "out" / name for key, name in [
         ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
     ]}
-    tolerance = {"mean": 0.07, "sig_frac": 0.12}
+    tolerance = per_encoder({"mean": 0.07, "sig_frac": 0.12})
     runs = [lstm, average, qa_run]
     summary = jwt.write_tables([r[0] for r in runs], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
     assert set(zip(summary["dataset"], summary["model"], summary["seed"])) == {("sst", "lstm-tanh", 10), ("sst", "average-tanh", 10), ("babi1", "lstm-tanh", 10)}
@@ -783,7 +788,7 @@ def test_mean_tau_claims_compare_every_pair_with_the_committed_means(tmp_path):
     out = {key: tmp_path / "out" / name for key, name in [
         ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
     ]}
-    tolerance = {"mean": 0.07, "sig_frac": 0.12}
+    tolerance = per_encoder({"mean": 0.07, "sig_frac": 0.12})
     jwt.write_tables([lstm[0], average[0]], [lstm[1], average[1]], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out,
                      mean_tau_path=ROOT / "references" / "jain_wallace_mean_tau.csv")
     claims = read_claims(out["claims"])

@@ -2,12 +2,13 @@
 every model's correlation summary, and the ground-truth table of the generated datasets.
 
 Table 2 compares like with like (D-TARGETS): only test-selected models get a verdict, and a cell is
-`within` when our mean τ is within `tolerance["mean"]` of J&W's and our Sig. Frac. within
-`tolerance["sig_frac"]`. Published rows are matched to ours by label, not class id (D-SNLI).
+`within` when our mean τ is within `tolerance[encoder]["mean"]` of J&W's and our Sig. Frac. within
+`tolerance[encoder]["sig_frac"]`: per encoder, the largest gap between J&W's two repository states
+(`tolerances`). Published rows are matched to ours by label, not class id (D-SNLI).
 
 The authors' repository also committed the mean τ over all test instances of their dev-selected
 BiLSTM + tanh retrain for each pair, τ(|gradient|, LOO) included (`references/jain_wallace_mean_tau.csv`).
-Those are compared with `tolerance["mean"]` whatever our selection: the tolerance is the largest gap
+Those are compared with the BiLSTM's `tolerance["lstm"]["mean"]` whatever our selection: the tolerance is the largest gap
 between the authors' own test- and dev-selected models in a mean τ.
 """
 
@@ -24,7 +25,7 @@ from attnexp.explanations import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.papers.jain_wallace.correlations import summarise_correlations
-from attnexp.papers.jain_wallace.findings import finding_claims
+from attnexp.papers.jain_wallace.findings import correlation_claims, finding_claims
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 
@@ -41,6 +42,7 @@ MARKS = {"within": "✓", "outside": "✗", "not_comparable": "≠ selection"}
 
 
 def _verdict(ours, published, select_on: str, tolerance: dict) -> str | None:
+    """`tolerance`: the column's encoder's {mean, sig_frac}."""
     if select_on != "test":
         return "not_comparable"  # J&W selected on the test set (D-SEL, D-TARGETS)
     if pd.isna(ours.mean):
@@ -74,7 +76,7 @@ def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> p
                     p = pub.iloc[0]
                     row |= {
                         "published_class": p["class"], "published_mean": p["mean"], "published_std": p["std"], "published_sig_frac": p["sig_frac"],
-                        "source": p["source"], "verdict": _verdict(s, p, run["select_on"], tolerance),
+                        "source": p["source"], "verdict": _verdict(s, p, run["select_on"], tolerance[column_encoder]),
                     }
                 rows.append(row)
     return pd.DataFrame(rows, columns=[
@@ -106,7 +108,9 @@ def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
     header = (
         "# Jain & Wallace Table 2: Kendall τ of attention vs gradient / leave-one-out, `tanh` attention\n\n"
         "Cells: ours \"mean ± std | Sig. Frac.\" by predicted class (our label), then J&W's published value. "
-        f"✓ = means within {tolerance['mean']} and Sig. Frac. within {tolerance['sig_frac']} (D-TARGETS); "
+        f"✓ = means within {tolerance['lstm']['mean']} (BiLSTM) / {tolerance['average']['mean']} (Average) and Sig. Frac. within "
+        f"{tolerance['lstm']['sig_frac']} / {tolerance['average']['sig_frac']}, the spread of J&W's own two repository states "
+        "(D-TARGETS, jain_wallace_tolerances.md); "
         f"\"≠ selection\" = our checkpoint was not selected on the test set as J&W's were. scipy {SCIPY_VERSION} (D-TAU).\n\n"
     )
     notes = "\n".join(f"[{i}] {s}" for s, i in sources.items())
@@ -115,18 +119,18 @@ def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
 
 def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
     """Every Table 2 cell with a published value as two claim rows (mean and Sig. Frac., each with
-    its D-TARGETS tolerance); dev-selected runs are `not comparable` (D-SEL)."""
+    its encoder's D-TARGETS tolerance); dev-selected runs are `not comparable` (D-SEL)."""
     rows = []
     for c in table.dropna(subset=["published_mean"]).itertuples():
-        pair, _ = TABLE2_COLUMNS[c.column]
+        pair, encoder = TABLE2_COLUMNS[c.column]
         # what the scorecard reads a miss's cause from: selection, embeddings, stand-in files, a non-J&W LOO operation
         loo_deviates = pair == "attention~loo" and c.loo_op != "delete"
         loo_op = f"{c.loo_op} (D-LOO-OP; J&W: delete)" if loo_deviates else c.loo_op
         why = None if c.select_on == "test" else f"our checkpoint was selected on {c.select_on}, J&W's on test (D-SEL)"
         setting = Setting(c.select_on, c.embeddings, c.stand_ins).deviating("D-LOO-OP" if loo_deviates else None, "D-SEL" if why else None)
         for quantity, ours, published, tol in (
-            ("mean", c.mean, c.published_mean, tolerance["mean"]),
-            ("sig_frac", c.sig_frac, c.published_sig_frac, tolerance["sig_frac"]),
+            ("mean", c.mean, c.published_mean, tolerance[encoder]["mean"]),
+            ("sig_frac", c.sig_frac, c.published_sig_frac, tolerance[encoder]["sig_frac"]),
         ):
             rows.append(claim(
                 "Jain & Wallace 2019", "Table 2", c.dataset, c.model, int(c.seed),
@@ -171,8 +175,9 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
                  mean_tau_path=None, permutation_paths=(), adversarial_paths=(), findings: dict | None = None) -> pd.DataFrame:
     """Every model's correlation summary (`jain_wallace_correlations`), Table 2 beside J&W's numbers
     (CSV and Markdown) and its claim rows, then the claims on J&W's committed mean τ (`mean_tau_path`)
-    and, given the permutation and adversarial tables and `findings` (`jain_wallace.findings`), the
-    claims on J&W's permutation and adversarial findings (`findings.finding_claims`). The path lists
+    and, given `findings` (`jain_wallace.findings`), the claims on J&W's correlation findings (each
+    run's mean τ per pair, `findings.correlation_claims`) and, from the permutation and adversarial
+    tables, on their permutation and adversarial findings (`findings.finding_claims`). The path lists
     name the same runs in the same order. Returns the summary (for the encoder figure)."""
     if len(correlation_paths) != len(metrics_paths):
         raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
@@ -192,8 +197,9 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
         parts.append(summary.assign(**run, **provenance))
         if findings is not None:
             permutation, adversarial = (io.read_table(p, sealed=True) for p in experiments[i])
-            encoder = ModelSpec.from_record(trained["spec"]).encoder
-            finding_runs.append(run | {"setting": setting, "encoder": encoder, "permutation": permutation, "adversarial": adversarial})
+            spec = ModelSpec.from_record(trained["spec"])
+            finding_runs.append(run | {"setting": setting, "encoder": spec.encoder, "attention": spec.attention, "means": means[-1]["means"],
+                                       "permutation": permutation, "adversarial": adversarial})
     columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
     summary = pd.concat(parts, ignore_index=True)[columns]
     io.write_csv(out["summary_csv"], summary, seal=True)
@@ -203,9 +209,9 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
     io.write_text(out["table2_md"], table2_markdown(table, tolerance))
     rows = table2_claims(table, tolerance)
     if mean_tau_path is not None:
-        rows += mean_tau_claims(means, pd.read_csv(mean_tau_path), tolerance["mean"])
+        rows += mean_tau_claims(means, pd.read_csv(mean_tau_path), tolerance["lstm"]["mean"])
     if findings is not None:
-        rows += finding_claims(finding_runs, findings)
+        rows += finding_claims(finding_runs, findings) + correlation_claims(finding_runs, findings)
     write_claims(out["claims"], rows)
     return summary
 
