@@ -884,8 +884,8 @@ def test_ground_truth_summary_counts_instances_without_mass():
 
 
 def test_mean_tau_claims_name_a_longer_retrain_on_babi():
-    """J&W's committed bAbI means come from their 100-epoch retrain; Table 2's models (and ours)
-    trained 10 epochs, which the condition names (D-BABI), so the scorecard gives it as the cause."""
+    """J&W's committed bAbI means come from their retrain (100 epochs, hidden size 32); a model of
+    ours that trained otherwise is named in the condition (D-BABI), so the scorecard gives it as the cause."""
     from attnexp.scorecard import scorecard
 
     published = pd.read_csv(ROOT / "references" / "jain_wallace_mean_tau.csv")
@@ -896,8 +896,12 @@ def test_mean_tau_claims_name_a_longer_retrain_on_babi():
     card = scorecard(rows).set_index("quantity")
     assert card.loc["mean tau(attention, loo), all classes", "cause"] == "protocol deviation (D-BABI)"
     assert card.loc["mean tau(attention, gradient), all classes", "verdict"] == "match"
-    longer = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 100}], published, 0.07))
-    assert not longer.condition.str.contains("D-BABI").any()  # trained as long as the retrain: no deviation
+    longer = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 100, "hidden_size": 32}], published, 0.07))
+    assert not longer.condition.str.contains("D-BABI").any()  # trained as the retrain: no deviation
+    # the Table 2 models (hidden size 128) against the retrain's committed means (hidden size 32)
+    table2 = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 100, "hidden_size": 128}], published, 0.07))
+    assert table2.condition.str.contains("hidden size 32 where ours has 128 (D-BABI)", regex=False).all()
+    assert (table2.deviations == "D-BABI").all()
 
 
 # --------------------------------------------------------------------------------------------------

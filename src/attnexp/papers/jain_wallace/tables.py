@@ -148,7 +148,7 @@ def overall_means(correlations: pd.DataFrame) -> dict[str, float]:
 
 def mean_tau_claims(runs: list[dict], published: pd.DataFrame, tolerance: float) -> list[dict]:
     """One claim per run and pair with a committed mean τ of J&W's (`published`: dataset, model, pair,
-    mean, select_on, epochs, source). `runs`: {dataset, model, seed, epochs, select_on, embeddings,
+    mean, select_on, epochs, hidden_size, source). `runs`: {dataset, model, seed, epochs, hidden_size, select_on, embeddings,
     stand_ins, loo_op, means (`overall_means`)}."""
     rows = []
     for run in sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"])):
@@ -158,10 +158,13 @@ def mean_tau_claims(runs: list[dict], published: pd.DataFrame, tolerance: float)
                 continue
             loo_deviates = "loo" in p.pair and run["loo_op"] != "delete"
             loo_op = f"{run['loo_op']} (D-LOO-OP; J&W: delete)" if loo_deviates else run["loo_op"]
-            # the retrain behind a committed mean may have trained longer than the paper's models (bAbI)
+            # the retrain behind a committed mean may differ from our model in epochs or size (bAbI's: hidden size 32)
             longer = not pd.isna(p.epochs) and int(p.epochs) != run["epochs"]
+            resized = not pd.isna(p.hidden_size) and run.get("hidden_size") is not None and int(p.hidden_size) != run["hidden_size"]
             epochs = f", {int(p.epochs)} epochs where ours trained {run['epochs']} (D-BABI)" if longer else ""
-            setting = Setting(run["select_on"], run["embeddings"], run["stand_ins"]).deviating("D-LOO-OP" if loo_deviates else None, "D-BABI" if longer else None)
+            epochs += f", hidden size {int(p.hidden_size)} where ours has {run['hidden_size']} (D-BABI)" if resized else ""
+            setting = Setting(run["select_on"], run["embeddings"], run["stand_ins"]).deviating(
+                "D-LOO-OP" if loo_deviates else None, "D-BABI" if longer or resized else None)
             ours = round(run["means"][p.pair], 4)
             rows.append(claim(
                 "Jain & Wallace 2019", "mean tau, all test instances", run["dataset"], run["model"], int(run["seed"]),
@@ -187,7 +190,8 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
     summaries, parts, means, finding_runs = [], [], [], []
     for i, (path, metrics_path) in enumerate(zip(correlation_paths, metrics_paths)):
         trained = io.read_json(metrics_path, sealed=True)
-        run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"], "epochs": trained["settings"]["epochs"]}
+        run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"], "epochs": trained["settings"]["epochs"],
+               "hidden_size": trained["settings"].get("hidden_size")}
         correlations = io.read_table(path)
         summary = summarise_correlations(correlations, ModelSpec.from_record(trained["spec"]).classifier, significance)
         setting = run_setting(trained)
