@@ -27,9 +27,18 @@ from attnexp.plan import (
     training_seeds,
     wiegreffe_pinter_companions,
 )
-from attnexp.workflow import command_line_targets, unknown_targets
+from attnexp.workflow import (
+    command_line_dry_run,
+    command_line_targets,
+    progress_display,
+    unknown_targets,
+)
+from snakemake.logging import logger as snakemake_logger
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+# The console of a run shows progress and errors; Snakemake's per-job chatter stays in its log
+if not command_line_dry_run(sys.argv[1:]):
+    progress_display(snakemake_logger)
 
 # Jobs that run a model request a GPU only where the config pins `device: cuda`: with `auto` they
 # use one when their node has it, and must not keep a CPU-only cluster waiting for a GPU slot.

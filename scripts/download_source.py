@@ -1,6 +1,6 @@
 """Rules download_source and download_vectors: one file, from the mirror or its URL, checksum-verified."""
 
-from attnexp.data.download import DownloadError, obtain
+from attnexp.data.download import DownloadError, find_in_mirror, obtain, offline_hint
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
@@ -14,7 +14,9 @@ with fail_cleanly(DownloadError):
             f"compute the sha256 of a copy you trust and set it in config.yaml under {source['config_key']}"
         )
     if source["url"] is None and snakemake.params.mirror is None:
-        raise DownloadError(f"{source['file']} is a mirror-only substitute, but no mirror is configured")
+        raise DownloadError(f"{source['file']} is a mirror-only substitute (it has no URL), but no mirror is configured: put it in a folder and pass --config mirror=DIR")
+    if source["url"] is None and find_in_mirror(snakemake.params.mirror, source["file"]) is None:
+        raise DownloadError(f"{source['file']} is a mirror-only substitute (it has no URL). {offline_hint(source['file'], snakemake.params.mirror)}")
     result = obtain(
         source["url"] or f"mirror-only:{source['file']}",
         snakemake.output[0],

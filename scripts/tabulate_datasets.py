@@ -1,7 +1,5 @@
 """Rule tabulate_datasets: results/tables/datasets.{csv,md}, ours beside J&W Table 1."""
 
-import json
-
 import pandas as pd
 
 from attnexp import io
@@ -11,7 +9,7 @@ from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
-    stats = [json.loads(open(path, encoding="utf-8").read()) for path in snakemake.input.stats]
+    stats = [io.read_json(path) for path in snakemake.input.stats]  # a damaged one: one line naming it
     table = dataset_table(stats, pd.read_csv(snakemake.input.published))
     with io.atomic_path(snakemake.output.csv) as tmp:
         table.to_csv(tmp, index=False)

@@ -1,7 +1,6 @@
 """Rule train_model: results/models/{dataset}/{model}/seed{seed}/ model.pt, metrics.json, timing.json."""
 
-import json
-
+from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.papers.wiegreffe_pinter.experiment import ModelConsistentAdversary
 from attnexp.plan import model_spec
@@ -10,18 +9,18 @@ from attnexp.train import TrainingJob, class_weights, fit
 from attnexp.workflow import fail_cleanly, log_to, torch_threads
 
 log = log_to(snakemake.log[0])
-stats = json.loads(open(snakemake.input.stats, encoding="utf-8").read())
-vectors_meta = json.loads(open(snakemake.input.vectors_meta, encoding="utf-8").read()) if "vectors_meta" in snakemake.input.keys() else None
-provenance = {
-    "dataset": snakemake.wildcards.dataset,
-    "embeddings": vectors_meta["source"] if vectors_meta else "random",
-    "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
-    "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
-    "torch_threads": snakemake.params.torch_threads,
-}
-spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
-data = DataFiles.of(snakemake.input)
-with fail_cleanly(CheckpointError, DeviceError, ValueError):
+with fail_cleanly(CheckpointError, DeviceError, ValueError):  # a damaged input is one line naming it
+    stats = io.read_json(snakemake.input.stats)
+    vectors_meta = io.read_json(snakemake.input.vectors_meta) if "vectors_meta" in snakemake.input.keys() else None
+    provenance = {
+        "dataset": snakemake.wildcards.dataset,
+        "embeddings": vectors_meta["source"] if vectors_meta else "random",
+        "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
+        "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
+        "torch_threads": snakemake.params.torch_threads,
+    }
+    spec = model_spec(snakemake.config, snakemake.wildcards.dataset, snakemake.wildcards.model)
+    data = DataFiles.of(snakemake.input)
     adversary = None
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
         _, labels = split_labels(data, "train")

@@ -5,6 +5,7 @@ job's temp files go when the output is written again."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 
@@ -97,6 +98,18 @@ def test_a_sealed_input_changed_or_without_its_seal_is_refused_naming_it(tmp_pat
     io.seal_path(path).unlink()
     with pytest.raises(ValueError, match=rf"^{path}: no table.csv.sha256 beside it"):
         io.read_json(path, sealed=True)
+
+
+@pytest.mark.parametrize("damage", [lambda text: text[: len(text) // 2], lambda text: "\udcff" + text[1:]], ids=["truncated", "not-utf8"])
+def test_a_damaged_json_file_is_one_line_naming_it(tmp_path, damage):
+    """A truncated stats.json (or one with bytes that are not UTF-8) is a ValueError naming the
+    file, which `fail_cleanly` turns into one line, not a decoder's traceback without the file."""
+    path = tmp_path / "stats.json"
+    io.write_json(path, {"sources": [{"file": "train.csv"}], "files": {"train.jsonl": "0" * 64}})
+    path.write_bytes(damage(path.read_text(encoding="utf-8")).encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: not valid JSON \(") as err:
+        io.read_json(path)
+    assert "\n" not in str(err.value)
 
 
 def test_a_write_that_fails_leaves_neither_the_output_nor_a_seal(tmp_path):

@@ -4,6 +4,8 @@ export. Tiny models on the tiny task of tiny_tasks, settings from the real confi
 
 from __future__ import annotations
 
+import os
+import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,24 +131,62 @@ class NotAStateDict:
     x: int = 1
 
 
+FOREIGN = "not a checkpoint this pipeline wrote"
+
+
 def test_load_checkpoint_refuses_other_files(tmp_path):
     text = tmp_path / "notes.pt"
     text.write_text("not a checkpoint")
-    with pytest.raises(CheckpointError, match="not a readable"):
+    with pytest.raises(CheckpointError, match=FOREIGN):
         load_checkpoint(text)
-    with pytest.raises(CheckpointError, match="not a readable"):
+    with pytest.raises(FileNotFoundError):  # one line through fail_cleanly: "<path>: No such file or directory"
         load_checkpoint(tmp_path / "missing.pt")
     plain = tmp_path / "plain.pt"
     torch.save({"weights": torch.ones(2)}, plain)
-    with pytest.raises(CheckpointError, match="'metadata' and 'state_dict'"):
+    with pytest.raises(CheckpointError, match=f"^{re.escape(str(plain))}: {FOREIGN} \\(not a dict of 'metadata' and 'state_dict'\\)"):
         load_checkpoint(plain)
     pickled = tmp_path / "pickled.pt"
     torch.save({"metadata": {}, "state_dict": NotAStateDict()}, pickled)  # weights_only: no arbitrary objects
-    with pytest.raises(CheckpointError, match="not a readable"):
+    with pytest.raises(CheckpointError, match=rf"{FOREIGN} \(Unsupported global: GLOBAL .*NotAStateDict was not an allowed global by default\)"):
         load_checkpoint(pickled)
     good = tmp_path / "good.pt"
     save_checkpoint(good, {"w": torch.zeros(1)}, {"model": "x"})
     assert load_checkpoint(good, {"model": "x"})[1] == {"model": "x", "weights_sha256": weights_digest({"w": torch.zeros(1)})}
+
+
+class _Hostile:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+CASES = {
+    "empty": (lambda p: p.write_bytes(b""), "empty file"),
+    "plain-pickle": (lambda p: p.write_bytes(pickle.dumps({"metadata": {}, "state_dict": _Hostile()}, protocol=4)), "Unsupported operand 149"),
+    "torch-pickle": (lambda p: torch.save({"metadata": {}, "state_dict": _Hostile()}, p), "Trying to load unsupported GLOBAL"),
+    "truncated": (lambda p: p.write_bytes(_checkpoint_bytes(p)[:100]), "PytorchStreamReader failed reading zip archive"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_foreign_or_empty_checkpoint_is_one_line_with_a_short_reason_and_never_torch_advice(tmp_path, monkeypatch, case):
+    """A hostile pickle in place of model.pt must not be met with torch's advice to load it with
+    weights_only=False (that would run it); an empty file says so rather than giving a blank reason."""
+    monkeypatch.chdir(tmp_path)
+    write, reason = CASES[case]
+    path = tmp_path / "model.pt"
+    write(path)
+    with pytest.raises(CheckpointError) as err:
+        load_checkpoint(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: {FOREIGN} ({reason}") and message.endswith("); retrain it (delete the file and rerun)")
+    assert "\n" not in message and len(message) < len(str(path)) + 200
+    assert not re.search(r"weights.only|file an issue|safe_globals|\(\)", message, re.IGNORECASE), message
+    assert not (tmp_path / "pwned").exists()
+
+
+def _checkpoint_bytes(path) -> bytes:
+    save_checkpoint(path, {"w": torch.zeros(8)}, {"model": "x"})
+    return path.read_bytes()
 
 
 def _flip_inside(path, tensor: torch.Tensor, n: int = 64) -> None:

@@ -19,18 +19,23 @@ class Clock:
         return self.now
 
 
-def test_epochs_are_echoed_each_and_the_first_line_names_the_full_log():
+def test_epochs_are_echoed_at_most_every_interval_and_the_first_line_names_the_full_log():
     console, clock = io.StringIO(), Clock()
-    progress = ConsoleProgress("results/models/sst/lstm-tanh/seed10/train.log", console, clock=clock)
+    progress = ConsoleProgress("results/models/sst/lstm-tanh/seed10/train.log", console, every=30.0, clock=clock)
     progress("lstm-tanh: 828,351 parameters, 2 classes")  # not progress: the log only
-    progress("epoch 1/8: train loss 0.41, test roc_auc 0.95 (121.8 s)")
-    clock.now += 1
-    progress("epoch 2/8: train loss 0.25, test roc_auc 0.96 (117.5 s)")
+    for epoch in range(1, 9):
+        progress(f"epoch {epoch}/8: train loss 0.41, test roc_auc 0.95 (12.0 s)")
+        clock.now += 12.0
     assert console.getvalue().splitlines() == [
-        "[models/sst/lstm-tanh/seed10/train] epoch 1/8: train loss 0.41, test roc_auc 0.95 (121.8 s) "
+        "[models/sst/lstm-tanh/seed10/train] epoch 4/8: train loss 0.41, test roc_auc 0.95 (12.0 s) "  # 36 s after the first epoch
         "[full log: results/models/sst/lstm-tanh/seed10/train.log]",
-        "[models/sst/lstm-tanh/seed10/train] epoch 2/8: train loss 0.25, test roc_auc 0.96 (117.5 s)",
+        "[models/sst/lstm-tanh/seed10/train] epoch 7/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",
+        "[models/sst/lstm-tanh/seed10/train] epoch 8/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",  # the last, always
     ]
+    quick = ConsoleProgress("results/models/a/train.log", io.StringIO(), every=30.0, clock=Clock())
+    quick("epoch 1/2: train loss 0.5 (1.0 s)")
+    quick("epoch 2/2: train loss 0.4 (1.0 s)")
+    assert quick.console.getvalue().splitlines() == ["[models/a/train] epoch 2/2: train loss 0.4 (1.0 s) [full log: results/models/a/train.log]"]
 
 
 def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_left_and_always_the_last():
@@ -41,10 +46,9 @@ def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_le
         clock.now += 10.0
         progress(f"adversary: {done}/400 instances")
     lines = console.getvalue().splitlines()
-    assert lines[0].startswith("[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 0/400 instances (0.0/s) [full log: ")
-    assert lines[1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left)"
+    assert lines[0].startswith("[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left) [full log: ")
     assert lines[-1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 400/400 instances (4.0/s)"
-    assert len(lines) == 5  # 0, 120, 240, 360 (every 30 s) and the last
+    assert len(lines) == 4  # 120, 240, 360 (every 30 s) and the last
 
 
 def test_command_line_targets_are_read_by_snakemakes_own_parser():
@@ -114,5 +118,36 @@ def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == ["error: stopped by SIGTERM; the output being written was not kept"]
+    assert result.stderr.splitlines() == [f"error: stopped by SIGTERM; the output being written was not kept [log: {tmp_path / 'job.log'}]"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log"]
+
+
+def test_the_console_shows_progress_and_errors_and_the_log_file_keeps_every_line(tmp_path):
+    import logging
+
+    from attnexp.workflow import progress_display
+
+    logger = logging.getLogger("attnexp-test-progress-display")
+    logger.setLevel(logging.INFO)
+    console = io.StringIO()
+    logger.addHandler(logging.StreamHandler(console))
+    logger.addHandler(logging.FileHandler(tmp_path / "snakemake.log"))
+    progress_display(logger)
+    logger.info("Select jobs to execute...")
+    logger.info("Execute 2 jobs...")
+    logger.info("rule train_model: ...", extra={"event": "job_info"})
+    logger.info("Shell command: None", extra={"event": "shellcmd"})
+    logger.info("Finished jobid: 1 (Rule: train_model)", extra={"event": "job_finished"})
+    logger.info("1 of 4 steps (25%) done", extra={"event": "progress"})
+    logger.error("Error in rule train_model: log: results/models/a/train.log", extra={"event": "job_error"})
+    for handler in logger.handlers:
+        handler.flush()
+    assert console.getvalue().splitlines() == ["1 of 4 steps (25%) done", "Error in rule train_model: log: results/models/a/train.log"]
+    assert len((tmp_path / "snakemake.log").read_text().splitlines()) == 7
+
+
+def test_a_dry_run_is_read_from_the_command_line():
+    from attnexp.workflow import command_line_dry_run
+
+    assert command_line_dry_run(["-n", "all", "--cores", "1"]) and command_line_dry_run(["--dry-run"])
+    assert not command_line_dry_run(["all", "--cores", "1"]) and not command_line_dry_run(["--not-a-snakemake-option"])

@@ -152,6 +152,8 @@ def read_json(path: str | os.PathLike, sealed: bool = False):
         return json.loads(_read_bytes(path, sealed).decode("utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON (not UTF-8 text: byte {err.start})") from None
 
 
 def read_jsonl(path: str | os.PathLike, sealed: bool = False) -> list[dict]:

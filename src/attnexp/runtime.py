@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -413,10 +414,12 @@ def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dic
     and config hash of the data and config at hand; a mismatch names each differing key."""
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise  # a file gone, a permission: `fail_cleanly` names the file and what happened
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same error to the user
-        raise CheckpointError(f"{path}: not a readable attnexp checkpoint ({err}); delete it and rerun to retrain") from err
+        raise CheckpointError(_foreign_checkpoint(path, _load_failure(path, err))) from err
     if not isinstance(payload, dict) or set(payload) != {"metadata", "state_dict"}:
-        raise CheckpointError(f"{path}: expected a dict with 'metadata' and 'state_dict'")
+        raise CheckpointError(_foreign_checkpoint(path, "not a dict of 'metadata' and 'state_dict'"))
     metadata, state = payload["metadata"], payload["state_dict"]
     recorded = metadata.get("weights_sha256") if isinstance(metadata, dict) else None
     if recorded is None:
@@ -434,6 +437,29 @@ def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dic
     if differing:
         raise CheckpointError(f"{path} was trained for a different setup:\n  " + "\n  ".join(differing))
     return state, metadata
+
+
+def _foreign_checkpoint(path: str | Path, reason: str) -> str:
+    return f"{path}: not a checkpoint this pipeline wrote ({reason}); retrain it (delete the file and rerun)"
+
+
+# What in a torch.load error is no reason: its header, and its advice, wrong for a file the pipeline
+# did not write (load it unsafely with weights_only=False, file an issue, allowlist its globals)
+_NOT_A_REASON = re.compile(r"weights.only|file an issue|safe_globals|documentation|pytorch\.org|In PyTorch \d", re.IGNORECASE)
+
+
+def _load_failure(path: str | Path, err: Exception) -> str:
+    """Why torch.load refused a file, in a few words: "empty file", or the first sentence of torch's
+    message that is not advice (never its suggestion to load with weights_only=False, which would
+    run a hostile pickle's code), else the error's type."""
+    if Path(path).is_file() and Path(path).stat().st_size == 0:
+        return "empty file"
+    text = str(err).replace("WeightsUnpickler error:", "\n")
+    for line in filter(None, (line.strip() for line in text.splitlines())):
+        sentence = re.split(r"(?<=\.)\s", line, maxsplit=1)[0].rstrip(".:")
+        if sentence and not _NOT_A_REASON.search(sentence):
+            return sentence if len(sentence) <= 160 else sentence[:157] + "..."
+    return type(err).__name__
 
 
 def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:

@@ -304,8 +304,7 @@ def readme_status(card: pd.DataFrame, source: str, command: str = "python -m att
     """The README's status block: per paper the counts, then the misses and non-comparisons by cause;
     with `link`, a line pointing to the published results section (`attnexp.publish`) first."""
     lines = [
-        f"Generated from {source} by `{command}`; edit the scorecard's rules "
-        "(`attnexp.scorecard`), not this block.", "",
+        f"Generated from {source} by `{command}`.", "",
     ]
     if link:
         lines += [f"The published results, with each paper's tables, figures and every claim: [{link.rsplit('/', 1)[0] if '/' in link else link}]({link}).", ""]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import errno
+import logging
 import re
 import signal
 import subprocess
@@ -18,14 +19,16 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 # Log lines that are progress: a training epoch, or "<what>: <done>/<total> instances"
-_EPOCH = re.compile(r"^epoch \d+/\d+")
+_EPOCH = re.compile(r"^epoch (\d+)/(\d+)")
 _INSTANCES = re.compile(r"(\d+)/(\d+) instances")
 
 
 class ConsoleProgress:
     """Echoes a job's progress lines to the console (Snakemake's output), labelled with the job's log
-    path: every training epoch; instance counts at most every `every` seconds, with the rate and the
-    time left, and always the last. The first echoed line names the log with the full record."""
+    path, at most every `every` seconds (the first `every` seconds after its first progress line) and
+    always the last: training epochs (the last: the planned epoch count; an early stop ends before it),
+    and instance counts with the rate and the time left. A job of a few seconds shows at most its last
+    line; the first echoed line names the log with the full record (every epoch is there)."""
 
     def __init__(self, log_path: str, console: TextIO, every: float = 30.0, clock: Callable[[], float] = time.monotonic):
         parts = Path(log_path).with_suffix("").parts
@@ -39,11 +42,15 @@ class ConsoleProgress:
         if self.started is None:
             self.started = now
         counted = _INSTANCES.search(message)
-        if _EPOCH.match(message):
+        epoch = _EPOCH.match(message)
+        if epoch:
+            done, total = int(epoch.group(1)), int(epoch.group(2))
+            if done < total and now - (self.started if self.last is None else self.last) < self.every:
+                return
             text = message
         elif counted:
             done, total = int(counted.group(1)), int(counted.group(2))
-            if done < total and self.last is not None and now - self.last < self.every:
+            if done < total and now - (self.started if self.last is None else self.last) < self.every:
                 return
             elapsed = now - self.started
             rate = done / elapsed if elapsed > 0 else 0.0
@@ -58,12 +65,48 @@ class ConsoleProgress:
         print(f"[{self.label}] {text}", file=self.console, flush=True)
 
 
+# Snakemake's console lines that are not progress: each job's block when it starts (its rule, files,
+# and the shell command a script rule has none of), each finished job's timestamp and id ("N of M
+# steps done" follows each job), and the scheduler's rounds. A failed job's block stays: it names the
+# job's log. Events are Snakemake's LogEvent values (a str enum).
+_PER_JOB_EVENTS = {"job_info", "group_info", "shellcmd", "job_finished"}
+_SCHEDULER_CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
+
+
+class _ProgressOnly(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "event", None) in _PER_JOB_EVENTS:
+            return False
+        return not (isinstance(record.msg, str) and _SCHEDULER_CHATTER.match(record.msg))
+
+
+def progress_display(logger: logging.Logger) -> None:
+    """Make Snakemake's console a progress display: "N of M steps done" after each job, the jobs'
+    own progress lines, and errors (a failed job's block names its log), without each job's block,
+    its finishing timestamp and the scheduler's rounds. Only the console: Snakemake's log file under
+    `.snakemake/log` keeps everything. Not for a dry run, whose job blocks are what it shows."""
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.addFilter(_ProgressOnly())
+
+
 # A target written like a rule name (no folder, no suffix); anything else is a file Snakemake resolves
 _RULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class UnknownTargetError(ValueError):
     pass
+
+
+def command_line_dry_run(argv: list[str]) -> bool:
+    """Whether a `snakemake` command line asks for a dry run (`-n`), read by Snakemake's own parser."""
+    from snakemake.cli import get_argument_parser
+
+    try:
+        parsed, _ = get_argument_parser().parse_known_args(argv)
+    except (SystemExit, Exception):  # not a snakemake command line
+        return False
+    return bool(getattr(parsed, "dryrun", False))
 
 
 def command_line_targets(argv: list[str]) -> list[str]:
@@ -127,7 +170,8 @@ def log_to(path: str) -> Callable[[str], None]:
     the commit that runs the job (`JOB_COMMIT`), and return a line logger that also echoes progress
     lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job through
     `fail_cleanly`: the output being written is not kept, and the job says so in one line."""
-    console = sys.stderr
+    global _JOB_LOG
+    console, _JOB_LOG = sys.stderr, path
     sys.stderr = open(path, "w", buffering=1, encoding="utf-8")
     print(JOB_COMMIT + commit_words(*checkout_commit()), file=sys.stderr, flush=True)
     progress = ConsoleProgress(path, console)
@@ -138,6 +182,9 @@ def log_to(path: str) -> Callable[[str], None]:
         progress(message)
 
     return log
+
+
+_JOB_LOG: str | None = None  # the running job's log (`log_to`), named by its error line on the console
 
 
 class Interrupted(Exception):
@@ -151,15 +198,15 @@ def _interrupted(signum, frame) -> None:
 @contextlib.contextmanager
 def fail_cleanly(*errors: type[BaseException]):
     """Turn the listed, expected errors, any OSError (no space left, permission denied, a file gone)
-    and a stop (SIGTERM, Ctrl-C) into one `error: <message>` line on the console and in the log, with
-    the traceback in the log only, and exit status 1."""
+    and a stop (SIGTERM, Ctrl-C) into one `error: <message>` line on the console (naming the job's
+    log) and in the log, with the traceback in the log only, and exit status 1."""
     try:
         yield
     except (*errors, OSError, Interrupted, KeyboardInterrupt) as err:
         traceback.print_exc(file=sys.stderr)  # the job's log (`log_to`)
         line = f"error: {describe_error(err)}"
         print(line, file=sys.stderr, flush=True)
-        print(line, file=sys.__stderr__, flush=True)
+        print(line + (f" [log: {_JOB_LOG}]" if _JOB_LOG else ""), file=sys.__stderr__, flush=True)
         sys.exit(1)
 
 

@@ -1,8 +1,11 @@
-"""Tests for attnexp.data.archives.safe_extract on tiny archives built in tmp_path."""
+"""Tests for attnexp.data.archives.safe_extract and verify_unpacked on tiny archives built in
+tmp_path."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import stat
 import tarfile
@@ -12,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from attnexp.data.archives import UnsafeArchiveError, safe_extract
+from attnexp.data.archives import (
+    MANIFEST,
+    ChangedUnpackedError,
+    UnsafeArchiveError,
+    safe_extract,
+    verify_unpacked,
+)
 
 GOOD_FILES = {
     "README": b"tiny corpus\n",
@@ -199,3 +208,125 @@ def test_not_an_archive_is_a_value_error(layout: tuple[Path, Path]) -> None:
         safe_extract(bogus, dest)
     assert not isinstance(caught.value, UnsafeArchiveError)
     assert not dest.parent.exists()
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_the_manifest_records_every_member_and_the_archive(layout: tuple[Path, Path]) -> None:
+    folder, dest = layout
+    archive = _good_tar(folder / "c.tar.gz")
+    assert safe_extract(archive, dest) == EXPECTED  # the manifest is not a member
+    manifest = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest == {
+        "archive": "c.tar.gz",
+        "archive_sha256": _sha256(archive.read_bytes()),
+        "members": {name: [len(data), _sha256(data)] for name, data in GOOD_FILES.items()},
+    }
+    (dest / ".snakemake_timestamp").touch()  # Snakemake's marker in a directory() output
+    assert verify_unpacked(dest, _sha256(archive.read_bytes())) == [dest / n for n in EXPECTED]
+
+
+def test_a_member_named_like_the_manifest_is_refused(layout: tuple[Path, Path]) -> None:
+    folder, dest = layout
+    archive = make_zip(folder / "m.zip", [("ok.txt", b"x"), (MANIFEST, b"{}")])
+    with pytest.raises(UnsafeArchiveError, match=repr(MANIFEST)):
+        safe_extract(archive, dest)
+    assert not dest.parent.exists()
+
+
+def _flip_one_byte(dest: Path) -> None:
+    data = bytearray((dest / "data/train.tsv").read_bytes())
+    data[2] ^= 0x20  # one letter's case: same size
+    (dest / "data/train.tsv").write_bytes(bytes(data))
+
+
+def _link_to_a_folder(dest: Path) -> None:
+    (dest / "data/more").symlink_to(dest.parent.parent / "in", target_is_directory=True)
+
+
+def _linked_member(dest: Path) -> None:
+    """A member replaced by a link to a file of the same content, outside the folder."""
+    copy = dest.parent.parent / "in" / "copy.tsv"
+    copy.write_bytes(GOOD_FILES["data/test.tsv"])
+    (dest / "data/test.tsv").unlink()
+    (dest / "data/test.tsv").symlink_to(copy)
+
+
+TRAIN, TEST = GOOD_FILES["data/train.tsv"], GOOD_FILES["data/test.tsv"]
+# case -> (how the unpacked folder is changed, the member named, the rest of the one line)
+CHANGES = {
+    "changed-byte": (_flip_one_byte, "data/train.tsv", "changed since it was unpacked (sha256 "),
+    "truncated": (
+        lambda d: (d / "data/train.tsv").write_bytes(TRAIN[:-1]),
+        "data/train.tsv",
+        f"changed since it was unpacked ({len(TRAIN) - 1} bytes, expected {len(TRAIN)})",
+    ),
+    "missing": (
+        lambda d: (d / "data/test.tsv").unlink(),
+        "data/test.tsv",
+        f"missing, expected {len(TEST)} bytes with sha256 {_sha256(TEST)}",
+    ),
+    "extra": (
+        lambda d: (d / "data/dev.tsv").write_bytes(b"1\tnew\n"),
+        "data/dev.tsv",
+        "not a member of c.tar.gz, expected only the 3 files its .attnexp-members.json lists",
+    ),
+    "extra-hidden": (lambda d: (d / ".notes").write_bytes(b""), ".notes", "not a member of c.tar.gz"),
+    "extra-link-to-a-folder": (_link_to_a_folder, "data/more", "not a member of c.tar.gz"),
+    "member-made-a-link": (
+        _linked_member,
+        "data/test.tsv",
+        f"changed since it was unpacked (not a plain file; expected {len(TEST)} bytes, sha256 {_sha256(TEST)})",
+    ),
+    "no-manifest": (
+        lambda d: (d / MANIFEST).unlink(),
+        "",
+        f"no {MANIFEST} in it, the digests of its files recorded when it was unpacked",
+    ),
+    "manifest-garbled": (
+        lambda d: (d / MANIFEST).write_text('{"members": 3}'),
+        "",
+        f"its {MANIFEST} is not the manifest attnexp writes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGES))
+def test_a_changed_unpacked_folder_is_refused_in_one_line_and_removed(
+    layout: tuple[Path, Path], case: str
+) -> None:
+    folder, dest = layout
+    archive = _good_tar(folder / "c.tar.gz")
+    sha256 = _sha256(archive.read_bytes())
+    safe_extract(archive, dest, sha256)
+    change, member, problem = CHANGES[case]
+    change(dest)
+    with pytest.raises(ChangedUnpackedError) as caught:
+        verify_unpacked(dest, sha256)
+    message = str(caught.value)
+    named = f"{dest / member}: " if member else f"{dest}: "
+    assert message.startswith(named + problem), message
+    assert message.endswith("; the folder was removed, the next run unpacks the archive again")
+    assert "\n" not in message
+    assert sorted(p.name for p in dest.parent.iterdir()) == []  # removed, nothing left aside
+    safe_extract(archive, dest, sha256)  # what the next run does
+    assert verify_unpacked(dest, sha256) == [dest / n for n in EXPECTED]
+
+
+def test_a_folder_unpacked_from_another_archive_is_refused(layout: tuple[Path, Path]) -> None:
+    folder, dest = layout
+    archive = _good_tar(folder / "c.tar.gz")
+    safe_extract(archive, dest)
+    other = "0" * 64
+    with pytest.raises(ChangedUnpackedError) as caught:
+        verify_unpacked(dest, other)
+    assert str(caught.value).startswith(
+        f"{dest}: unpacked from an archive with sha256 {_sha256(archive.read_bytes())}, "
+        f"expected the verified c.tar.gz with sha256 {other}"
+    )
+    assert not dest.exists()

@@ -380,6 +380,27 @@ def test_obtain_unreachable_url_without_mirror(tmp_path: Path) -> None:
     assert list(out.iterdir()) == []
 
 
+def test_a_failed_download_names_the_file_to_put_in_a_folder_and_pass_as_the_mirror(tmp_path: Path) -> None:
+    with pytest.raises(DownloadError) as caught:
+        obtain(_closed_port_url(), tmp_path / "x.tsv", filename="corpus.tsv", sha256=SHA256, retries=0)
+    assert str(caught.value).endswith(". To run offline, put corpus.tsv in a folder and pass --config mirror=DIR.")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_failed_download_with_a_mirror_names_the_mirror_and_the_file_it_lacks(tmp_path: Path) -> None:
+    """With a mirror passed, the advice is the file missing from it, not to pass a mirror again."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "unrelated.tsv").write_bytes(OTHER)
+    url = _closed_port_url()
+    with pytest.raises(DownloadError) as caught:
+        obtain(url, tmp_path / "x.tsv", filename="corpus.tsv", mirror=mirror, sha256=SHA256, retries=0)
+    message = str(caught.value)
+    assert url in message and "\n" not in message
+    assert message.endswith(f". The mirror {mirror} has no file named corpus.tsv: put it there (any subfolder) and rerun.")
+    assert "mirror=DIR" not in message
+
+
 def test_a_partial_download_left_by_a_killed_job_is_removed_by_the_next(tmp_path: Path, server: LoopbackServer) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()

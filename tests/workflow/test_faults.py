@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -91,7 +92,13 @@ def temp_files(root: Path) -> list[str]:
 
 
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
-    return sorted({line for line in (result.stdout + result.stderr).splitlines() if line.startswith("error: ")})
+    """The console's `error:` lines, each without the ` [log: <the job's log>]` a job's line ends with."""
+    return sorted({re.sub(r" \[log: [^]]+\]$", "", line) for line in (result.stdout + result.stderr).splitlines() if line.startswith("error: ")})
+
+
+def logs_named(result: subprocess.CompletedProcess) -> list[str]:
+    """The logs the console's `error:` lines name."""
+    return sorted(set(re.findall(r"^error: .* \[log: ([^]]+)\]$", result.stdout + result.stderr, re.M)))
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +153,7 @@ def test_a_killed_job_leaves_nothing_trusted_and_the_rerun_recovers(reference, t
     assert not (root / target).exists()  # the killed job's output is not there to be trusted
     if action == "term":  # a job told to stop says so (SIGKILL leaves it no time to)
         assert error_lines(result) == ["error: stopped by SIGTERM; the output being written was not kept"]
+        assert len(logs_named(result)) == 1 and logs_named(result)[0].endswith(".log")  # the console names the job's log
     recovered(reference, root)
 
 
@@ -215,14 +223,17 @@ def _sealed(path: str) -> str:
 
 
 TEST_SPLIT = "results/data/synthetic/test.jsonl"
+STATS = "results/data/synthetic/stats.json"
+FOREIGN = "not a checkpoint this pipeline wrote"  # and never torch's advice to load it with weights_only=False
 # case -> (the input damaged, how, the job's one line, the job that reads it: GRADIENT's unless named)
 DAMAGE = {
     "weights-flipped": (MODEL, _flip_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
     "weights-nan": (MODEL, _nan_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
-    "checkpoint-truncated": (MODEL, lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), f"error: {MODEL}: not a readable attnexp checkpoint"),
-    "checkpoint-empty": (MODEL, lambda p: p.write_bytes(b""), f"error: {MODEL}: not a readable attnexp checkpoint"),
-    "checkpoint-header-flipped": (MODEL, lambda p: p.write_bytes(bytes(b ^ 0xFF for b in p.read_bytes()[:8]) + p.read_bytes()[8:]), f"error: {MODEL}: not a readable attnexp checkpoint"),
-    "checkpoint-malicious-pickle": (MODEL, _malicious_pickle, f"error: {MODEL}: not a readable attnexp checkpoint"),
+    "checkpoint-truncated": (MODEL, lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), f"error: {MODEL}: {FOREIGN} (PytorchStreamReader failed reading zip archive"),
+    "checkpoint-empty": (MODEL, lambda p: p.write_bytes(b""), f"error: {MODEL}: {FOREIGN} (empty file); retrain it (delete the file and rerun)"),
+    "checkpoint-header-flipped": (MODEL, lambda p: p.write_bytes(bytes(b ^ 0xFF for b in p.read_bytes()[:8]) + p.read_bytes()[8:]), f"error: {MODEL}: {FOREIGN} ("),
+    "checkpoint-malicious-pickle": (MODEL, _malicious_pickle, f"error: {MODEL}: {FOREIGN} ("),
+    "stats-truncated": (STATS, lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), f"error: {STATS}: not valid JSON (", MODEL),
     "split-edited-after-it-was-written": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"label": 1 - r["label"]}, digest_too=False), f"error: {TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun"),
     "record-without-label": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}), f"error: {TEST_SPLIT}:5: no 'label' (expected id, tokens, label, sentences)"),
     "record-with-empty-tokens": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": [], "sentences": []}), f"error: {TEST_SPLIT}:5: 'tokens' is empty (every instance has at least one token)"),
@@ -244,6 +255,7 @@ def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_r
     assert result.returncode != 0
     lines = error_lines(result)
     assert len(lines) == 1 and lines[0].startswith(expected), lines
+    assert not any(word in lines[0] for word in ("weights_only", "file an issue", "()")), lines
     assert not (root / reader).exists() and not (root / "pwned").exists()
     # what the error says to do: delete the file, or for a split, its folder (preprocessing runs again)
     if damaged == TEST_SPLIT:

@@ -307,12 +307,40 @@ def test_an_archive_damaged_in_resources_is_caught_before_extraction_and_fetched
     errors = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
     assert errors == [
         f"error: {archive}: damaged since it was verified (sha256 {hashlib.sha256(bytes(data)).hexdigest()}, expected "
-        "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc); removed, the next run downloads or copies it again"
+        "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc); removed, the next run downloads or copies it again "
+        "[log: results/logs/extract_archive/sst/trainDevTestTrees_PTB.zip.log]"
     ]
     assert not (tmp_path / archive).exists() and not (tmp_path / unpacked).exists()
     snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", unpacked)  # the next run recovers
     assert hashlib.sha256((tmp_path / archive).read_bytes()).hexdigest() == "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc"
     assert sorted(p.name for p in (tmp_path / unpacked).rglob("*.txt")) == ["dev.txt", "test.txt", "train.txt"]
+
+
+@pytest.mark.slow
+@needs_mirror
+def test_an_unpacked_file_changed_is_refused_before_preprocessing_and_unpacked_again(tmp_path):
+    """The user's probe: one word of the unpacked SST trees/train.txt changed after it was unpacked
+    (same length, so only its sha256 tells). Preprocessing refuses it in one line before writing
+    anything and removes the folder; the next run unpacks the verified archive again."""
+    unpacked = "resources/sst/unpacked/trainDevTestTrees_PTB.zip"
+    train, outputs = f"{unpacked}/trees/train.txt", tmp_path / "results/data/sst"
+    snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", unpacked)
+    original = (tmp_path / train).read_bytes()
+    changed = original.replace(b" good)", b" gold)", 1)
+    assert len(changed) == len(original) and changed != original
+    (tmp_path / train).write_bytes(changed)
+    failed = snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/data/sst/stats.json", check=False)
+    assert failed.returncode != 0
+    errors = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: {train}: changed since it was unpacked (sha256 {hashlib.sha256(changed).hexdigest()}, expected "
+        f"{hashlib.sha256(original).hexdigest()}); the folder was removed, the next run unpacks the archive again [log: results/logs/preprocess_dataset/sst.log]"
+    ]
+    assert not (tmp_path / unpacked).exists()
+    assert not any((outputs / name).exists() for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt", "stats.json"))
+    snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/data/sst/stats.json")
+    assert (tmp_path / train).read_bytes() == original
+    assert by_label(stats(tmp_path, "sst"), "train") == {"0": 3034, "1": 3321}
 
 
 # ----------------------------------------------------------------------------- the data DAG on the mirror

@@ -31,6 +31,7 @@ __all__ = [
     "file_digest",
     "find_in_mirror",
     "obtain",
+    "offline_hint",
     "verify_checksum",
     "verify_resource",
 ]
@@ -39,6 +40,14 @@ Log = Callable[[str], None]
 
 CHUNK_SIZE = 1 << 20  # 1 MiB: few syscalls, bounded memory.
 OFFLINE_HINT = "To run offline, put the file in a folder and pass --config mirror=DIR."
+
+
+def offline_hint(name: str | None = None, mirror: str | os.PathLike | None = None) -> str:
+    """What to do when a download failed: with no mirror configured, how to give one; with one, the
+    file it lacks (a mirror was passed, so asking for one again would not help)."""
+    if mirror is not None:
+        return f"The mirror {mirror} has no file named {name}: put it there (any subfolder) and rerun."
+    return OFFLINE_HINT.replace("the file", name) if name else OFFLINE_HINT
 
 
 class DownloadError(RuntimeError):
@@ -217,12 +226,13 @@ def fetch(
     retries: int = 4,
     backoff: float = 1.0,
     log: Log | None = None,
+    hint: str = OFFLINE_HINT,
 ) -> str:
     """Download `url` to `dest` atomically, verify its checksum, return its sha256.
 
     Up to `retries` extra attempts are made for transient failures, sleeping
     `backoff * 2**attempt` seconds in between. Raises ChecksumError on a digest mismatch and
-    DownloadError on any other failure.
+    DownloadError on any other failure, ending with `hint` (what to do instead: `offline_hint`).
     """
     _expected_digest(sha256, md5, sha1)  # Fail on a bad call before touching the network.
     dest = Path(dest)
@@ -255,7 +265,7 @@ def fetch(
                 time.sleep(delay)
     tries = f" after {attempt + 1} attempts" if attempt else ""
     raise DownloadError(
-        f"Could not download {url}{tries}: {_describe(last)}. {OFFLINE_HINT}"
+        f"Could not download {url}{tries}: {_describe(last)}. {hint}"
     ) from last
 
 
@@ -334,8 +344,8 @@ def obtain(
     _expected_digest(sha256, md5, sha1)
     dest = Path(dest)
     say = log or (lambda line: None)
+    name = filename or _url_filename(url)
     if mirror is not None:
-        name = filename or _url_filename(url)
         if not name:
             raise ValueError(
                 f"cannot tell which file to look up in the mirror for {url}; pass filename="
@@ -356,5 +366,6 @@ def obtain(
         retries=retries,
         backoff=backoff,
         log=log,
+        hint=offline_hint(name, mirror),
     )
     return {"file": dest.name, "origin": url, "sha256": digest}

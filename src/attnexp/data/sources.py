@@ -4,7 +4,9 @@ Resolution happens when the workflow is planned (it decides which download jobs 
 - a canonical file present in the mirror (by name) is copied from there, else downloaded from its URL;
 - when the mirror lacks it but holds every file of the source's `substitute`, and `substitutes: allow`,
   those stand-ins are used instead, and the choice is recorded in stats.json and the dataset table.
-Either way every file is checksum-verified by the download step.
+Either way every file is checksum-verified by the download step, and again before it is unpacked or
+read; an archive's unpacked members are checked against the digests recorded when it was unpacked
+(`attnexp.data.archives.verify_unpacked`) before preprocessing reads them.
 """
 
 from __future__ import annotations
@@ -53,5 +55,6 @@ def resolve_sources(name: str, dataset: dict, mirror: str | None, substitutes: s
 
 
 def input_paths(sources: list[SourceFile], root: str = "resources") -> list[str]:
-    """What the preprocessing step reads: extracted folders for archives, files otherwise."""
+    """What the preprocessing step reads: extracted folders for archives (their members, once checked
+    against the folder's manifest), files otherwise."""
     return [str(Path(root) / s.dataset / ("unpacked/" + s.file if s.extract else s.file)) for s in sources]

@@ -16,7 +16,7 @@ __all__ = ["PRETRAINED_VECTORS", "Protocol", "Table", "Figures", "Page", "Paper"
 class Protocol:
     """What a paper's own numbers were made with, as far as the scorecard's cause rules need it."""
 
-    role: str  # "replicated" or "extension anchor"
+    role: str  # "replicated" (one of the three papers) or "beyond the papers" (a method the extensions test)
     select_on: str | None = None  # the paper's checkpoint selection (D-SEL); None: no rule
     embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
     embeddings_label: str = ""  # what the paper used, in words

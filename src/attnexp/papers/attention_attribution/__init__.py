@@ -21,7 +21,7 @@ ATTENTION_ATTRIBUTION = Paper(
     "attention_attribution",
     "attention-attribution (Hao et al.)",
     requirements=(("self_attention", "self-attention in every layer (a Transformer)"),),
-    anchors={"Hao et al. 2021": Protocol("extension anchor"), "Abnar & Zuidema 2020": Protocol("extension anchor")},
+    anchors={"Hao et al. 2021": Protocol("beyond the papers"), "Abnar & Zuidema 2020": Protocol("beyond the papers")},
     page=Page(
         BEYOND_THE_PAPERS, "", "", (),
         (Table("attention_attribution_pruning", "attention_attribution_tables"), Table("attention_attribution_agreement", "attention_attribution_tables")),

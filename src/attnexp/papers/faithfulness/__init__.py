@@ -41,7 +41,7 @@ FAITHFULNESS = Paper(
     "faithfulness",
     "faithfulness",
     requirements=(_OWN_ATTENTION,),
-    anchors={"DeYoung et al. 2020": Protocol("extension anchor")},
+    anchors={"DeYoung et al. 2020": Protocol("beyond the papers")},
     measures={
         "ff_comp_attention": ("AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
         "ff_comp_loo": ("AOPC-comprehensiveness, leave-one-out ranking", "the comparison"),
