@@ -2,6 +2,8 @@
 # in CLAIMS by its rule file) stacked into results/tables/claims.{csv,md} (`attnexp.claims`), then the
 # scorecard: each claim's tolerance basis and, for a miss, its named cause (`attnexp.scorecard`).
 
+CLAIMS.close()  # read below: a paper's rule file included after this one fails loudly
+
 
 rule tabulate_claims:
     input:

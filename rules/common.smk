@@ -28,6 +28,7 @@ from attnexp.plan import (
     wiegreffe_pinter_companions,
 )
 from attnexp.workflow import (
+    Registration,
     command_line_dry_run,
     command_line_targets,
     progress_display,
@@ -244,10 +245,11 @@ def all_targets():
 
 
 # Each paper's claims file (results/claims/<name>.csv, `attnexp.claims`); `tabulate_claims` stacks them.
-CLAIMS = []
+# claims.smk closes the list when it reads it: a paper's rule file included after it fails loudly.
+CLAIMS = Registration("claims files", "rules/claims.smk")
 # The per-run `debate_cells.csv` (measure, value) of papers that give their debate-matrix numbers
 # that way (`attnexp.experiments.debate_matrix.registered_cells`); a paper's rule file appends its own.
-DEBATE_CELLS = []
+DEBATE_CELLS = Registration("debate-matrix cells", "rules/debate_matrix.smk")
 
 
 def model_files(wildcards):

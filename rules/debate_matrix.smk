@@ -3,6 +3,7 @@
 # the recurrent models). Every run any of them covers is shown, blank where a stage did not run it (the
 # W&P tables hold every W&P base run).
 
+DEBATE_CELLS.close()  # read below: a paper's rule file included after this one fails loudly
 DEBATE_FILES = {
     "jw_correlations": (JW_RUNS, "results/jain_wallace", "correlations.csv"),
     "jw_permutation": (JW_RUNS, "results/jain_wallace", "permutation.csv"),

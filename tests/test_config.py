@@ -566,3 +566,11 @@ def test_an_unknown_key_gets_the_close_match_and_the_valid_keys(config):
 def test_an_unknown_dataset_gets_the_close_match(config):
     config["jain_wallace"]["datasets"] = ["sts"]
     assert "config key 'jain_wallace.datasets.0': unknown dataset 'sts'; did you mean 'sst'? (datasets: 20news, " in _error(config)
+
+
+def test_a_mirror_that_is_not_a_folder_is_refused_naming_the_key(config, tmp_path):
+    config["mirror"] = str(tmp_path / "missing")
+    with pytest.raises(ConfigError, match=r"config key 'mirror': .*missing is not a folder"):
+        validate_config(config)
+    config["mirror"] = str(tmp_path)
+    validate_config(config)

@@ -151,3 +151,28 @@ def test_a_dry_run_is_read_from_the_command_line():
 
     assert command_line_dry_run(["-n", "all", "--cores", "1"]) and command_line_dry_run(["--dry-run"])
     assert not command_line_dry_run(["all", "--cores", "1"]) and not command_line_dry_run(["--not-a-snakemake-option"])
+
+
+def test_a_registration_closed_by_its_reader_refuses_late_rule_files():
+    from attnexp.workflow import Registration, RegistrationClosed
+
+    claims = Registration("claims files", "rules/claims.smk")
+    claims.append("results/claims/a.csv")
+    claims += ["results/claims/b.csv"]
+    assert list(claims.close()) == ["results/claims/a.csv", "results/claims/b.csv"]
+    for late in (lambda: claims.append("x"), lambda: claims.extend(["x"]), lambda: claims.__iadd__(["x"])):
+        with pytest.raises(RegistrationClosed, match=r"claims files registered after rules/claims.smk read them: include this rule file before"):
+            late()
+    assert len(claims) == 2
+
+
+def test_every_rule_file_that_registers_is_included_before_its_reader():
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    included = re.findall(r'^include: "rules/(\w+)\.smk"', (repo / "Snakefile").read_text(), re.M)
+    for registry, reader in (("CLAIMS", "claims"), ("DEBATE_CELLS", "debate_matrix")):
+        writers = [name for name in included if f"{registry}.append(" in (repo / "rules" / f"{name}.smk").read_text()]
+        assert all(included.index(name) < included.index(reader) for name in writers), (registry, writers)
+        assert writers or registry == "DEBATE_CELLS"  # no paper of the three gives its debate-matrix numbers as cells

@@ -177,9 +177,12 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
 
 
 def _consistency_problems(config: dict) -> list[str]:
-    """Rules JSON Schema says clumsily: one checksum per file; enabled datasets have inputs; bAbI
-    trained on its dev questions selects on test."""
+    """Rules JSON Schema says clumsily: the mirror is a folder; one checksum per file; enabled
+    datasets have inputs; bAbI trained on its dev questions selects on test."""
     problems = []
+    mirror = config.get("mirror")
+    if mirror and not Path(mirror).expanduser().is_dir():
+        problems.append(f"config key 'mirror': {mirror} is not a folder (the offline mirror of the source files: give the folder that holds them)")
     for name, ds in config["datasets"].items():
         for i, source in enumerate(ds.get("sources", [])):
             files = [(f"datasets.{name}.sources.{i}", source)]

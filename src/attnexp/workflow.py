@@ -90,6 +90,40 @@ def progress_display(logger: logging.Logger) -> None:
             handler.addFilter(_ProgressOnly())
 
 
+class RegistrationClosed(ValueError):
+    pass
+
+
+class Registration(list):
+    """What rule files register for a later rule file to read (each paper's claims file, its
+    debate-matrix cells): a list that the reading rule file closes before it reads it, so that a rule
+    file included after the reader fails loudly instead of being left out in silence."""
+
+    def __init__(self, what: str, reader: str):
+        super().__init__()
+        self.what, self.reader, self.closed = what, reader, False
+
+    def close(self) -> Registration:
+        self.closed = True
+        return self
+
+    def _open(self) -> None:
+        if self.closed:
+            raise RegistrationClosed(f"{self.what} registered after {self.reader} read them: include this rule file before {self.reader} in the Snakefile")
+
+    def append(self, item) -> None:
+        self._open()
+        super().append(item)
+
+    def extend(self, items) -> None:
+        self._open()
+        super().extend(items)
+
+    def __iadd__(self, items):
+        self._open()
+        return super().__iadd__(items)
+
+
 # A target written like a rule name (no folder, no suffix); anything else is a file Snakemake resolves
 _RULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
