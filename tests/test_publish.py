@@ -137,10 +137,10 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
     assert index.index("## What we found") < index.index("## Scorecard") < index.index("## Pages") < index.index("## Misses") < index.index("## Provenance")
     found = index.split("## What we found", 1)[1].split("## Scorecard", 1)[0]
     assert "**[Jain & Wallace 2019](jain-wallace-2019.md)**: where compared, 1 of 2 finding–model pairs hold (1 not compared)." in found
-    assert ("- Randomly permuting the attention weights often changes the output only minimally (§4.2, attention permutation (Figure 4)): "
+    assert ("- Randomly permuting the attention weights often changes the output only minimally — §4.2, attention permutation (Figure 4): "
             "holds on sst lstm-tanh (0.653 ± 0.045); does not hold on imdb lstm-tanh (0.487 ± 0.100); "
             "not compared on 1 model (1 seed, a finding needs 3).") in found
-    assert "- Erasing the highest-attention item rarely flips the decision (§5, single-weight erasure): holds on 20news20 han-rnn (0.030 ± 0.010)." in found
+    assert "- Erasing the highest-attention item rarely flips the decision — §5, single-weight erasure: holds on 20news20 han-rnn (0.030 ± 0.010)." in found
     # each paper's page opens with its own findings, then a key figure
     page = (out / "jain-wallace-2019.md").read_text()
     first_screen = page.split("## Findings", 1)[1].split("\n## ", 1)[0]

@@ -323,3 +323,19 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     card = scorecard(pd.read_csv(out["claims"]))
     missed = card[card["verdict"] == "does not hold"]
     assert len(missed) and set(missed["cause"]) == {"data stand-in (our 20news20 for the paper's yahoo)"}
+
+
+def test_the_findings_tally_counts_finding_claims_not_numbers_pooled_over_seeds():
+    from attnexp.claims import finding, over_seeds
+    from attnexp.scorecard import findings_tally, is_finding
+
+    jw = "Jain & Wallace 2019"
+    rows = [
+        finding(jw, "§4.2, attention permutation (Figure 4)", "sst", "lstm-tanh", "share of test instances whose median output change under permutation is at most 0.05",
+                {10: 0.8, 11: 0.7, 12: 0.9}, lambda v: v > 0.5, "rule", "J&W"),
+        *(table2(ours=0.40 + seed / 1000) | {"seed": seed} for seed in (10, 11, 12)),  # one Table 2 number on three seeds: pooled, no seed
+    ]
+    card = scorecard(over_seeds(claims_frame(rows)))
+    assert card["seed"].isna().tolist() == [True, True]
+    assert is_finding(card).tolist() == [True, False]
+    assert findings_tally(card) == [(jw, 1, 1, 0)]

@@ -929,7 +929,7 @@ def _paper_findings(card: pd.DataFrame, paper) -> list[str]:
         if len(rest):
             reasons = sorted({v.split(":", 1)[-1].strip() for v in rest["verdict"]})
             said.append(f"not compared on {_count(len(rest), 'model')} ({'; '.join(reasons)})")
-        sentences.append(f"- {words} ({table}): {'; '.join(said)}.")
+        sentences.append(f"- {words} — {table}: {'; '.join(said)}.")
     return sentences
 
 

@@ -67,7 +67,7 @@ from attnexp.papers import PRETRAINED_VECTORS, Protocol, RegistryView
 
 __all__ = [
     "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
-    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme",
+    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme", "FINDINGS", "is_finding", "findings_tally", "findings_line",
 ]
 
 SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
@@ -87,6 +87,11 @@ SHARED_TOLERANCE_BASES = {
     (None, "test performance", ""):
         "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)",
 }
+# (paper, table, quantity prefix) of every registered finding (`Paper.findings`): what tells a finding
+# claim from a number pooled over seeds, which has no single seed either
+FINDINGS: Mapping[tuple[str, str, str], str] = RegistryView(
+    lambda papers: {(paper.citation, table, prefix): words for paper in papers.values() for table, prefix, words in paper.findings}
+)
 TOLERANCE_BASES: Mapping[tuple[str | None, str, str], str] = RegistryView(
     lambda papers: {(paper.citation, table, prefix): basis for paper in papers.values() for table, prefix, basis in paper.tolerance_bases} | SHARED_TOLERANCE_BASES
 )
@@ -282,10 +287,21 @@ def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | 
     return card
 
 
+def is_finding(card: pd.DataFrame) -> pd.Series:
+    """Which rows are finding claims (`attnexp.claims.finding`): no single seed, and the table and
+    quantity of a registered finding (`Paper.findings`), not a number pooled over seeds."""
+    findings = list(FINDINGS)
+
+    def registered(row) -> bool:
+        return any(row["paper"] == paper and row["table"] == table and str(row["quantity"]).startswith(prefix) for paper, table, prefix in findings)
+
+    return card["seed"].isna() & card.apply(registered, axis=1).astype(bool) if len(card) else card["seed"].isna()
+
+
 def findings_tally(card: pd.DataFrame) -> list[tuple[str, int, int, int]]:
-    """Per paper with finding claims (`attnexp.claims.finding`: no single seed), in the card's order:
-    (paper, finding–model pairs that hold, pairs compared, pairs not compared)."""
-    found = card[card["seed"].isna()]
+    """Per paper with finding claims (`is_finding`), in the card's order: (paper, finding–model pairs
+    that hold, pairs compared, pairs not compared)."""
+    found = card[is_finding(card)]
     tally = []
     for paper in _papers(found):
         verdicts = found.loc[found["paper"] == paper, "verdict"]
