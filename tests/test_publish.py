@@ -415,3 +415,14 @@ def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_nu
     assert _grouped_comparisons(card)["cause"].tolist() == [
         f"{emb}; with word2vec_local vectors (../w2v): differs", f"{emb}; with word2vec_local vectors (../w2v): match", "unexplained", "",
     ]
+
+
+def test_figures_show_one_seed_of_each_model_and_count_the_others():
+    from attnexp.papers.descriptor import Figures
+    from attnexp.publish import _groups
+
+    figures = Figures(("jain_wallace/{dataset}/{model}/seed{seed}/permutation.png",), "caption", "{model} on {dataset}, seed {seed}", limit=4)
+    pngs = [f"jain_wallace/sst/{model}/seed{seed}/permutation.png" for model in ("lstm-tanh", "average-tanh") for seed in (12, 10, 11)]
+    shown, more = _groups(figures, pngs, ["sst"])
+    assert [(w["model"], w["seed"]) for w, _ in shown] == [("average-tanh", "10"), ("lstm-tanh", "10")]
+    assert more == 4

@@ -361,7 +361,8 @@ def _pattern(template: str) -> re.Pattern:
 
 
 def _groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[list[tuple[dict, list[str]]], int]:
-    """The groups shown (wildcards, files in `figures.files` order) and how many more there are."""
+    """The groups shown (wildcards, files in `figures.files` order: one seed per model, the first) and
+    how many more there are."""
     patterns = [_pattern(f) for f in figures.files]
     found: dict[tuple, dict] = {}
     for png in pngs:
@@ -380,6 +381,11 @@ def _groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[lis
                 figures.models.index(model) if model in figures.models else len(figures.models), model, int(w.get("seed", 0)))
 
     groups = sorted(found.values(), key=order)
+    # one seed of each model (the first): the other seeds' figures show the same kind of result
+    first_seeds: dict[tuple, dict] = {}
+    for group in groups:
+        first_seeds.setdefault(tuple(sorted((k, v) for k, v in group["wildcards"].items() if k != "seed")), group)
+    groups = list(first_seeds.values())
     if figures.per_dataset:
         seen, kept = set(), []
         for group in groups:

@@ -38,8 +38,8 @@ class Table:
 class Figures:
     """Key figures of one kind in the published results: `files` are paths under results/figures with
     `{dataset}`, `{model}`, `{seed}` wildcards; the files sharing wildcard values make one group.
-    Groups go in dataset order, then `models` order (others after, by name), then seed; `per_dataset`
-    keeps the first of each dataset; at most `limit` groups are shown."""
+    Groups go in dataset order, then `models` order (others after, by name); one seed of each model is
+    shown (the first); `per_dataset` keeps the first of each dataset; at most `limit` groups are shown."""
 
     files: tuple[str, ...]
     caption: str
