@@ -271,7 +271,9 @@ def test_offline_without_mirror_fails_with_a_short_message_naming_url_and_option
     assert len(error_lines) == 1 and url in error_lines[0] and "mirror" in error_lines[0]
     assert log.rstrip().endswith(error_lines[0])  # the traceback above it, for whoever debugs; the line last
     console = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("error:")]
-    assert console == error_lines and "Traceback" not in result.stdout + result.stderr
+    # the console's line is the log's, naming the log
+    assert console == [f"{error_lines[0]} [log: results/logs/download_source/sst/trainDevTestTrees_PTB.zip.log]"]
+    assert "Traceback" not in result.stdout + result.stderr
     assert not (tmp_path / "resources/sst/trainDevTestTrees_PTB.zip").exists()
 
 
