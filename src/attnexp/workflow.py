@@ -132,27 +132,25 @@ class UnknownTargetError(ValueError):
     pass
 
 
-def command_line_dry_run(argv: list[str]) -> bool:
-    """Whether a `snakemake` command line asks for a dry run (`-n`), read by Snakemake's own parser."""
+def _parsed_command_line(argv: list[str]):
+    """A `snakemake` command line read by Snakemake's own argument parser; None where it is not one
+    (the workflow run through the API, a test harness)."""
     from snakemake.cli import get_argument_parser
 
     try:
-        parsed, _ = get_argument_parser().parse_known_args(argv)
-    except (SystemExit, Exception):  # not a snakemake command line
-        return False
-    return bool(getattr(parsed, "dryrun", False))
+        return get_argument_parser().parse_known_args(argv)[0]
+    except (SystemExit, Exception):
+        return None
+
+
+def command_line_dry_run(argv: list[str]) -> bool:
+    """Whether a `snakemake` command line asks for a dry run (`-n`)."""
+    return bool(getattr(_parsed_command_line(argv), "dryrun", False))
 
 
 def command_line_targets(argv: list[str]) -> list[str]:
-    """The targets of a `snakemake` command line, read by Snakemake's own argument parser; none
-    where it is not one (the workflow run through the API, a test harness)."""
-    from snakemake.cli import get_argument_parser
-
-    try:
-        parsed, _ = get_argument_parser().parse_known_args(argv)
-    except (SystemExit, Exception):  # not a snakemake command line: nothing to check
-        return []
-    return list(getattr(parsed, "targets", None) or [])
+    """The targets of a `snakemake` command line; none where it is not one."""
+    return list(getattr(_parsed_command_line(argv), "targets", None) or [])
 
 
 def unknown_targets(requested: list[str], rules: list[str], target_rules: list[str], workdir: str | Path = ".") -> None:
