@@ -14,11 +14,13 @@ os.environ.update(
 
 from attnexp.config import training_selection, training_settings, validate_config
 from attnexp.scorecard import same_data_stand_ins
+from attnexp.data.documents import SPLITS
 from attnexp.data.embeddings import plan_embeddings
 from attnexp.data.sources import digest_of, input_paths, resolve_sources
 from attnexp.plan import (
     RANKING_METHODS,
     RunKey,
+    carries_rationale,
     explanation_files,
     experiment_runs,
     model_spec,
@@ -95,8 +97,10 @@ def readable_inputs(wildcards):
 
 
 def local_files(wildcards):
-    """Bring-your-own files (MIMIC-III), read where they are."""
-    return config["datasets"][wildcards.dataset]["local_files"]
+    """Bring-your-own files, read where they are: MIMIC-III's, or the tables of a dataset from files."""
+    ds = config["datasets"][wildcards.dataset]
+    tables = [ds["files"][split] for split in SPLITS if ds.get("files", {}).get(split)]
+    return ds["local_files"] + tables
 
 
 def planted_base(wildcards):

@@ -7,12 +7,13 @@ from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
 JW = config["jain_wallace"]
 JW_RUN = "{dataset}/{model}/seed{seed}"
 JW_RUNS = experiment_runs(config, "jain_wallace")
-# Generated and planted datasets (per-instance `rationale`): the ground-truth check
+# Binary datasets with per-instance `rationale` (generated, planted, a user's rationale column): the
+# ground-truth check
 JW_GROUND_TRUTH = sorted(
     {
         run.dataset
         for run in JW_RUNS
-        if config["datasets"][run.dataset]["protocol"] in ("generated", "planted")
+        if carries_rationale(config["datasets"][run.dataset])
         and config["datasets"][run.dataset]["task"] == "binary"
     }
 )

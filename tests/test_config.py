@@ -111,7 +111,8 @@ def test_wrong_enum(config):
 def test_unknown_dataset_name(config):
     config["datasets"]["sstt"] = copy.deepcopy(config["datasets"]["sst"])
     message = _error(config)
-    assert "sstt" in message and "'datasets'" in message
+    assert "'datasets.sstt': no built-in dataset has this name; did you mean 'sst'?" in message
+    assert "a dataset of your own needs a 'files' block" in message
 
 
 def test_datasets_enabled_turns_on_exactly_the_listed_datasets(config):
@@ -175,7 +176,7 @@ def test_canonical_source_may_say_sha256_null(config):
 def test_enabled_dataset_needs_sources_or_local_files(config):
     config["datasets"]["sst"]["sources"] = []
     message = _error(config)
-    assert "'datasets.sst.enabled'" in message and "neither sources nor local_files" in message
+    assert "'datasets.sst.enabled'" in message and "neither sources, local_files nor files" in message
 
 
 def test_disabled_or_generated_dataset_needs_no_sources(config):

@@ -12,6 +12,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from attnexp.data.readers import BUILT_IN_DATASETS, reader_for
+from attnexp.messages import close_match
 from attnexp.papers import PAPERS
 from attnexp.plan import model_spec, selection_problems
 
@@ -176,6 +178,31 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
     return validate_config(config)
 
 
+def _files_problems(name: str, ds: dict) -> list[str]:
+    """A dataset read from the user's own files: its tables exist, its protocol, task and columns fit
+    together, and a split it lacks can be split off (checked before any job runs)."""
+    key, files = f"datasets.{name}", ds["files"]
+    problems = []
+    if ds.get("sources") or ds.get("local_files"):
+        problems.append(f"config key '{key}.files': a dataset reads either its own files or sources/local_files, not both")
+    if ds["protocol"] not in ("jain_wallace", "serrano_smith"):
+        problems.append(f"config key '{key}.protocol': a dataset from files follows jain_wallace or serrano_smith preprocessing, got {ds['protocol']!r}")
+    if ds["task"] == "qa":
+        problems.append(f"config key '{key}.task': a dataset from files is binary, multiclass or nli (classes, not answer words), got 'qa'")
+    if (ds["task"] == "nli") != bool(files["second_text"]):
+        problems.append(f"config key '{key}.files.second_text': task nli reads a second text column and only it does (task {ds['task']!r}, second_text {files['second_text']!r})")
+    for split in ("train", "dev", "test"):
+        path = files.get(split)
+        if path and not Path(path).is_file():
+            problems.append(f"config key '{key}.files.{split}': {path} is not a file (paths are relative to the run's working directory)")
+        elif path and not files["format"] and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"):
+            problems.append(f"config key '{key}.files.{split}': cannot tell the format of {path} from its suffix; name it with 'format' (csv, tsv, jsonl, parquet)")
+    for split, fraction in (("dev", "dev_fraction"), ("test", "test_fraction")):
+        if not files[split] and fraction not in ds:
+            problems.append(f"config key '{key}.{fraction}': required when files.{split} is absent (the share of the training table split off as {split})")
+    return problems
+
+
 def _consistency_problems(config: dict) -> list[str]:
     """Rules JSON Schema says clumsily: the mirror is a folder; one checksum per file; enabled
     datasets have inputs; bAbI trained on its dev questions selects on test."""
@@ -184,6 +211,12 @@ def _consistency_problems(config: dict) -> list[str]:
     if mirror and not Path(mirror).expanduser().is_dir():
         problems.append(f"config key 'mirror': {mirror} is not a folder (the offline mirror of the source files: give the folder that holds them)")
     for name, ds in config["datasets"].items():
+        if not ds.get("files"):
+            try:
+                reader_for(name)
+            except KeyError:
+                hint = close_match(name, BUILT_IN_DATASETS, "built-in datasets")
+                problems.append(f"config key 'datasets.{name}': no built-in dataset has this name{hint}; a dataset of your own needs a 'files' block (docs/own-data.md)")
         for i, source in enumerate(ds.get("sources", [])):
             files = [(f"datasets.{name}.sources.{i}", source)]
             if source.get("substitute"):
@@ -203,8 +236,10 @@ def _consistency_problems(config: dict) -> list[str]:
             base = (ds.get("planted") or {}).get("base")
             if not name.startswith("planted_") or base not in config["datasets"] or config["datasets"][base]["task"] != "binary":
                 problems.append(f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}")
+        elif ds.get("files"):
+            problems += _files_problems(name, ds)
         elif ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
-            problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources nor local_files")
+            problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources, local_files nor files")
         if ds.get("train_includes_dev") and name not in ("babi1", "babi2", "babi3"):
             problems.append(f"config key 'datasets.{name}.train_includes_dev': only the bAbI readers (babi1-3) read it")
         elif ds.get("train_includes_dev") and ds.get("select_on", config["train"]["select_on"]) != "test":

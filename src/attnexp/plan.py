@@ -26,6 +26,7 @@ __all__ = [
     "CapabilityError",
     "model_spec",
     "training_seeds",
+    "carries_rationale",
     "missing_capabilities",
     "require",
     "experiment_runs",
@@ -111,6 +112,12 @@ def training_seeds(config: dict, dataset: str) -> list[int]:
     """The seeds a dataset's models train with: its own `seeds` where set (a smaller budget), else
     `train.seeds`."""
     return config["datasets"][dataset].get("seeds") or config["train"]["seeds"]
+
+
+def carries_rationale(dataset_config: dict) -> bool:
+    """Whether a dataset's test records mark the tokens that decide the label (`rationale`): the
+    generated and planted datasets, and a dataset from files with a rationale column."""
+    return dataset_config["protocol"] in ("generated", "planted") or bool((dataset_config.get("files") or {}).get("rationale"))
 
 
 def missing_capabilities(spec: ModelSpec, experiment: str) -> list[str]:

@@ -349,7 +349,7 @@ def fake_reader(monkeypatch):
         calls.append((files, cfg))
         return _fake_splits()
 
-    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name: fake_read)
+    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name, cfg=None: fake_read)
     return calls
 
 
@@ -449,7 +449,7 @@ def test_build_dataset_generated_protocol_keeps_tokens(tmp_path, fake_reader):
 
 
 def test_build_dataset_rejects_wrong_splits(tmp_path, monkeypatch):
-    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name: lambda files, cfg: {"train": [], "test": []})
+    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name, cfg=None: lambda files, cfg: {"train": [], "test": []})
     with pytest.raises(ValueError, match="expected"):
         build_dataset("toy", _cfg(), None, [], tmp_path, "split_extreme", log=lambda m: None)
 

@@ -48,6 +48,11 @@ def test_source_files_find_and_glob(tmp_path):
 
 
 def test_reader_for():
+    from attnexp.data.readers import BUILT_IN_DATASETS, files
+
+    for name in BUILT_IN_DATASETS:
+        assert callable(reader_for(name))
+    assert reader_for("sst", {"files": {"train": "mine.csv"}}) is files.read  # a files block wins over the name
     assert reader_for("sst") is sst.read
     assert reader_for("20news") is newsgroups.read_binary
     assert reader_for("20news20") is newsgroups.read_all_groups

@@ -70,12 +70,16 @@ def dataset_stats(name: str, splits: dict[str, list[Document]], vocab: list[str]
             "mean_length": round(float(np.mean([len(d.tokens) for d in docs])), 4) if docs else 0.0,
         }
 
-    return {
+    stats = {
         "dataset": name,
         "splits": {split: split_stats(splits[split]) for split in SPLITS},
         "vocab_size": len(vocab),
         "sources": [{"file": s["file"], "sha256": s["sha256"], "substitute": s["substitute"]} for s in sources],
     }
+    names = {d.label: d.extra["label_name"] for docs in splits.values() for d in docs if "label_name" in d.extra}
+    if names:  # a user's dataset: its own label values, in class-index order
+        stats["classes"] = [names[i] for i in sorted(names)]
+    return stats
 
 
 def _label_order(label: str):
@@ -112,7 +116,7 @@ def check_expected_sizes(name: str, stats: dict, expected: dict, tolerance: floa
 
 def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, missing_bound: str, log=print) -> dict:
     """Read -> normalise -> length filter -> vocabulary -> check sizes -> write. Returns the stats."""
-    splits = reader_for(name)(files, {**cfg, "name": name})
+    splits = reader_for(name, cfg)(files, {**cfg, "name": name})
     if set(splits) != set(SPLITS):
         raise ValueError(f"reader for {name!r} returned splits {sorted(splits)}, expected {list(SPLITS)}")
     if cfg["protocol"] != "generated":  # generated types (`w0042`, `pos3`) are not text to normalise

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["tokenize", "split_sentences", "tokenize_document", "normalise", "DIGIT_TOKEN"]
+__all__ = ["tokenize", "split_sentences", "tokenize_document", "tokens_per_word", "normalise", "DIGIT_TOKEN"]
 
 DIGIT_TOKEN = "qqq"
 
@@ -157,3 +157,9 @@ def normalise(token: str) -> str:
     if token.startswith("<") and token.endswith(">") and token[1:-1].isupper():
         return token
     return DIGIT_TOKEN if any(ch.isdigit() for ch in token) else token.lower()
+
+
+def tokens_per_word(text: str) -> list[int]:
+    """How many tokens each whitespace-separated word of `text` becomes, in order: a word-level
+    annotation (a rationale over `text.split()`) maps onto the tokens of `tokenize_document(text)`."""
+    return [len(_split_chunk(chunk)) for chunk in text.split()]

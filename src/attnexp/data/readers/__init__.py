@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["SourceFiles", "reader_for"]
+__all__ = ["BUILT_IN_DATASETS", "SourceFiles", "reader_for"]
+
+# the datasets with a reader of their own (`reader_for`), besides `planted_<name>` and datasets from files
+BUILT_IN_DATASETS = (
+    "sst", "imdb", "imdb_ratings", "20news", "20news20", "agnews", "babi1", "babi2", "babi3", "snli", "cnn",
+    "yelp", "amazon", "yahoo", "diabetes", "anemia", "synthetic", "synthetic_qa",
+)
 
 
 class SourceFiles:
@@ -41,10 +47,14 @@ class SourceFiles:
         return [p for p in self.files if p.match(pattern)]
 
 
-def reader_for(dataset: str):
-    """The `read` function for a dataset name (an `if`-free dict, no registry machinery)."""
+def reader_for(dataset: str, cfg: dict | None = None):
+    """The `read` function for a dataset: a user's files (a `files` block in its config), else the
+    reader of its name (an `if`-free dict, no registry machinery)."""
     from attnexp.data import planted, synthetic
-    from attnexp.data.readers import agnews, babi, cnn, imdb, mimic, newsgroups, snli, sst, zhang
+    from attnexp.data.readers import agnews, babi, cnn, files, imdb, mimic, newsgroups, snli, sst, zhang
+
+    if cfg is not None and cfg.get("files"):
+        return files.read
 
     readers = {
         "sst": sst.read,
