@@ -6,13 +6,13 @@ Called by the Snakefile before any job is planned, so a typo fails in a second, 
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from attnexp.data.readers import BUILT_IN_DATASETS, reader_for
 from attnexp.messages import close_match
 from attnexp.papers import PAPERS
 from attnexp.plan import model_spec, selection_problems
@@ -178,6 +178,14 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
     return validate_config(config)
 
 
+# The datasets with a reader of their own (`attnexp.data.readers.reader_for`, which a test keeps in step),
+# besides `planted_<name>` and datasets from files
+BUILT_IN_DATASETS = (
+    "sst", "imdb", "imdb_ratings", "20news", "20news20", "agnews", "babi1", "babi2", "babi3", "snli", "cnn",
+    "yelp", "amazon", "yahoo", "diabetes", "anemia", "synthetic", "synthetic_qa",
+)
+
+
 def _files_problems(name: str, ds: dict) -> list[str]:
     """A dataset read from the user's own files: its tables exist, its protocol, task and columns fit
     together, and a split it lacks can be split off (checked before any job runs)."""
@@ -211,12 +219,9 @@ def _consistency_problems(config: dict) -> list[str]:
     if mirror and not Path(mirror).expanduser().is_dir():
         problems.append(f"config key 'mirror': {mirror} is not a folder (the offline mirror of the source files: give the folder that holds them)")
     for name, ds in config["datasets"].items():
-        if not ds.get("files"):
-            try:
-                reader_for(name)
-            except KeyError:
-                hint = close_match(name, BUILT_IN_DATASETS, "built-in datasets")
-                problems.append(f"config key 'datasets.{name}': no built-in dataset has this name{hint}; a dataset of your own needs a 'files' block (docs/own-data.md)")
+        if not ds.get("files") and name not in BUILT_IN_DATASETS and not name.startswith("planted_"):
+            hint = close_match(name, BUILT_IN_DATASETS, "built-in datasets")
+            problems.append(f"config key 'datasets.{name}': no built-in dataset has this name{hint}; a dataset of your own needs a 'files' block (docs/own-data.md)")
         for i, source in enumerate(ds.get("sources", [])):
             files = [(f"datasets.{name}.sources.{i}", source)]
             if source.get("substitute"):
@@ -229,9 +234,14 @@ def _consistency_problems(config: dict) -> list[str]:
                     problems.append(f"config key '{key}': a checksum (sha256, md5 or sha1) is required")
         for i, model in enumerate(ds.get("models", [])):
             try:
-                model_spec(config, name, model)
+                spec = model_spec(config, name, model)
             except ValueError as err:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
+                continue
+            if spec.family == "pretrained" and spec.encoder not in config["pretrained"]:
+                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} reads the pretrained encoder {spec.encoder!r}, which 'pretrained' does not name{close_match(spec.encoder, config['pretrained'], 'encoders')}")
+            elif spec.family == "pretrained" and ds["enabled"] and importlib.util.find_spec("transformers") is None:
+                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements-pretrained.txt")
         if ds["protocol"] == "planted":
             base = (ds.get("planted") or {}).get("base")
             if not name.startswith("planted_") or base not in config["datasets"] or config["datasets"][base]["task"] != "binary":
@@ -268,6 +278,8 @@ def training_settings(config: dict, dataset: str, model: str) -> dict:
     settings.pop("none_encoder")
     caps = settings.pop("max_tokens")
     settings["max_tokens"] = caps[spec.architecture] if caps and spec.architecture else None
+    if protocol == "pretrained":  # which encoder, and how the dataset's tokens become its word pieces
+        settings["pretrained"] = _copy(config["pretrained"][spec.encoder])
     if settings["select_metric"] == "roc_auc" and ds["task"] != "binary":
         settings["select_metric"] = "accuracy"
     if spec.is_adversary:  # W&P §4 (D-ADVSEL): the base's protocol, then the adversary's own terms

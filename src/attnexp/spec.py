@@ -51,8 +51,22 @@ FAMILIES: dict[str, Family] = {
                self_attention=False, word_vectors=True, imitable=False, binary_outputs=2),
         Family("transformer", "transformer", classifier=True, attributable_input=True, linear_readout=False,
                self_attention=True, word_vectors=False, imitable=True, binary_outputs=2),
+        # a pretrained encoder (BERT, DistilBERT) fine-tuned and read out at `[CLS]`: `<encoder>-cls`,
+        # the encoder named under `pretrained` in the config (attnexp.models.pretrained)
+        Family("pretrained", "pretrained", classifier=True, attributable_input=True, linear_readout=False,
+               self_attention=True, word_vectors=False, imitable=False, binary_outputs=2,
+               parse_name=lambda name, task: _parse_pretrained(name, task)),
     )
 }
+
+
+def _parse_pretrained(name: str, task: str) -> "ModelSpec | None":
+    encoder, _, readout = name.rpartition("-")
+    if readout != "cls" or not encoder.isalnum() or encoder == "transformer":
+        return None
+    if task not in ("binary", "multiclass"):
+        raise ValueError(f"model {name!r}: a pretrained encoder is fine-tuned here for classification tasks, not {task}")
+    return ModelSpec(name, "pretrained", encoder, "cls")
 
 
 def register_family(family: Family) -> None:
@@ -78,7 +92,7 @@ TRAINED_ATTENTIONS = ("tanh", "dot", "context", "cls")
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
-    family: str  # flat | qa | hierarchical | transformer
+    family: str  # flat | qa | hierarchical | transformer | pretrained
     encoder: str
     attention: str  # tanh | dot | uniform | guided | context (S&S) | cls (Transformer)
     architecture: str | None = None  # han | flan

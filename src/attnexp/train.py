@@ -545,6 +545,8 @@ def build_and_initialise(spec: ModelSpec, vocab: list[str], n_classes: int, vect
     output_size = spec.output_size(n_classes)
     config = model_config(spec, len(vocab), output_size, embedding_dim, settings)
     model = build_model(spec, config)
+    if hasattr(model, "bind_vocabulary"):  # a pretrained encoder: the dataset's words as its word pieces
+        model.bind_vocabulary(vocab)
     if vectors is not None:
         with torch.no_grad():
             model.embedding.weight.copy_(torch.from_numpy(vectors))

@@ -48,7 +48,8 @@ def test_source_files_find_and_glob(tmp_path):
 
 
 def test_reader_for():
-    from attnexp.data.readers import BUILT_IN_DATASETS, files
+    from attnexp.config import BUILT_IN_DATASETS
+    from attnexp.data.readers import files
 
     for name in BUILT_IN_DATASETS:
         assert callable(reader_for(name))

@@ -3,7 +3,7 @@ with the columns a user's export might have, string labels and a rationale colum
 
     python -m attnexp.data.example_reviews examples/reviews
 
-writes `reviews_train.csv` (2,000 rows) and `reviews_test.csv` (400 rows), the same bytes on every
+writes `reviews_train.csv` (1,200 rows) and `reviews_test.csv` (300 rows), the same bytes on every
 machine. Each review is a few sentences of neutral words with 1-3 sentiment words of its class and, in
 30 % of the reviews, fewer words of the other class; the label is the class with more of them, so a
 model must weigh the cues, not just spot one. `Key Phrases` marks the words of the review's own class
@@ -56,7 +56,7 @@ def _review(rng: np.random.RandomState, index: int, prefix: str) -> list[str]:
     return [f"{prefix}{index:05d}", text, "positive" if label else "negative", json.dumps(spans)]
 
 
-def write_example(folder: str | Path, train_rows: int = 2000, test_rows: int = 400, seed: int = 7) -> list[Path]:
+def write_example(folder: str | Path, train_rows: int = 1200, test_rows: int = 300, seed: int = 7) -> list[Path]:
     """Write the example's training and test tables into `folder`; returns their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

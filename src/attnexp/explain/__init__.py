@@ -67,6 +67,8 @@ def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, se
         return {"ig": ig.scores, "ig_delta": ig.delta, "ig_steps": ig.steps, "ig_converged": ig.converged}
     if method == "rollout":
         with torch.no_grad():
+            if hasattr(model, "token_scores"):  # a pretrained encoder: rollout over its word pieces, summed per token
+                return {"rollout": model.token_scores(batch, rollout(model.attention_maps(batch), model.piece_mask(batch), settings["rollout_readout"]))}
             present = present_mask(batch.lengths, batch.tokens.shape[1])
             return {"rollout": rollout(model.attention_maps(batch), present, settings["rollout_readout"])}
     return {"attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])}

@@ -70,8 +70,11 @@ def token_attribution(
     scores = []
     for start in range(0, len(batch), chunk):
         part = slice(start, start + chunk)
-        attribution, _ = attention_attribution(model, slice_batch(batch, part), target[part], model.cfg.layers - 1, steps, riemann)
-        scores.append(attribution[:, :, 0].sum(dim=1))
+        rows = slice_batch(batch, part)
+        attribution, _ = attention_attribution(model, rows, target[part], model.cfg.layers - 1, steps, riemann)
+        score = attribution[:, :, 0].sum(dim=1)
+        # a pretrained encoder attends over word pieces: each token's pieces summed
+        scores.append(model.token_scores(rows, score) if hasattr(model, "token_scores") else score)
     return torch.cat(scores)
 
 

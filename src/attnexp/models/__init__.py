@@ -23,6 +23,7 @@ from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import Batch, Encoded
 from attnexp.models.qa import QAClassifier, QAConfig
+from attnexp.models.pretrained import PretrainedClassifier, PretrainedConfig
 from attnexp.models.transformer import TransformerClassifier, TransformerConfig
 from attnexp.spec import Family, ModelSpec, parse_model_name, register_family
 
@@ -123,11 +124,17 @@ def _transformer_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedd
     )
 
 
+def _pretrained_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict) -> PretrainedConfig:
+    source = settings["pretrained"]
+    return PretrainedConfig(vocab_size=vocab_size, n_classes=n_classes, encoder=spec.encoder, attention=spec.attention, **source)
+
+
 MODEL_FAMILIES: dict[str, FamilyModel] = {
     "flat": FamilyModel(FlatConfig, FlatClassifier, _recurrent_config(FlatConfig)),
     "qa": FamilyModel(QAConfig, QAClassifier, _recurrent_config(QAConfig)),
     "hierarchical": FamilyModel(HierarchicalConfig, HierarchicalClassifier, _hierarchical_config),
     "transformer": FamilyModel(TransformerConfig, TransformerClassifier, _transformer_config),
+    "pretrained": FamilyModel(PretrainedConfig, PretrainedClassifier, _pretrained_config),
 }
 
 

@@ -39,9 +39,10 @@ __all__ = [
 ORDERS = ("attribution", "attention", "random")
 
 
-def _present(batch: Batch, rows: int) -> torch.Tensor:
-    """(B, Tq, T) bool: query rows and keys that exist (the top layer's only row is `[CLS]`)."""
-    keys = present_mask(batch.lengths, batch.tokens.shape[1])  # (B, T)
+def _present(model: nn.Module, batch: Batch, rows: int) -> torch.Tensor:
+    """(B, Tq, T) bool: query rows and keys that exist (the top layer's only row is `[CLS]`; a
+    pretrained encoder's positions are its word pieces)."""
+    keys = model.piece_mask(batch) if hasattr(model, "piece_mask") else present_mask(batch.lengths, batch.tokens.shape[1])  # (B, T)
     queries = keys[:, :rows]
     return queries[:, :, None] & keys[:, None, :]
 
@@ -59,7 +60,7 @@ def head_importance(model: nn.Module, examples: list[Example], steps: int, riema
     for _, batch in _batches(model, examples, batch_size):
         for layer in range(model.cfg.layers):
             attribution, _ = attention_attribution(model, batch, batch.labels, layer, steps, riemann)  # (B, H, Tq, T)
-            present = _present(batch, attribution.shape[2])[:, None]  # (B, 1, Tq, T)
+            present = _present(model, batch, attribution.shape[2])[:, None]  # (B, 1, Tq, T)
             largest = attribution.masked_fill(~present, float("-inf")).flatten(2).max(dim=-1).values  # (B, H)
             total[layer] += largest.sum(dim=0).double().cpu().numpy()
     return total / len(examples)
@@ -192,6 +193,9 @@ def write_attribution_graphs(checkpoint, data: DataFiles, out, settings: dict, s
             logits, _ = run.model(collate([example], "sos_eos").to(model_device(run.model)))
         predicted = int(logits.argmax(dim=-1)[0])
         graph = attribution_graph(run.model, example, predicted, settings["steps"], settings["riemann"], settings["graph_threshold"], settings["graph_skip_top"])
-        tokens = ["[CLS]", *(run.vocab[t] for t in example.tokens), "<EOS>"]
+        if hasattr(run.model, "piece_labels"):  # a pretrained encoder's graph is over its word pieces
+            tokens = run.model.piece_labels(collate([example], "sos_eos"))[0]
+        else:
+            tokens = ["[CLS]", *(run.vocab[t] for t in example.tokens), "<EOS>"]
         graphs.append({"id": example.id, "tokens": tokens, "label": run.classes[example.label], "predicted": run.classes[predicted], **graph})
     io.write_json(out, {"model": run.spec.name, "layers": run.model.cfg.layers, "threshold": settings["graph_threshold"], "graphs": graphs}, seal=True)
