@@ -241,7 +241,7 @@ def _consistency_problems(config: dict) -> list[str]:
             if spec.family == "pretrained" and spec.encoder not in config["pretrained"]:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} reads the pretrained encoder {spec.encoder!r}, which 'pretrained' does not name{close_match(spec.encoder, config['pretrained'], 'encoders')}")
             elif spec.family == "pretrained" and ds["enabled"] and importlib.util.find_spec("transformers") is None:
-                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements-pretrained.txt")
+                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements.txt")
         if ds["protocol"] == "planted":
             base = (ds.get("planted") or {}).get("base")
             if not name.startswith("planted_") or base not in config["datasets"] or config["datasets"][base]["task"] != "binary":

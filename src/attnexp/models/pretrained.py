@@ -93,7 +93,7 @@ def load_encoder(folder: str):
     except ImportError:
         from attnexp.models.sources import PretrainedSourceError
 
-        raise PretrainedSourceError("a pretrained encoder needs the transformers package: pip install -r requirements-pretrained.txt") from None
+        raise PretrainedSourceError("a pretrained encoder needs the transformers package: pip install -r requirements.txt") from None
 
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS

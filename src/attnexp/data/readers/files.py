@@ -85,7 +85,7 @@ def _rows(path: Path, fmt: str, columns: list[str]):
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise FileDatasetError(f"{path}: reading Parquet needs pyarrow (pip install -r requirements-glove.txt installs it)") from None
+            raise FileDatasetError(f"{path}: reading Parquet needs pyarrow (pip install -r requirements.txt installs it)") from None
         try:
             table = pq.read_table(path)
         except Exception as err:  # pyarrow's errors have no common base beyond this
