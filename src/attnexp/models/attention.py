@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 __all__ = [
+    "square_maps",
     "real_token_mask",
     "present_mask",
     "masked_softmax",
@@ -86,3 +87,14 @@ class UniformAttention(nn.Module):
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
         return mask / mask.sum(-1, keepdim=True).clamp(min=1)  # (B, L), exact 1/n
+
+
+def square_maps(maps: list[torch.Tensor]) -> torch.Tensor:
+    """A `run`'s attention maps [(B, H, T, T)] * (L-1) + the top layer's `[CLS]` row (B, H, 1, T) ->
+    square maps (B, L, H, T, T) for rollout: the top row in row 0, the top layer's other rows (which
+    no output reads) the identity, so that rollout's `[CLS]` row is exact."""
+    top = maps[-1]
+    B, H, _, T = top.shape
+    square = torch.eye(T, dtype=top.dtype, device=top.device).expand(B, H, T, T).clone()
+    square[:, :, 0] = top[:, :, 0]
+    return torch.stack([*maps[:-1], square], dim=1)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from attnexp.models.attention import real_token_mask
+from attnexp.models.attention import real_token_mask, square_maps
 from attnexp.models.inputs import EOS, PAD, SOS, UNK, Batch, Encoded
 
 __all__ = ["PretrainedConfig", "PretrainedClassifier", "PieceEmbedding", "load_encoder"]
@@ -292,14 +292,9 @@ class PretrainedClassifier(nn.Module):
         return self._output(residual, context), [*(probe.maps[layer] for layer in range(top)), weights[:, :, None, :]]
 
     def attention_maps(self, batch: Batch) -> torch.Tensor:
-        """Every layer's attention as square maps over the word pieces (B, L, H, P, P) for rollout: the
-        top layer's `[CLS]` row in row 0, its other rows (which no output reads) the identity."""
-        _, maps = self.run(batch)
-        top = maps[-1]
-        B, H, _, P = top.shape
-        square = torch.eye(P, dtype=top.dtype, device=top.device).expand(B, H, P, P).clone()
-        square[:, :, 0] = top[:, :, 0]
-        return torch.stack([*maps[:-1], square], dim=1)
+        """Every layer's attention as square maps over the word pieces (B, L, H, P, P) for rollout
+        (`square_maps`)."""
+        return square_maps(self.run(batch)[1])
 
     def piece_mask(self, batch: Batch) -> torch.Tensor:
         """(B, P) the word pieces present (those `attention_maps` and `run` are over)."""

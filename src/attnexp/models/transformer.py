@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from attnexp.models.attention import present_mask, real_token_mask
+from attnexp.models.attention import present_mask, real_token_mask, square_maps
 from attnexp.models.inputs import Batch, Encoded
 
 __all__ = ["TransformerConfig", "TransformerClassifier"]
@@ -227,12 +227,5 @@ class TransformerClassifier(nn.Module):
         return logits, maps
 
     def attention_maps(self, batch: Batch) -> torch.Tensor:
-        """Every layer's attention as square maps (B, L, H, T, T) for rollout: the top layer's
-        `[CLS]` row in row 0, and its other rows — which no output reads — as the identity, so that
-        rollout's `[CLS]` row is exact."""
-        _, maps = self.run(batch)
-        top = maps[-1]
-        B, H, _, T = top.shape
-        square = torch.eye(T, dtype=top.dtype, device=top.device).expand(B, H, T, T).clone()
-        square[:, :, 0] = top[:, :, 0]
-        return torch.stack([*maps[:-1], square], dim=1)
+        """Every layer's attention as square maps (B, L, H, T, T) for rollout (`square_maps`)."""
+        return square_maps(self.run(batch)[1])
