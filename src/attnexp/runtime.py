@@ -38,6 +38,7 @@ __all__ = [
     "frozen",
     "SplitData",
     "read_vocab",
+    "open_words",
     "read_guides",
     "read_split",
     "read_classes",
@@ -335,7 +336,20 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
 
 
-def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list) -> dict:
+def open_words(data: DataFiles, vocab: list[str]) -> list[str]:
+    """The words of the train, dev and test splits that the vocabulary lacks, in order of first
+    appearance: a model with an open vocabulary (a pretrained encoder) reads them as themselves, not
+    as `<UNK>`. Its checkpoint stores them, so that every job maps words to the same ids."""
+    known, extra = set(vocab), {}
+    for split in ("train", "dev", "test"):
+        for record in read_split(data, split):
+            for word in record["tokens"] + (record.get("question") or []):
+                if word not in known:
+                    extra.setdefault(word, None)
+    return list(extra)
+
+
+def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list, extra_words: list[str] | None = None) -> dict:
     """What a checkpoint must agree with to be loaded: the model spec and config (hashed), the
     vocabulary (hashed) and the classes. The spec record is what restoring rebuilds the model from."""
     record = config_record(config)
@@ -348,6 +362,7 @@ def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list
         "vocab_size": len(vocab),
         "vocab_sha256": _digest(vocab),
         "classes": [str(c) for c in classes],
+        **({"open_words": extra_words} if extra_words else {}),  # ids len(vocab).. (an open vocabulary)
     }
 
 
@@ -528,7 +543,7 @@ def restore_run(path: str | Path, data: DataFiles, expected_model: str | None = 
     _load_weights(model, state, path)
     if device is not None:
         model.to(device)
-    return Run(model.eval(), spec, metadata, vocab, metadata["classes"])
+    return Run(model.eval(), spec, metadata, vocab + metadata.get("open_words", []), metadata["classes"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,6 +38,9 @@ class Family:
     # The family's own names, for a family added with `register_family`: (name, task) -> its spec, or
     # None when the name is not one of its own. The four families of the papers are parsed below.
     parse_name: Callable[[str, str], "ModelSpec | None"] | None = None
+    # reads every word of the dataset, not only the training vocabulary's (a pretrained encoder's
+    # tokenizer covers words the training split lacks; `attnexp.runtime.open_words`)
+    open_vocabulary: bool = False
 
 
 FAMILIES: dict[str, Family] = {
@@ -55,7 +58,7 @@ FAMILIES: dict[str, Family] = {
         # the encoder named under `pretrained` in the config (attnexp.models.pretrained)
         Family("pretrained", "pretrained", classifier=True, attributable_input=True, linear_readout=False,
                self_attention=True, word_vectors=False, imitable=False, binary_outputs=2,
-               parse_name=lambda name, task: _parse_pretrained(name, task)),
+               parse_name=lambda name, task: _parse_pretrained(name, task), open_vocabulary=True),
     )
 }
 

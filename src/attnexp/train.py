@@ -56,6 +56,7 @@ from attnexp.runtime import (
     batches_of,
     checkpoint_metadata,
     load_splits,
+    open_words,
     predict,
     read_classes,
     read_guides,
@@ -606,15 +607,16 @@ def fit(
     set_determinism(job.seed, job.threads)
     device = resolve_device(job.device_setting)
     vocab = read_vocab(job.data.path("vocab"))
+    extra_words = open_words(job.data, vocab) if spec.traits.open_vocabulary else []
     classes = read_classes(job.data)
     guides = read_guides(job.guide_path) if job.guide_path else None
-    splits = load_splits(job.data, vocab, classes, guides)
+    splits = load_splits(job.data, vocab + extra_words, classes, guides)
     vectors = load_vectors(job.vectors_path) if job.vectors_path else None
-    model, config = build_and_initialise(spec, vocab, len(classes), vectors, job.settings)
+    model, config = build_and_initialise(spec, vocab + extra_words, len(classes), vectors, job.settings)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}")
     result = train_model(model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor)
-    save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes))
+    save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes, extra_words))
     metrics = _metrics(spec, job, classes, result)
     io.write_json(job.out_metrics, metrics, seal=True)
     io.write_json(job.out_timing, result.timing)

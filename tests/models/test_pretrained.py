@@ -194,3 +194,18 @@ def test_head_importance_and_graphs_read_word_pieces(model):
     assert model.piece_labels(batch([4, 5, 6]))[0] == ["[CLS]", "film", "##s", "great", "##ly", "bad", "[SEP]"]
     graph = attribution_graph(model, examples[0], 0, steps=2, riemann="right", threshold=0.1)
     assert 0 < graph["root"] < 7
+
+
+def test_an_open_vocabulary_reads_the_words_training_lacks(tmp_path):
+    import json
+
+    from attnexp.data.documents import DataFiles
+    from attnexp.runtime import open_words
+
+    splits = {"train": [["good", "film"]], "dev": [["good", "unreal"]], "test": [["unreal", "greatly", "film"]]}
+    for split, rows in splits.items():
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps({"id": f"{split}{i}", "tokens": t, "label": 0, "sentences": [[0, len(t)]]}) + "\n" for i, t in enumerate(rows)))
+    data = DataFiles(train=tmp_path / "train.jsonl", dev=tmp_path / "dev.jsonl", test=tmp_path / "test.jsonl")
+    assert open_words(data, ["<PAD>", "<UNK>", "<SOS>", "<EOS>", "good", "film"]) == ["unreal", "greatly"]
+    assert parse_model_name("minilm-cls", "binary").traits.open_vocabulary
+    assert not parse_model_name("transformer-cls", "binary").traits.open_vocabulary
