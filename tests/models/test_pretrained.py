@@ -168,7 +168,7 @@ def test_self_attention_methods_over_word_pieces(model):
         assert torch.allclose(same, logits, atol=1e-6)
         pruned = model.run(b, head_mask=torch.tensor([[1.0, 1.0], [0.0, 0.0]]))[0]
         assert not torch.allclose(pruned, logits)
-        rows = rollout(model.attention_maps(b), model.piece_mask(b))
+        rows = rollout(model.attention_maps(b), model.position_mask(b))
         assert torch.allclose(rows.sum(-1), torch.ones(2), atol=1e-5)  # rollout rows sum to 1 over the pieces
         tokens = model.token_scores(b, rows)
         assert tokens.shape == (2, 5) and torch.allclose(tokens.sum(-1), rows.sum(-1), atol=1e-6)  # totals kept
@@ -191,7 +191,7 @@ def test_head_importance_and_graphs_read_word_pieces(model):
     examples = [Example("a", np.array([4, 5, 6]), 0, [(0, 3)]), Example("b", np.array([7, 8]), 1, [(0, 2)])]
     importance = head_importance(model, examples, steps=2, riemann="right", batch_size=8)
     assert importance.shape == (2, 2) and np.isfinite(importance).all()
-    assert model.piece_labels(batch([4, 5, 6]))[0] == ["[CLS]", "film", "##s", "great", "##ly", "bad", "[SEP]"]
+    assert model.position_labels(batch([4, 5, 6]), VOCAB)[0] == ["[CLS]", "film", "##s", "great", "##ly", "bad", "[SEP]"]
     graph = attribution_graph(model, examples[0], 0, steps=2, riemann="right", threshold=0.1)
     assert 0 < graph["root"] < 7
 

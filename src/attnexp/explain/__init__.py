@@ -41,7 +41,6 @@ from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
 from attnexp.explanations import METHODS, SELF_ATTENTION_VECTORS, VECTORS, explanation_sets, importance, read_explanations
-from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import SELF_ATTENTION_METHODS, require
 from attnexp.runtime import model_device, restore_run, set_determinism
@@ -66,11 +65,8 @@ def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, se
         )
         return {"ig": ig.scores, "ig_delta": ig.delta, "ig_steps": ig.steps, "ig_converged": ig.converged}
     if method == "rollout":
-        with torch.no_grad():
-            if hasattr(model, "token_scores"):  # a pretrained encoder: rollout over its word pieces, summed per token
-                return {"rollout": model.token_scores(batch, rollout(model.attention_maps(batch), model.piece_mask(batch), settings["rollout_readout"]))}
-            present = present_mask(batch.lengths, batch.tokens.shape[1])
-            return {"rollout": rollout(model.attention_maps(batch), present, settings["rollout_readout"])}
+        with torch.no_grad():  # over the model's positions, then per token
+            return {"rollout": model.token_scores(batch, rollout(model.attention_maps(batch), model.position_mask(batch), settings["rollout_readout"]))}
     return {"attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])}
 
 

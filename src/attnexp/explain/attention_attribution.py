@@ -72,9 +72,7 @@ def token_attribution(
         part = slice(start, start + chunk)
         rows = slice_batch(batch, part)
         attribution, _ = attention_attribution(model, rows, target[part], model.cfg.layers - 1, steps, riemann)
-        score = attribution[:, :, 0].sum(dim=1)
-        # a pretrained encoder attends over word pieces: each token's pieces summed
-        scores.append(model.token_scores(rows, score) if hasattr(model, "token_scores") else score)
+        scores.append(model.token_scores(rows, attribution[:, :, 0].sum(dim=1)))  # positions -> tokens
     return torch.cat(scores)
 
 

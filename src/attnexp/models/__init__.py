@@ -59,12 +59,19 @@ class AttentionModel(Protocol):
 @runtime_checkable
 class SelfAttentionModel(AttentionModel, Protocol):
     """A model whose spec says `self_attention`: every layer's attention, for rollout, attention
-    attribution and head pruning."""
+    attribution and head pruning, over its own positions (the Transformer's tokens, a pretrained
+    encoder's word pieces), and how scores over those positions become scores over the tokens."""
 
     def run(self, batch: Batch, embedded: torch.Tensor | None = None, imposed: dict | None = None,
             head_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, list[torch.Tensor]]: ...
 
     def attention_maps(self, batch: Batch) -> torch.Tensor: ...
+
+    def position_mask(self, batch: Batch) -> torch.Tensor: ...  # (B, P) the positions the maps are over
+
+    def token_scores(self, batch: Batch, per_position: torch.Tensor) -> torch.Tensor: ...  # (B, P) -> (B, T)
+
+    def position_labels(self, batch: Batch, vocab: list[str]) -> list[list[str]]: ...
 
 
 @runtime_checkable

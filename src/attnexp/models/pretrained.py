@@ -186,27 +186,26 @@ class PretrainedClassifier(nn.Module):
 
     # ------------------------------------------------------------------ word pieces
 
-    def _piece_sequence(self, batch: Batch, embedded: torch.Tensor):
-        """-> piece embeddings (B, P, E), the token each piece belongs to (B, P; -1 for none) and
-        whether it is a real token's piece (B, P), P <= max_pieces."""
+    def _piece_layout(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Where each instance's word pieces come from, from the token ids alone: -> the slot of
+        `embedding(tokens)` (flattened (T·K)) each piece is taken from (B, P), whether it is present
+        (B, P), the token it belongs to (B, P; -1 for none), and whether that is a real token (B, P);
+        P <= max_pieces."""
         B, T = batch.tokens.shape
         K = self.cfg.word_pieces
         counts = self.piece_counts[batch.tokens]  # (B, T), 0 at PAD
-        slot = torch.arange(K, device=counts.device)
-        used = (slot < counts[..., None]).reshape(B, T * K)  # (B, T*K)
+        used = (torch.arange(K, device=counts.device) < counts[..., None]).reshape(B, T * K)  # (B, T*K)
         position = used.cumsum(dim=1) - 1  # where each used slot lands in its row's piece sequence
         keep = used & (position < self.cfg.max_pieces)
         P = int(keep.sum(dim=1).max())
         rows, source = keep.nonzero(as_tuple=True)
-        index = torch.zeros(B, P, dtype=torch.long, device=counts.device)
-        index[rows, position[rows, source]] = source
+        slot = torch.zeros(B, P, dtype=torch.long, device=counts.device)
+        slot[rows, position[rows, source]] = source
         present = torch.zeros(B, P, dtype=torch.bool, device=counts.device)
         present[rows, position[rows, source]] = True
-        E = embedded.shape[-1] // K
-        pieces = embedded.reshape(B, T * K, E).gather(1, index[..., None].expand(B, P, E)) * present[..., None]
-        owner = torch.where(present, index // K, torch.full_like(index, -1))
+        owner = torch.where(present, slot // K, torch.full_like(slot, -1))
         real = present & (owner >= 1) & (owner < (batch.lengths[:, None] - 1))
-        return pieces, owner, present, real
+        return slot, present, owner, real
 
     @staticmethod
     def _to_tokens(per_piece: torch.Tensor, owner: torch.Tensor, T: int) -> torch.Tensor:
@@ -223,7 +222,10 @@ class PretrainedClassifier(nn.Module):
         each piece's token (B, P)."""
         if embedded is None:
             embedded = self.embedding(batch.tokens)
-        pieces, owner, present, real = self._piece_sequence(batch, embedded)
+        slot, present, owner, real = self._piece_layout(batch)
+        B, P = slot.shape
+        E = embedded.shape[-1] // self.cfg.word_pieces
+        pieces = embedded.reshape(B, -1, E).gather(1, slot[..., None].expand(B, P, E)) * present[..., None]
         for attention in self.attentions:
             attention.attnexp_probe = probe
         try:
@@ -296,17 +298,16 @@ class PretrainedClassifier(nn.Module):
         (`square_maps`)."""
         return square_maps(self.run(batch)[1])
 
-    def piece_mask(self, batch: Batch) -> torch.Tensor:
-        """(B, P) the word pieces present (those `attention_maps` and `run` are over)."""
-        return self._piece_sequence(batch, self.embedding(batch.tokens))[2]
+    def position_mask(self, batch: Batch) -> torch.Tensor:
+        """(B, P) the word pieces present: the positions `attention_maps` and `run` are over."""
+        return self._piece_layout(batch)[1]
 
     def token_scores(self, batch: Batch, per_piece: torch.Tensor) -> torch.Tensor:
         """Scores over the word pieces (B, P) -> over the dataset's tokens (B, T), summed per token."""
-        owner = self._piece_sequence(batch, self.embedding(batch.tokens))[1]
-        return self._to_tokens(per_piece, owner, batch.tokens.shape[1])
+        return self._to_tokens(per_piece, self._piece_layout(batch)[2], batch.tokens.shape[1])
 
-    def piece_labels(self, batch: Batch) -> list[list[str]]:
+    def position_labels(self, batch: Batch, vocab: list[str]) -> list[list[str]]:
         """Each instance's word pieces as text, in the order `run` and `attention_maps` use."""
-        # the piece ids laid side by side as a one-wide "embedding", so that the same gather orders them
-        pieces, _, present, _ = self._piece_sequence(batch, self.pieces[batch.tokens].unsqueeze(-1).flatten(-2).float())
-        return [self.tokenizer.convert_ids_to_tokens(row[keep].long().tolist()) for row, keep in zip(pieces[..., 0], present)]
+        slot, present, _, _ = self._piece_layout(batch)
+        ids = self.pieces[batch.tokens].flatten(1).gather(1, slot)  # (B, P) piece ids
+        return [self.tokenizer.convert_ids_to_tokens(row[keep].tolist()) for row, keep in zip(ids, present)]

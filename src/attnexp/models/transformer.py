@@ -229,3 +229,15 @@ class TransformerClassifier(nn.Module):
     def attention_maps(self, batch: Batch) -> torch.Tensor:
         """Every layer's attention as square maps (B, L, H, T, T) for rollout (`square_maps`)."""
         return square_maps(self.run(batch)[1])
+
+    def position_mask(self, batch: Batch) -> torch.Tensor:
+        """(B, T) the positions `attention_maps` and `run` are over: `[CLS]`, the tokens, `<EOS>`."""
+        return present_mask(batch.lengths, batch.tokens.shape[1])
+
+    def token_scores(self, batch: Batch, per_position: torch.Tensor) -> torch.Tensor:
+        """Scores over the positions -> over the tokens: the same axis here."""
+        return per_position
+
+    def position_labels(self, batch: Batch, vocab: list[str]) -> list[list[str]]:
+        """Each instance's positions as text: `[CLS]`, its words, `<EOS>`."""
+        return [["[CLS]", *(vocab[t] for t in row[1 : n - 1].tolist()), "<EOS>"] for row, n in zip(batch.tokens, batch.lengths.tolist())]

@@ -26,7 +26,6 @@ from torch import nn
 from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.explain.attention_attribution import attention_attribution
-from attnexp.models.attention import present_mask
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
 from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
@@ -40,9 +39,8 @@ ORDERS = ("attribution", "attention", "random")
 
 
 def _present(model: nn.Module, batch: Batch, rows: int) -> torch.Tensor:
-    """(B, Tq, T) bool: query rows and keys that exist (the top layer's only row is `[CLS]`; a
-    pretrained encoder's positions are its word pieces)."""
-    keys = model.piece_mask(batch) if hasattr(model, "piece_mask") else present_mask(batch.lengths, batch.tokens.shape[1])  # (B, T)
+    """(B, Tq, T) bool: query rows and keys that exist (the top layer's only row is `[CLS]`)."""
+    keys = model.position_mask(batch)  # (B, T)
     queries = keys[:, :rows]
     return queries[:, :, None] & keys[:, None, :]
 
@@ -193,9 +191,6 @@ def write_attribution_graphs(checkpoint, data: DataFiles, out, settings: dict, s
             logits, _ = run.model(collate([example], "sos_eos").to(model_device(run.model)))
         predicted = int(logits.argmax(dim=-1)[0])
         graph = attribution_graph(run.model, example, predicted, settings["steps"], settings["riemann"], settings["graph_threshold"], settings["graph_skip_top"])
-        if hasattr(run.model, "piece_labels"):  # a pretrained encoder's graph is over its word pieces
-            tokens = run.model.piece_labels(collate([example], "sos_eos"))[0]
-        else:
-            tokens = ["[CLS]", *(run.vocab[t] for t in example.tokens), "<EOS>"]
+        tokens = run.model.position_labels(collate([example], "sos_eos"), run.vocab)[0]
         graphs.append({"id": example.id, "tokens": tokens, "label": run.classes[example.label], "predicted": run.classes[predicted], **graph})
     io.write_json(out, {"model": run.spec.name, "layers": run.model.cfg.layers, "threshold": settings["graph_threshold"], "graphs": graphs}, seal=True)
