@@ -158,3 +158,15 @@ def test_bad_shapes_are_refused():
         TransformerClassifier(TransformerConfig(vocab_size=10, n_classes=2, heads=3, d_model=8))
     with pytest.raises(ValueError, match="at least one layer"):
         TransformerClassifier(TransformerConfig(vocab_size=10, n_classes=2, layers=0))
+
+
+def test_its_positions_are_its_tokens():
+    model = transformer()
+    examples = random_examples([3, 5])
+    batch = collate(examples, "sos_eos")
+    assert torch.equal(model.position_mask(batch), batch.tokens != 0)
+    scores = torch.rand(2, batch.tokens.shape[1])
+    assert model.token_scores(batch, scores) is scores
+    vocab = [f"w{i}" for i in range(50)]
+    labels = model.position_labels(batch, vocab)
+    assert labels[0] == ["[CLS]", *(vocab[t] for t in examples[0].tokens), "<EOS>"] and len(labels[1]) == 7
