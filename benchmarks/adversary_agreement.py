@@ -44,10 +44,10 @@ def main() -> int:
     args = parser.parse_args()
 
     import yaml
+    from dataset_files import dataset_files
 
     from attnexp.config import validate_config
     from attnexp.runtime import restore_run, set_determinism
-    from dataset_files import dataset_files
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     settings = config["jain_wallace"]
@@ -83,9 +83,11 @@ def main() -> int:
         "",
     ]
     for i in differing:
-        lines.append(f"- instance {i} ({len(examples[i].tokens)} tokens): ε-max JSD {ours[i]['eps_max_jsd']:.4f} (pipeline) vs {theirs[i][0]:.4f}; "
-                     f"chosen candidate's output change {ours[i]['output_difference']:.4f} (pipeline); the original side's candidates' changes "
-                     + ", ".join(f"{c:.4f}" for c in theirs[i][2]))
+        lines.append(
+            f"- instance {i} ({len(examples[i].tokens)} tokens): ε-max JSD {ours[i]['eps_max_jsd']:.4f} (pipeline) vs {theirs[i][0]:.4f}; "
+            f"chosen candidate's output change {ours[i]['output_difference']:.4f} (pipeline); the original side's candidates' changes "
+            + ", ".join(f"{c:.4f}" for c in theirs[i][2])
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

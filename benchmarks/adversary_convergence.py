@@ -19,10 +19,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from dataset_files import dataset_files  # noqa: E402
+
 from attnexp.config import validate_config  # noqa: E402
 from attnexp.papers.jain_wallace.experiment import adversarial_experiment  # noqa: E402
 from attnexp.runtime import restore_run, set_determinism  # noqa: E402
-from dataset_files import dataset_files  # noqa: E402
 
 
 def main() -> None:

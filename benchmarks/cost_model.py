@@ -36,8 +36,12 @@ def main() -> None:
     parser.add_argument("--measured", type=Path, nargs="+", required=True, help="results folders of runs that happened")
     parser.add_argument("--configfile", type=Path, default=None, help="an overlay of config.yaml whose plan is costed")
     parser.add_argument("--threads", type=int, default=2, help="threads per job (train.threads)")
-    parser.add_argument("--about", default="", help="how the rates file names the measurement (date, machine kind, runs)")
-    parser.add_argument("--rates-out", type=Path, default=None, help="write the measured rates here (benchmarks/cost_rates.json)")
+    parser.add_argument(
+        "--about", default="", help="how the rates file names the measurement (date, machine kind, runs)"
+    )
+    parser.add_argument(
+        "--rates-out", type=Path, default=None, help="write the measured rates here (benchmarks/cost_rates.json)"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 

@@ -47,10 +47,11 @@ def denormal_attention(model, batch) -> tuple[int, int]:
 
 
 def measure(model_dir: Path, folder: Path, batches: int, seed: int) -> dict:
+    from dataset_files import dataset_files
+
     from attnexp.models.inputs import length_bucketed_batches
     from attnexp.runtime import batches_of, load_splits, read_classes, restore_run
     from attnexp.train import class_weights, supervised_objective
-    from dataset_files import dataset_files
 
     files = dataset_files(folder)
     run = restore_run(model_dir / "model.pt", files)
@@ -66,7 +67,7 @@ def measure(model_dir: Path, folder: Path, batches: int, seed: int) -> dict:
     max_diff = 0.0
     for i, batch in enumerate(data):
         grads = {}
-        for flush in ((False, True) if i % 2 == 0 else (True, False)):
+        for flush in (False, True) if i % 2 == 0 else (True, False):
             torch.set_flush_denormal(flush)
             torch.manual_seed(seed + i)  # the same dropout draws for both
             start = time.perf_counter()
@@ -88,13 +89,15 @@ def measure(model_dir: Path, folder: Path, batches: int, seed: int) -> dict:
 def placeholder(path: Path) -> str:
     """The path with its run folder written as `<run>` (the reader's own)."""
     parts = path.resolve().parts
-    return "/".join(("<run>",) + parts[parts.index("results"):]) if "results" in parts else str(path)
+    return "/".join(("<run>",) + parts[parts.index("results") :]) if "results" in parts else str(path)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="results/data/<dataset> of a run")
-    parser.add_argument("--model", type=Path, action="append", required=True, help="a trained model's folder (model.pt); repeatable")
+    parser.add_argument(
+        "--model", type=Path, action="append", required=True, help="a trained model's folder (model.pt); repeatable"
+    )
     parser.add_argument("--batches", type=int, default=60)
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--out", type=Path)

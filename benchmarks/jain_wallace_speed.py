@@ -44,9 +44,9 @@ from attnexp.explain.perturb import erased_example  # noqa: E402
 from attnexp.metrics import jsd, tvd  # noqa: E402
 from attnexp.models.attention import masked_softmax  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
+from attnexp.models.outputs import probabilities  # noqa: E402
 from attnexp.papers.jain_wallace import experiment as jw  # noqa: E402
 from attnexp.runtime import frozen  # noqa: E402
-from attnexp.models.outputs import probabilities  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Reference loops: one instance (and one permutation / deleted token) at a time
@@ -99,7 +99,10 @@ def reference_adversarial(model, examples, settings: dict, seed: int, family: st
                 alpha = per_head.mean(dim=1)  # (K, L)
                 logits = decode_heads(model, encoded, per_head[:, None])  # (K, 1, C)
                 change = scale * tvd(probabilities(logits)[:, 0], probs[0])  # (K,)
-                loss = -jsd(alpha, attention[0]).sum() + adversary["penalty"] * torch.relu(change - adversary["margin"]).sum()
+                loss = (
+                    -jsd(alpha, attention[0]).sum()
+                    + adversary["penalty"] * torch.relu(change - adversary["margin"]).sum()
+                )
                 loss = loss - jsd(alpha[:, None], alpha[None, :]).sum() / len(alpha) ** 2  # K x K pairs
                 optimizer.zero_grad()
                 loss.backward()
@@ -215,7 +218,10 @@ def original_permutation(model, examples, permutations: int, seed: int, decoder:
     """permute_attn: per batch, `permutations` full decodes, each with every instance's weights shuffled."""
     medians = [None] * len(examples)
     for indices, _, encoded, heads, probs in _original_batches(model, examples):
-        perms = [jw.permutation_indices(int(encoded.mask[b].sum()), permutations, seed, int(i)) for b, i in enumerate(indices)]
+        perms = [
+            jw.permutation_indices(int(encoded.mask[b].sum()), permutations, seed, int(i))
+            for b, i in enumerate(indices)
+        ]
         permuted = jw.permuted_attention(heads, encoded.mask, perms)  # (P, B, H, L)
         changes = []
         for p in range(permutations):
@@ -231,7 +237,9 @@ def original_permutation(model, examples, permutations: int, seed: int, decoder:
     return medians
 
 
-def original_adversarial(model, examples, settings: dict, seed: int, family: str, decoder: str = "original", details: bool = False) -> list:
+def original_adversarial(
+    model, examples, settings: dict, seed: int, family: str, decoder: str = "original", details: bool = False
+) -> list:
     """adversarial_multi: per batch, K candidates of every instance optimised together for `steps`
     Adam steps, each step a full decode of all candidates and the K x K diversity term. Per instance
     the ε-max JSD; with `details`, (ε-max JSD, candidates within ε, the candidates' TVDs)."""
@@ -248,7 +256,9 @@ def original_adversarial(model, examples, settings: dict, seed: int, family: str
             z = torch.zeros(K, *heads.shape)
             for b, i in enumerate(indices):
                 real = encoded.mask[b]
-                z[:, b][:, :, real] = torch.from_numpy(jw.adversary_noise(int(real.sum()), K, seed, int(i), heads.shape[1]))
+                z[:, b][:, :, real] = torch.from_numpy(
+                    jw.adversary_noise(int(real.sum()), K, seed, int(i), heads.shape[1])
+                )
             z = (np.log(1.0 / heads.shape[-1]) + 3.0 * z).requires_grad_(True)
             optimizer = torch.optim.Adam([z], lr=adversary["lr"], amsgrad=adversary["amsgrad"])
             for _ in range(adversary["steps"]):
@@ -259,7 +269,9 @@ def original_adversarial(model, examples, settings: dict, seed: int, family: str
                 else:
                     logits = decode_heads(model, encoded, per_head)
                 change = scale * tvd(probabilities(logits), probs)  # (K, B)
-                loss = (-divergence(alpha, attention) + adversary["penalty"] * torch.relu(change - adversary["margin"])).sum()
+                loss = (
+                    -divergence(alpha, attention) + adversary["penalty"] * torch.relu(change - adversary["margin"])
+                ).sum()
                 loss = loss - divergence(alpha[:, None], alpha[None, :]).sum() / K**2
                 optimizer.zero_grad()
                 loss.backward()
@@ -267,9 +279,17 @@ def original_adversarial(model, examples, settings: dict, seed: int, family: str
             with torch.no_grad():
                 per_head = masked_softmax(z, mask)
                 change = tvd(probabilities(decode_heads(model, encoded, per_head)), probs)
-                best = torch.where(change <= eps, jsd(per_head.mean(dim=-2), attention), torch.zeros(())).max(dim=0).values.clamp(min=0)
+                best = (
+                    torch.where(change <= eps, jsd(per_head.mean(dim=-2), attention), torch.zeros(()))
+                    .max(dim=0)
+                    .values.clamp(min=0)
+                )
             for b, i in enumerate(indices):
-                results[i] = (float(best[b]), int((change[:, b] <= eps).sum()), change[:, b].tolist()) if details else float(best[b])
+                results[i] = (
+                    (float(best[b]), int((change[:, b] <= eps).sum()), change[:, b].tolist())
+                    if details
+                    else float(best[b])
+                )
     return results
 
 
@@ -307,7 +327,9 @@ def _timed(fn):
 
 
 def _gap(a, b) -> float:
-    return max(float(np.max(np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)))) for x, y in zip(a, b))
+    return max(
+        float(np.max(np.abs(np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)))) for x, y in zip(a, b)
+    )
 
 
 def pipeline_suite(model, examples, settings: dict, explain: dict) -> dict:
@@ -376,16 +398,21 @@ def main() -> None:
     parser.add_argument("--model", default="results/models/sst/lstm-tanh/seed10")
     parser.add_argument("--data", default="results/data/sst")
     parser.add_argument("--instances", type=int, default=200, help="test instances timed (the first N)")
-    parser.add_argument("--reference-instances", type=int, default=0, help="instances the per-instance oracle loops run on (0: skip them)")
+    parser.add_argument(
+        "--reference-instances",
+        type=int,
+        default=0,
+        help="instances the per-instance oracle loops run on (0: skip them)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args()
 
-    from attnexp.config import validate_config
-    from attnexp.runtime import restore_run, set_determinism
+    import yaml
     from dataset_files import dataset_files
 
-    import yaml
+    from attnexp.config import validate_config
+    from attnexp.runtime import restore_run, set_determinism
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     settings, explain = config["jain_wallace"], config["explain"]
@@ -415,7 +442,9 @@ def main() -> None:
     for name in ours:
         (a, t_a), (b, t_b), (c, t_c) = ours[name], original[name], lean[name]
         gap = max(_gap(a, b), _gap(a, c))
-        lines.append(f"| {name} | {1000 * t_a / n:,.2f} | {1000 * t_b / n:,.2f} | {t_b / t_a:,.1f}× | {1000 * t_c / n:,.2f} | {t_c / t_a:,.1f}× | {gap:.1e} |")
+        lines.append(
+            f"| {name} | {1000 * t_a / n:,.2f} | {1000 * t_b / n:,.2f} | {t_b / t_a:,.1f}× | {1000 * t_c / n:,.2f} | {t_c / t_a:,.1f}× | {gap:.1e} |"
+        )
     totals = [sum(t for _, t in suite.values()) for suite in (ours, original, lean)]
     lines.append(
         f"| **suite** | {1000 * totals[0] / n:,.2f} ({totals[0]:.1f} s) | {1000 * totals[1] / n:,.2f} ({totals[1]:.1f} s) | "
@@ -443,22 +472,35 @@ def main() -> None:
         rows = []
         fast, t_fast = _timed(lambda: jw.permutation_experiment(model, slow_set, settings, 10))
         slow, t_slow = _timed(lambda: reference_permutation(model, slow_set, settings["permutations"], 10))
-        rows.append(("permutation (100 per instance)", t_fast, t_slow, _gap([fast["median_output_difference"].to_numpy()], [slow])))
+        rows.append(
+            (
+                "permutation (100 per instance)",
+                t_fast,
+                t_slow,
+                _gap([fast["median_output_difference"].to_numpy()], [slow]),
+            )
+        )
         (fast, _), t_fast = _timed(lambda: jw.adversarial_experiment(model, slow_set, settings, 10, log=lambda _: None))
         slow, t_slow = _timed(lambda: reference_adversarial(model, slow_set, settings, 10, family))
-        rows.append(("adversarial search (K = 5, 500 steps)", t_fast, t_slow, _gap([fast["eps_max_jsd"].to_numpy()], [slow])))
+        rows.append(
+            ("adversarial search (K = 5, 500 steps)", t_fast, t_slow, _gap([fast["eps_max_jsd"].to_numpy()], [slow]))
+        )
         with torch.no_grad():
             full = np.stack([_alone(model, e)[2][0].numpy() for e in slow_set])
         fast, t_fast = _timed(lambda: leave_one_out(model, slow_set, full))
         slow, t_slow = _timed(lambda: reference_leave_one_out(model, slow_set))
         rows.append(("leave-one-out (every token)", t_fast, t_slow, _gap(fast, slow)))
         lines += [
-            "", f"Per-instance oracle loops (one instance, permutation or deleted token at a time) on the first {len(slow_set)}:", "",
+            "",
+            f"Per-instance oracle loops (one instance, permutation or deleted token at a time) on the first {len(slow_set)}:",
+            "",
             "| experiment | pipeline ms/instance | per-instance loop ms/instance | speed-up | max abs difference |",
             "|---|---|---|---|---|",
         ]
         for name, t_fast, t_slow, gap in rows:
-            lines.append(f"| {name} | {1000 * t_fast / len(slow_set):,.2f} | {1000 * t_slow / len(slow_set):,.1f} | {t_slow / t_fast:,.1f}× | {gap:.1e} |")
+            lines.append(
+                f"| {name} | {1000 * t_fast / len(slow_set):,.2f} | {1000 * t_slow / len(slow_set):,.1f} | {t_slow / t_fast:,.1f}× | {gap:.1e} |"
+            )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines += ["", f"Peak RSS {rss:,.0f} MB."]
     text = "\n".join(lines) + "\n"

@@ -57,11 +57,24 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL, SEED = "lstm-tanh", 10
 RUN = f"sst/{MODEL}/seed{SEED}"
 OUR_TARGET = "jain_wallace"
-OUR_RULES = ["train_model", "explain_together", "jw_correlations", "jw_permutation", "jw_adversarial", "jw_model_figures", "jw_tables", "jain_wallace"]
+OUR_RULES = [
+    "train_model",
+    "explain_together",
+    "jw_correlations",
+    "jw_permutation",
+    "jw_adversarial",
+    "jw_model_figures",
+    "jw_tables",
+    "jain_wallace",
+]
 # The original's outputs in its model folder, in the order it writes them (ExperimentsBC.py), and
 # the phase each one ends; then its graph step (PlottingBC.generate_graphs), whose files end it
-ORIGINAL_EXPERIMENTS = {"gradients": "gradient", "permutations": "permutation (100)", "multi_adversarial": "adversarial (K = 5, 500 steps)",
-                        "remove_and_run": "leave-one-out (remove_and_run)"}
+ORIGINAL_EXPERIMENTS = {
+    "gradients": "gradient",
+    "permutations": "permutation (100)",
+    "multi_adversarial": "adversarial (K = 5, 500 steps)",
+    "remove_and_run": "leave-one-out (remove_and_run)",
+}
 ORIGINAL_GRAPHS = ("GradientXHist_kendalltau.pdf", "CorrGL_kendalltau.pdf", "Permutation_MAvDY.pdf", "eMaxJDS_Hist.pdf")
 GRAPH_PHASE = "graph step (generate_graphs)"
 # Our jobs (results/benchmarks/<rule>/sst/lstm-tanh/seed10.tsv) and the original's phases that do the
@@ -100,30 +113,56 @@ NOT_LIKE_FOR_LIKE = [
 
 # (file, old, new, why): applied to the checkout once (`old` gone and `new` there = applied before).
 PATCHES = [
-    ("common_code/metrics.py", "from pandas.io.json.normalize import nested_to_record",
-     "from pandas.io.json._normalize import nested_to_record",
-     "pandas >= 1.0 moved the module (pandas 0.24 in its requirements.txt)"),
-    ("common_code/plotting.py", "mpl.style.use('seaborn-poster')", "mpl.style.use('seaborn-v0_8-poster')",
-     "matplotlib >= 3.6 renamed the seaborn styles (import-time only: no plot is drawn here)"),
-    ("common_code/plotting.py", "from matplotlib import tight_layout",
-     "tight_layout = type('tight_layout', (), {'get_renderer': staticmethod(lambda fig: fig.canvas.get_renderer())})",
-     "matplotlib >= 3.8 made the module private and dropped its get_renderer (the graph step's only use): the canvas's"),
-    ("train_and_run_experiments_bc.py", "    train_dataset_on_encoders(dataset, encoders)\n#    generate_graphs_on_encoders(dataset, encoders)\nif args.attention in ['dot', 'all']",
-     "    train_dataset_on_encoders(dataset, encoders)\n    generate_graphs_on_encoders(dataset, encoders)\nif args.attention in ['dot', 'all']",
-     "the graph step (correlation, permutation and adversarial figures and their tables) is commented out in master; "
-     "its README runs it to produce the paper's figures"),
-    ("model/modelUtils.py", "self.masks = torch.ByteTensor(np.array(masks)).to(device)",
-     "self.masks = torch.tensor(np.array(masks), dtype=torch.bool).to(device)",
-     "torch >= 2 (masked_fill_) accepts only boolean masks; torch 1.0 took uint8. Same values"),
-    ("Trainers/DatasetBC.py", "path='preprocess/SST/vec_sst.p', min_length=5, args=args)",
-     "path='preprocess/SST/vec_sst.p', min_length=5, max_length=10**6, args=args)",
-     "same data on both sides: our split already had J&W's length filter (D-LEN: its missing upper bound drops "
-     "each split's longest sentences); the loader's second pass would drop 8 train / 3 dev / 1 test more"),
-    ("ExperimentsBC.py", "#        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
-     "        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
-     "leave-one-out (remove-and-run, J&W §5.2) is commented out in master; the paper reports it"),
-    ("ExperimentsBC.py", "n_iters=8,", "n_iters=int(os.environ.get('JW_EPOCHS', 8)),",
-     "--epochs for smoke tests; 8 (J&W) unless the benchmark sets JW_EPOCHS"),
+    (
+        "common_code/metrics.py",
+        "from pandas.io.json.normalize import nested_to_record",
+        "from pandas.io.json._normalize import nested_to_record",
+        "pandas >= 1.0 moved the module (pandas 0.24 in its requirements.txt)",
+    ),
+    (
+        "common_code/plotting.py",
+        "mpl.style.use('seaborn-poster')",
+        "mpl.style.use('seaborn-v0_8-poster')",
+        "matplotlib >= 3.6 renamed the seaborn styles (import-time only: no plot is drawn here)",
+    ),
+    (
+        "common_code/plotting.py",
+        "from matplotlib import tight_layout",
+        "tight_layout = type('tight_layout', (), {'get_renderer': staticmethod(lambda fig: fig.canvas.get_renderer())})",
+        "matplotlib >= 3.8 made the module private and dropped its get_renderer (the graph step's only use): the canvas's",
+    ),
+    (
+        "train_and_run_experiments_bc.py",
+        "    train_dataset_on_encoders(dataset, encoders)\n#    generate_graphs_on_encoders(dataset, encoders)\nif args.attention in ['dot', 'all']",
+        "    train_dataset_on_encoders(dataset, encoders)\n    generate_graphs_on_encoders(dataset, encoders)\nif args.attention in ['dot', 'all']",
+        "the graph step (correlation, permutation and adversarial figures and their tables) is commented out in master; "
+        "its README runs it to produce the paper's figures",
+    ),
+    (
+        "model/modelUtils.py",
+        "self.masks = torch.ByteTensor(np.array(masks)).to(device)",
+        "self.masks = torch.tensor(np.array(masks), dtype=torch.bool).to(device)",
+        "torch >= 2 (masked_fill_) accepts only boolean masks; torch 1.0 took uint8. Same values",
+    ),
+    (
+        "Trainers/DatasetBC.py",
+        "path='preprocess/SST/vec_sst.p', min_length=5, args=args)",
+        "path='preprocess/SST/vec_sst.p', min_length=5, max_length=10**6, args=args)",
+        "same data on both sides: our split already had J&W's length filter (D-LEN: its missing upper bound drops "
+        "each split's longest sentences); the loader's second pass would drop 8 train / 3 dev / 1 test more",
+    ),
+    (
+        "ExperimentsBC.py",
+        "#        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
+        "        evaluator.remove_and_run_experiment(test_data, force_run=force_run)",
+        "leave-one-out (remove-and-run, J&W §5.2) is commented out in master; the paper reports it",
+    ),
+    (
+        "ExperimentsBC.py",
+        "n_iters=8,",
+        "n_iters=int(os.environ.get('JW_EPOCHS', 8)),",
+        "--epochs for smoke tests; 8 (J&W) unless the benchmark sets JW_EPOCHS",
+    ),
 ]
 
 # Stand-ins for dependencies the BC path imports but does not use (preprocessing, notebooks), and
@@ -173,7 +212,7 @@ SHIMS = {
                 return Registrable._registry[cls][name]
         ''',
     "allennlp/nn/__init__.py": "",
-    "allennlp/nn/activations.py": '''
+    "allennlp/nn/activations.py": """
         import torch
         from allennlp.common.registrable import Registrable
 
@@ -185,13 +224,13 @@ SHIMS = {
         for _name, _make in {"linear": lambda: (lambda x: x), "relu": torch.nn.ReLU, "tanh": torch.nn.Tanh,
                              "sigmoid": torch.nn.Sigmoid}.items():
             Registrable._registry[Activation][_name] = _make
-        ''',
-    "spacy/__init__.py": '''
+        """,
+    "spacy/__init__.py": """
         def load(name, **kwargs):  # vectorizer.py loads a model at import; only its cleaner() uses it
             def unavailable(text):
                 raise RuntimeError("spacy stand-in: preprocessing is done by the benchmark's adapter")
             return unavailable
-        ''',
+        """,
     "torchtext/__init__.py": "",
     "torchtext/vocab.py": "pretrained_aliases = {}  # vectorizer.py imports it; the adapter supplies the vectors\n",
     "IPython/__init__.py": """
@@ -203,26 +242,26 @@ SHIMS = {
         """,
     "IPython/core/__init__.py": "",
     "IPython/core/display.py": "from IPython.display import HTML, display\n",
-    "IPython/display.py": '''
+    "IPython/display.py": """
         def display(obj):
             print(obj)
 
 
         def HTML(text):
             return text
-        ''',
+        """,
     "nltk/__init__.py": "",
-    "nltk/corpus.py": '''
+    "nltk/corpus.py": """
         class stopwords:  # BoWder (the LR baseline) only
             @staticmethod
             def words(language):
                 return []
-        ''',
+        """,
 }
 
 # Writes the original's input, as preprocess_data_BC.py does: a pickled Vectorizer with seq_text /
 # label per split ([<SOS>] + ids + [<EOS>]), word2idx / idx2word and the embedding matrix.
-ADAPTER = '''
+ADAPTER = """
 import json, pickle, sys
 import numpy as np
 from Transparency.preprocess.vectorizer import Vectorizer
@@ -245,7 +284,7 @@ for split in ("train", "dev", "test"):
     vec.label[split] = [int(r["label"]) for r in rows]
 pickle.dump(vec, open(out, "wb"))
 print(json.dumps({s: len(x) for s, x in vec.seq_text.items()}))
-'''
+"""
 
 
 def prepare_original(checkout: Path) -> tuple[Path, dict]:
@@ -269,9 +308,16 @@ def prepare_original(checkout: Path) -> tuple[Path, dict]:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True, capture_output=True, text=True).stdout.strip()
+        site = subprocess.run(
+            [str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         ours = [p for p in sys.path if p.endswith("site-packages")]
-        Path(site, "attnexp_venv.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")  # the same torch, numpy, pandas ...
+        Path(site, "attnexp_venv.pth").write_text(
+            "\n".join(ours) + "\n", encoding="utf-8"
+        )  # the same torch, numpy, pandas ...
         subprocess.run([str(python), "-m", "pip", "install", "-q", "scikit-learn"], check=True)
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(bench / "pkg"), str(bench / "shims")])}
     return python, env
@@ -288,12 +334,31 @@ def _timed(command: list[str], log_path: Path, **kwargs) -> tuple[int, float, fl
     return process.returncode, wall, usage.ru_maxrss / 1024
 
 
-def original_round(python: Path, env: dict, checkout: Path, data_dir: Path, out: Path, threads: int, epochs: int) -> dict:
+def original_round(
+    python: Path, env: dict, checkout: Path, data_dir: Path, out: Path, threads: int, epochs: int
+) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    env = env | {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "JW_EPOCHS": str(epochs), "MPLBACKEND": "Agg"}
-    command = [str(python), str(checkout / "train_and_run_experiments_bc.py"), "--dataset", "sst", "--data_dir", str(data_dir),
-               "--output_dir", str(out / "outputs"), "--encoder", "lstm", "--attention", "tanh"]
+    env = env | {
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+        "JW_EPOCHS": str(epochs),
+        "MPLBACKEND": "Agg",
+    }
+    command = [
+        str(python),
+        str(checkout / "train_and_run_experiments_bc.py"),
+        "--dataset",
+        "sst",
+        "--data_dir",
+        str(data_dir),
+        "--output_dir",
+        str(out / "outputs"),
+        "--encoder",
+        "lstm",
+        "--attention",
+        "tanh",
+    ]
     start_wall = time.time()
     returncode, wall, peak_mb = _timed(command, out / "log.txt", cwd=out, env=env)
     models = list((out / "outputs" / "sst" / "lstm+tanh").glob("*"))
@@ -305,8 +370,10 @@ def original_round(python: Path, env: dict, checkout: Path, data_dir: Path, out:
     missing = [name for name in expected if not (model / name).exists()]
     if missing:
         raise SystemExit(f"original run incomplete, missing {missing} in {model}: see {out / 'log.txt'}")
-    marks = [("training (with start-up, data loading, dev evaluation per epoch)", model / "epoch.txt"),
-             ("test evaluation, reload, test evaluation", model / "evaluate.json")]
+    marks = [
+        ("training (with start-up, data loading, dev evaluation per epoch)", model / "epoch.txt"),
+        ("test evaluation, reload, test evaluation", model / "evaluate.json"),
+    ]
     marks += [(phase, model / f"{name}_pdump.pkl") for name, phase in ORIGINAL_EXPERIMENTS.items()]
     marks.append((GRAPH_PHASE, max(model.iterdir(), key=lambda p: p.stat().st_mtime)))
     phases, previous = {}, start_wall
@@ -315,22 +382,50 @@ def original_round(python: Path, env: dict, checkout: Path, data_dir: Path, out:
         previous = path.stat().st_mtime
     phases["exit"] = start_wall + wall - previous
     metrics = json.loads((model / "evaluate.json").read_text())
-    return {"wall": wall, "phases": phases, "peak_mb": {"the process": peak_mb}, "accuracy": metrics["accuracy"], "roc_auc": metrics["roc_auc"]}
+    return {
+        "wall": wall,
+        "phases": phases,
+        "peak_mb": {"the process": peak_mb},
+        "accuracy": metrics["accuracy"],
+        "roc_auc": metrics["roc_auc"],
+    }
 
 
 def our_round(data: Path, vectors: Path, overlay: Path, mirror: str, out: Path, cores: int) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     for source, target in ((data, out / "results/data/sst"), (vectors, out / "results/embeddings/sst")):
         shutil.copytree(source, target)
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(out), "--cores", str(cores),
-               "--workflow-profile", "none", "--configfile", str(overlay), "--config", f"mirror={mirror}",
-               "--allowed-rules", *OUR_RULES, "--", OUR_TARGET]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(out),
+        "--cores",
+        str(cores),
+        "--workflow-profile",
+        "none",
+        "--configfile",
+        str(overlay),
+        "--config",
+        f"mirror={mirror}",
+        "--allowed-rules",
+        *OUR_RULES,
+        "--",
+        OUR_TARGET,
+    ]
     returncode, wall, _ = _timed(command, out / "log.txt", cwd=REPO)
     if returncode:
         raise SystemExit(f"pipeline failed ({returncode}): see {out / 'log.txt'}")
     phases, peak_mb = {}, {}
     for tsv in sorted((out / "results" / "benchmarks").rglob("*.tsv")):
-        job = str(tsv.relative_to(out / "results" / "benchmarks").with_suffix("")).replace(f"/{RUN}", "").removesuffix("/all")
+        job = (
+            str(tsv.relative_to(out / "results" / "benchmarks").with_suffix(""))
+            .replace(f"/{RUN}", "")
+            .removesuffix("/all")
+        )
         with open(tsv) as f:
             row = next(csv.DictReader(f, delimiter="\t"))
         phases[job], peak_mb[job] = float(row["s"]), float(row["max_rss"])
@@ -338,7 +433,13 @@ def our_round(data: Path, vectors: Path, overlay: Path, mirror: str, out: Path, 
     if missing:
         raise SystemExit(f"pipeline ran without the jobs {missing}: see {out / 'log.txt'}")
     metrics = json.loads((out / "results/models" / RUN / "metrics.json").read_text())
-    return {"wall": wall, "phases": phases, "peak_mb": peak_mb, "accuracy": metrics["test"]["accuracy"], "roc_auc": metrics["test"]["roc_auc"]}
+    return {
+        "wall": wall,
+        "phases": phases,
+        "peak_mb": peak_mb,
+        "accuracy": metrics["test"]["accuracy"],
+        "roc_auc": metrics["test"]["roc_auc"],
+    }
 
 
 def med(rounds: list[dict], key: str, phase: str | None = None) -> float:
@@ -364,14 +465,27 @@ def random_vectors(data: Path, out: Path, dim: int = 300, seed: int = 0) -> Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--original", type=Path, required=True, help="a checkout of successar/AttentionExplanation (patched in place)")
+    parser.add_argument(
+        "--original", type=Path, required=True, help="a checkout of successar/AttentionExplanation (patched in place)"
+    )
     parser.add_argument("--data", type=Path, required=True, help="<run>/results/data/sst")
-    parser.add_argument("--vectors", type=Path, required=True, help="<run>/results/embeddings/sst of a run of the default config (ours)")
+    parser.add_argument(
+        "--vectors", type=Path, required=True, help="<run>/results/embeddings/sst of a run of the default config (ours)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds: original, ours, original, ours ...")
-    parser.add_argument("--epochs", type=int, default=8, help="training epochs on both sides (J&W: 8; at least 2: neither keeps epoch 1)")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=8,
+        help="training epochs on both sides (J&W: 8; at least 2: neither keeps epoch 1)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="the original's torch threads (its one process)")
     parser.add_argument("--cores", type=int, default=2, help="our snakemake --cores")
-    parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "datasets"), help="passed as --config mirror= (nothing is read from it)")
+    parser.add_argument(
+        "--mirror",
+        default=str(REPO.parent / "shared" / "datasets"),
+        help="passed as --config mirror= (nothing is read from it)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/jw_whole_run"))
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()
@@ -384,8 +498,13 @@ def main() -> None:
     original_data = args.work / "original_data"
     (original_data / "preprocess" / "SST").mkdir(parents=True, exist_ok=True)
     original_vectors = random_vectors(data, args.work / "original_vectors")
-    converted = subprocess.run([str(python), "-c", ADAPTER, str(data), str(original_vectors), str(original_data / "preprocess/SST/vec_sst.p")],
-                               env=env, check=True, capture_output=True, text=True)
+    converted = subprocess.run(
+        [str(python), "-c", ADAPTER, str(data), str(original_vectors), str(original_data / "preprocess/SST/vec_sst.p")],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     sizes = json.loads(converted.stdout.strip().splitlines()[-1])
     vectors_meta = json.loads((vectors / "vectors.json").read_text())
     overlay = args.work / "overlay.yaml"
@@ -397,10 +516,20 @@ def main() -> None:
     load_before = os.getloadavg()
     results: dict[str, list[dict]] = {"original": [], "ours": []}
     for round_ in range(args.rounds):
-        results["original"].append(original_round(python, env, checkout, original_data, args.work / f"original{round_}", args.threads, args.epochs))
-        print(f"round {round_ + 1}/{args.rounds} original: {results['original'][-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+        results["original"].append(
+            original_round(
+                python, env, checkout, original_data, args.work / f"original{round_}", args.threads, args.epochs
+            )
+        )
+        print(
+            f"round {round_ + 1}/{args.rounds} original: {results['original'][-1]['wall']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         results["ours"].append(our_round(data, vectors, overlay, args.mirror, args.work / f"ours{round_}", args.cores))
-        print(f"round {round_ + 1}/{args.rounds} ours: {results['ours'][-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"round {round_ + 1}/{args.rounds} ours: {results['ours'][-1]['wall']:.1f} s", file=sys.stderr, flush=True
+        )
     load_after = os.getloadavg()
     (args.work / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     text = report(results, args, checkout, sizes, vectors_meta, (load_before[0], load_after[0]), narrowed)
@@ -429,10 +558,23 @@ def _shown_arguments(args) -> str:
     return text
 
 
-def report(results: dict, args: argparse.Namespace, checkout: Path, sizes: dict, vectors_meta: dict, loads: tuple[float, float], narrowed: dict) -> str:
+def report(
+    results: dict,
+    args: argparse.Namespace,
+    checkout: Path,
+    sizes: dict,
+    vectors_meta: dict,
+    loads: tuple[float, float],
+    narrowed: dict,
+) -> str:
     import torch
 
-    commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "an unknown commit (not a git checkout)"
+    commit = (
+        subprocess.run(
+            ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        or "an unknown commit (not a git checkout)"
+    )
     original, ours = results["original"], results["ours"]
     load_before, load_after = loads
     lines = [
@@ -454,20 +596,33 @@ def report(results: dict, args: argparse.Namespace, checkout: Path, sizes: dict,
         accuracy = ", ".join(f"{r['accuracy']:.3f}" for r in rounds)
         roc_auc = ", ".join(f"{r['roc_auc']:.3f}" for r in rounds)
         peak = max(max(r["peak_mb"].values()) for r in rounds)
-        lines.append(f"| {label} | {med(rounds, 'wall'):.1f} | {spread(r['wall'] for r in rounds)} | {peak:,.0f} | {accuracy} | {roc_auc} |")
+        lines.append(
+            f"| {label} | {med(rounds, 'wall'):.1f} | {spread(r['wall'] for r in rounds)} | {peak:,.0f} | {accuracy} | {roc_auc} |"
+        )
     lines += ["", f"Original / ours (wall medians): **{med(original, 'wall') / med(ours, 'wall'):.2f}×**.", ""]
-    lines += ["Original, per phase (from the mtimes of its output files, in the order it writes them):", "",
-              "| phase | median s | spread s |", "|---|---|---|"]
+    lines += [
+        "Original, per phase (from the mtimes of its output files, in the order it writes them):",
+        "",
+        "| phase | median s | spread s |",
+        "|---|---|---|",
+    ]
     for phase in original[0]["phases"]:
         lines.append(f"| {phase} | {med(original, '', phase):.1f} | {spread(r['phases'][phase] for r in original)} |")
-    lines += ["", "Ours, per job against the original's phases that do the same work (Snakemake benchmark files: whole processes, "
-              "start-up included; jobs run side by side, so they add up to more than the wall time):", "",
-              "| our job(s) | median s | peak RSS MB | the original's phase(s) | median s | speed-up |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Ours, per job against the original's phases that do the same work (Snakemake benchmark files: whole processes, "
+        "start-up included; jobs run side by side, so they add up to more than the wall time):",
+        "",
+        "| our job(s) | median s | peak RSS MB | the original's phase(s) | median s | speed-up |",
+        "|---|---|---|---|---|---|",
+    ]
     for jobs, phases in COMPARED:
         ours_s = statistics.median(sum(r["phases"][j] for j in jobs) for r in ours)
         original_s = statistics.median(sum(r["phases"][p] for p in phases) for r in original)
         peak = max(r["peak_mb"][j] for r in ours for j in jobs)
-        lines.append(f"| {' + '.join(jobs)} | {ours_s:.1f} | {peak:,.0f} | {' + '.join(phases)} | {original_s:.1f} | {original_s / ours_s:.2f}× |")
+        lines.append(
+            f"| {' + '.join(jobs)} | {ours_s:.1f} | {peak:,.0f} | {' + '.join(phases)} | {original_s:.1f} | {original_s / ours_s:.2f}× |"
+        )
     others = sorted({job for r in ours for job in r["phases"]} - {j for jobs, _ in COMPARED for j in jobs})
     for job in others:
         lines.append(f"| {job} | {med(ours, '', job):.1f} | {max(r['peak_mb'][job] for r in ours):,.0f} | – | – | – |")

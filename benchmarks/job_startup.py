@@ -75,13 +75,13 @@ def cut_dataset(data: Path, out: Path, instances: int) -> None:
 def build_fixture(data: Path, model_name: str, config: dict, out: Path, instances: int) -> tuple[Path, Path]:
     """The dataset with its test split cut to `instances`, and a seeded random-weight checkpoint."""
     import torch
+    from dataset_files import dataset_files
 
     from attnexp import io
     from attnexp.config import training_settings
     from attnexp.plan import model_spec
     from attnexp.runtime import checkpoint_metadata, read_classes, read_vocab, save_checkpoint
     from attnexp.train import build_and_initialise
-    from dataset_files import dataset_files
 
     dataset = data.name
     data_out = out / "data" / dataset
@@ -92,13 +92,19 @@ def build_fixture(data: Path, model_name: str, config: dict, out: Path, instance
     spec = model_spec(config, dataset, model_name)
     vocab, classes = read_vocab(data_out / "vocab.txt"), read_classes(dataset_files(data_out))
     torch.manual_seed(SEED)
-    model, model_config = build_and_initialise(spec, vocab, len(classes), None, training_settings(config, dataset, model_name))
+    model, model_config = build_and_initialise(
+        spec, vocab, len(classes), None, training_settings(config, dataset, model_name)
+    )
     save_checkpoint(model_out / "model.pt", model.state_dict(), checkpoint_metadata(spec, model_config, vocab, classes))
-    io.write_json(model_out / "metrics.json", {"model": model_name, "note": "random weights (benchmarks/job_startup.py)"})
+    io.write_json(
+        model_out / "metrics.json", {"model": model_name, "note": "random weights (benchmarks/job_startup.py)"}
+    )
     return data_out, model_out
 
 
-def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name: str, config: dict, threads: int) -> Path:
+def job_script(
+    checkout: Path, workdir: Path, job: str, dataset: str, model_name: str, config: dict, threads: int
+) -> Path:
     """The job's script as Snakemake writes it into .snakemake/scripts/: preamble + the rule's script."""
     from snakemake.iocontainers import InputFiles, Log, OutputFiles, Params, ResourceList, Wildcards
     from snakemake.script import PythonScript
@@ -109,15 +115,28 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
 
     run = f"{dataset}/{model_name}/seed{SEED}"
     folder = f"results/data/{dataset}"
-    data_files = {split: f"{folder}/{split}.jsonl" for split in ("train", "dev", "test")} | {"vocab": f"{folder}/vocab.txt", "stats": f"{folder}/stats.json"}
-    model_files = data_files | {"model": f"results/models/{run}/model.pt", "metrics": f"results/models/{run}/metrics.json"}
+    data_files = {split: f"{folder}/{split}.jsonl" for split in ("train", "dev", "test")} | {
+        "vocab": f"{folder}/vocab.txt",
+        "stats": f"{folder}/stats.json",
+    }
+    model_files = data_files | {
+        "model": f"results/models/{run}/model.pt",
+        "metrics": f"results/models/{run}/metrics.json",
+    }
     wildcards = {"dataset": dataset, "model": model_name, "seed": str(SEED)}
-    model_params = {"torch_threads": threads, "device": config["device"]}  # what the rules of a model job declare besides settings
+    model_params = {
+        "torch_threads": threads,
+        "device": config["device"],
+    }  # what the rules of a model job declare besides settings
     rule, _, method = job.partition("/")
     if rule == "explain_together":
         inputs, outputs = model_files, [f"results/explain/{run}/{m}.jsonl" for m in EXPLAINED_TOGETHER]
         log = f"results/logs/explain/{run}/together.log"
-        params = {"methods": EXPLAINED_TOGETHER, "settings": explain_settings(config, EXPLAINED_TOGETHER), **model_params}
+        params = {
+            "methods": EXPLAINED_TOGETHER,
+            "settings": explain_settings(config, EXPLAINED_TOGETHER),
+            **model_params,
+        }
     elif rule == "explain":
         inputs, outputs = model_files, [f"results/explain/{run}/{method}.jsonl"]
         log = f"results/logs/explain/{run}/{method}.log"
@@ -127,15 +146,25 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
         params = {"methods": (method,), "settings": settings, **model_params}
         wildcards["method"] = method
     elif rule == "jw_correlations":
-        inputs = explanation_files(RunKey(dataset, model_name, SEED), config["jain_wallace"]["measures"])  # the rule's input: a plain list
-        outputs, log, params, threads = [f"results/jain_wallace/{run}/correlations.csv"], f"results/logs/jain_wallace/correlations/{run}.log", {}, 1
+        inputs = explanation_files(
+            RunKey(dataset, model_name, SEED), config["jain_wallace"]["measures"]
+        )  # the rule's input: a plain list
+        outputs, log, params, threads = (
+            [f"results/jain_wallace/{run}/correlations.csv"],
+            f"results/logs/jain_wallace/correlations/{run}.log",
+            {},
+            1,
+        )
     elif rule == "jw_permutation":
         inputs, outputs = model_files, [f"results/jain_wallace/{run}/permutation.csv"]
         log = f"results/logs/jain_wallace/permutation/{run}.log"
         params = {"settings": PERMUTATION_SETTINGS.of(config), **model_params}
     else:
         inputs = model_files
-        outputs = {"table": f"results/jain_wallace/{run}/adversarial.csv", "attention": f"results/jain_wallace/{run}/adversarial_attention.jsonl"}
+        outputs = {
+            "table": f"results/jain_wallace/{run}/adversarial.csv",
+            "attention": f"results/jain_wallace/{run}/adversarial_attention.jsonl",
+        }
         log = f"results/logs/jain_wallace/adversarial/{run}.log"
         params = {"settings": ADVERSARY_SETTINGS.of(config), **model_params}
     script = checkout / "scripts" / f"{'explain' if rule == 'explain_together' else rule}.py"
@@ -151,11 +180,29 @@ def job_script(checkout: Path, workdir: Path, job: str, dataset: str, model_name
     inputs_list = InputFiles(toclone=inputs) if isinstance(inputs, list) else InputFiles(fromdict=inputs)
     outputs_list = OutputFiles(toclone=outputs) if isinstance(outputs, list) else OutputFiles(fromdict=outputs)
     preamble = PythonScript.generate_preamble(
-        path=LocalSourceFile(str(script)), cache_path=None, source=None, basedir=None,
-        input_=inputs_list, output=outputs_list, params=Params(fromdict=params), wildcards=Wildcards(fromdict=wildcards),
-        threads=threads, resources=ResourceList(fromdict={"_cores": threads, "_nodes": 1, "tmpdir": "/tmp", "gpu": 0}),
-        log=Log(toclone=[log]), config=config, rulename=rule, conda_env=None, container_img=None, singularity_args=None,
-        env_modules=None, bench_record=None, jobid=0, bench_iteration=0, cleanup_scripts=False, shadow_dir=None, is_local=True,
+        path=LocalSourceFile(str(script)),
+        cache_path=None,
+        source=None,
+        basedir=None,
+        input_=inputs_list,
+        output=outputs_list,
+        params=Params(fromdict=params),
+        wildcards=Wildcards(fromdict=wildcards),
+        threads=threads,
+        resources=ResourceList(fromdict={"_cores": threads, "_nodes": 1, "tmpdir": "/tmp", "gpu": 0}),
+        log=Log(toclone=[log]),
+        config=config,
+        rulename=rule,
+        conda_env=None,
+        container_img=None,
+        singularity_args=None,
+        env_modules=None,
+        bench_record=None,
+        jobid=0,
+        bench_iteration=0,
+        cleanup_scripts=False,
+        shadow_dir=None,
+        is_local=True,
         preamble_addendum=f"__real_file__ = __file__; __file__ = {str(script)!r};",
     )
     path = workdir / ".snakemake" / "scripts" / f"{job.replace('/', '_')}.py"
@@ -181,7 +228,9 @@ def outputs_digest(workdir: Path) -> dict[str, str]:
     return {
         str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted((workdir / "results").rglob("*"))
-        if p.is_file() and "logs" not in p.parts and not p.name.endswith(SEAL_SUFFIX)
+        if p.is_file()
+        and "logs" not in p.parts
+        and not p.name.endswith(SEAL_SUFFIX)
         and not str(p.relative_to(workdir)).startswith(("results/data", "results/models"))
     }
 
@@ -204,12 +253,16 @@ def shown_arguments(args) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="a preprocessed dataset folder, results/data/{dataset}")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="a preprocessed dataset folder, results/data/{dataset}"
+    )
     parser.add_argument("--model", default="lstm-tanh")
     parser.add_argument("--baseline", type=Path, help="another checkout to compare against (its scripts/ and src/)")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds (after one untimed warm-up round)")
     parser.add_argument("--instances", type=int, default=1, help="test instances each job works on")
-    parser.add_argument("--threads", type=int, default=1, help="the jobs' torch threads (the rules' `threads`, config train.threads)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="the jobs' torch threads (the rules' `threads`, config train.threads)"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/job_startup"))
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
     args = parser.parse_args()
@@ -224,11 +277,18 @@ def main() -> None:
     scripts, envs = {}, {}
     for label, checkout in checkouts.items():
         workdir = args.work / label
-        for link, target in ((f"results/data/{dataset}", data_out), (f"results/models/{dataset}/{args.model}/seed{SEED}", model_dir)):
+        for link, target in (
+            (f"results/data/{dataset}", data_out),
+            (f"results/models/{dataset}/{args.model}/seed{SEED}", model_dir),
+        ):
             (workdir / link).parent.mkdir(parents=True, exist_ok=True)
             (workdir / link).symlink_to(target)
-        scripts[label] = {job: job_script(checkout, workdir, job, dataset, args.model, config, args.threads) for job in JOBS}
-        envs[label] = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(checkout / "src"), os.environ.get("PYTHONPATH")]))}
+        scripts[label] = {
+            job: job_script(checkout, workdir, job, dataset, args.model, config, args.threads) for job in JOBS
+        }
+        envs[label] = os.environ | {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(checkout / "src"), os.environ.get("PYTHONPATH")]))
+        }
     torch_only = [sys.executable, "-c", "import torch"]
 
     load_before = os.getloadavg()
@@ -252,7 +312,10 @@ def main() -> None:
         current, baseline = outputs_digest(args.work / "current"), outputs_digest(args.work / "baseline")
         identical = current == baseline
         if not identical:
-            print(f"outputs differ: {sorted(k for k in current.keys() | baseline.keys() if current.get(k) != baseline.get(k))}", file=sys.stderr)
+            print(
+                f"outputs differ: {sorted(k for k in current.keys() | baseline.keys() if current.get(k) != baseline.get(k))}",
+                file=sys.stderr,
+            )
 
     load_after = os.getloadavg()
     torch_median = statistics.median(torch_times)
@@ -267,9 +330,13 @@ def main() -> None:
         f"`python -c 'import torch'`: median {torch_median:.2f} s (spread {spread(torch_times)}, {len(torch_times)} runs).",
         "",
     ]
-    header = "| job | " + " | ".join(
-        f"{label} median s | {label} spread s | {label} beyond `import torch` s" for label in reversed(checkouts)
-    ) + (" | saved s |" if "baseline" in checkouts else " |")
+    header = (
+        "| job | "
+        + " | ".join(
+            f"{label} median s | {label} spread s | {label} beyond `import torch` s" for label in reversed(checkouts)
+        )
+        + (" | saved s |" if "baseline" in checkouts else " |")
+    )
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     for job in JOBS:
         cells = []
@@ -281,7 +348,10 @@ def main() -> None:
             cells.append(f"{medians['baseline'] - medians['current']:.2f}")
         lines.append(f"| {job} | " + " | ".join(cells) + " |")
     if identical is not None:
-        lines += ["", f"Outputs of the two checkouts (sha256 of every file but the logs and seals): {'identical' if identical else 'DIFFERENT'}."]
+        lines += [
+            "",
+            f"Outputs of the two checkouts (sha256 of every file but the logs and seals): {'identical' if identical else 'DIFFERENT'}.",
+        ]
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.write_text(text, encoding="utf-8")

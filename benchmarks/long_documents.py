@@ -39,10 +39,10 @@ def main() -> None:
     args = parser.parse_args()
 
     import yaml
+    from dataset_files import dataset_files
 
     from attnexp.config import validate_config
     from attnexp.runtime import restore_run, set_determinism
-    from dataset_files import dataset_files
 
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["explain"]
     if args.ig_steps:

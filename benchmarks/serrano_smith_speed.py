@@ -26,8 +26,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from attnexp.experiments.cached import cached_batches  # noqa: E402
-from attnexp.experiments.cached import decode_heads  # noqa: E402
+from attnexp.experiments.cached import cached_batches, decode_heads  # noqa: E402
 from attnexp.metrics import jsd  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
 from attnexp.models.outputs import probabilities  # noqa: E402
@@ -70,23 +69,42 @@ def reference_interventions(model, examples, settings: dict, seed: int) -> tuple
         g = grad[0]  # (H, L)
         a = attention[:, positions].mean(0)  # the head mean
         keys = {
-            "attention": a, "gradient": g[:, positions].sum(0), "attn_x_grad": (attention * g)[:, positions].sum(0),
+            "attention": a,
+            "gradient": g[:, positions].sum(0),
+            "attn_x_grad": (attention * g)[:, positions].sum(0),
             "attention_ascending": -a,
         }
-        orders = {name: [positions[i] for i in torch.sort(key, descending=True, stable=True).indices.tolist()] for name, key in keys.items()}
+        orders = {
+            name: [positions[i] for i in torch.sort(key, descending=True, stable=True).indices.tolist()]
+            for name, key in keys.items()
+        }
         tops = np.array([positions.index(orders[name][0]) for name in ss.TOP_BY])
         randoms = ss.random_items(n, tops, settings["random_item"], seed, index)
         with torch.no_grad():
             for name, top, rand in zip(ss.TOP_BY, tops, randoms):
                 q_top = _erased_probs(model, encoded, attention, [positions[top]])
                 q_rand = _erased_probs(model, encoded, attention, [positions[rand]])
-                erasure.append({
-                    "id": example.id, "top_by": name, "top": positions[top], "random": positions[rand],
-                    "js_top": float(jsd(p, q_top)), "js_random": float(jsd(p, q_rand)),
-                    "flip_top": int(q_top.argmax()) != predicted, "flip_random": int(q_rand.argmax()) != predicted,
-                })
-            rankings = [("random", j, [positions[i] for i in perm]) for j, perm in enumerate(ss.random_rankings(n, settings["permutations"], seed, index))]
-            rankings += [(name, 0, orders[name]) for name in list(ss.RANKINGS)[1:] if name != "attention_ascending" or settings["attention_ascending"]]
+                erasure.append(
+                    {
+                        "id": example.id,
+                        "top_by": name,
+                        "top": positions[top],
+                        "random": positions[rand],
+                        "js_top": float(jsd(p, q_top)),
+                        "js_random": float(jsd(p, q_rand)),
+                        "flip_top": int(q_top.argmax()) != predicted,
+                        "flip_random": int(q_rand.argmax()) != predicted,
+                    }
+                )
+            rankings = [
+                ("random", j, [positions[i] for i in perm])
+                for j, perm in enumerate(ss.random_rankings(n, settings["permutations"], seed, index))
+            ]
+            rankings += [
+                (name, 0, orders[name])
+                for name in list(ss.RANKINGS)[1:]
+                if name != "attention_ascending" or settings["attention_ascending"]
+            ]
             for name, permutation, order in rankings:
                 removed = None
                 for k in range(1, n + 1):
@@ -108,11 +126,12 @@ def _timed(fn):
 
 
 def _model(args):
+    from dataset_files import dataset_files
+
+    from attnexp.config import training_settings, validate_config
+    from attnexp.models import build_model, model_config
     from attnexp.runtime import read_classes, read_vocab, restore_run
     from attnexp.spec import parse_model_name
-    from attnexp.models import build_model, model_config
-    from attnexp.config import training_settings, validate_config
-    from dataset_files import dataset_files
 
     data = dataset_files(args.data)
     if args.checkpoint:
@@ -129,7 +148,9 @@ def _model(args):
     spec = parse_model_name(args.model, config["datasets"][dataset]["task"])
     n_out = 1 if len(classes) == 2 and spec.family == "flat" else len(classes)
     torch.manual_seed(0)
-    model = build_model(spec, model_config(spec, len(vocab), n_out, 200 if spec.family == "hierarchical" else 300, settings)).eval()
+    model = build_model(
+        spec, model_config(spec, len(vocab), n_out, 200 if spec.family == "hierarchical" else 300, settings)
+    ).eval()
     return model, load_test_examples(data, vocab, [str(c) for c in classes])
 
 
@@ -161,7 +182,9 @@ def main() -> None:
 
     forward()  # warm-up (allocator, thread pool)
     _, t_forward = _timed(forward)
-    (erasure, removal), t_suite = _timed(lambda: ss.run_interventions(model, examples, settings, seed, log=lambda _: None))
+    (erasure, removal), t_suite = _timed(
+        lambda: ss.run_interventions(model, examples, settings, seed, log=lambda _: None)
+    )
     slow_set = examples[: args.reference_instances]
     _, t_reference = _timed(lambda: reference_interventions(model, slow_set, settings, seed))
     n_ref = len(slow_set)

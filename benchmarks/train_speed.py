@@ -47,7 +47,13 @@ REPO = Path(__file__).resolve().parents[1]
 # `embedding_backward` (`dense`: the embedding keeps nn.Embedding's dense backward), `han_layout`
 # (`chunks`: a HAN's conv/none word encoder runs in chunks instead of sentences laid end to end)
 VARIANTS = {
-    "reference": {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed", "embedding_backward": "dense", "han_layout": "chunks"},
+    "reference": {
+        "recurrence": "per_direction",
+        "dropout_draws": "bernoulli",
+        "han_chunks": "fixed",
+        "embedding_backward": "dense",
+        "han_layout": "chunks",
+    },
     "packed_for_loop": {
         "optimizer_implementation": "for_loop",
         "recurrence": "packed",
@@ -107,11 +113,12 @@ def prepared(model, overrides: dict):
 
 def setup(args):
     """-> (model, splits, settings, select_on, vectors source): the `fit` path up to training."""
+    from dataset_files import dataset_files
+
     from attnexp.config import load_config, training_selection, training_settings
     from attnexp.plan import model_spec
     from attnexp.runtime import load_splits, read_classes, read_vocab, set_determinism
     from attnexp.train import build_and_initialise
-    from dataset_files import dataset_files
 
     config = load_config()
     settings = training_settings(config, args.dataset, args.model)
@@ -126,7 +133,13 @@ def setup(args):
     splits = load_splits(data, vocab, classes, None)
     vectors = np.load(vectors_path) if vectors_path.exists() else None
     model, _ = build_and_initialise(spec, vocab, len(classes), vectors, settings)
-    return model, splits, settings, training_selection(config, args.dataset, args.model), vectors_path if vectors is not None else "random"
+    return (
+        model,
+        splits,
+        settings,
+        training_selection(config, args.dataset, args.model),
+        vectors_path if vectors is not None else "random",
+    )
 
 
 def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int) -> dict:
@@ -139,7 +152,9 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
     train = splits["train"]
     objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
     lengths = np.array([e.length(model.layout) for e in train.examples])
-    order = length_bucketed_batches(lengths, settings["batch_size"], np.random.RandomState(seed), settings["batch_noise"], settings["max_tokens"])
+    order = length_bucketed_batches(
+        lengths, settings["batch_size"], np.random.RandomState(seed), settings["batch_noise"], settings["max_tokens"]
+    )
     runs = {}
     with contextlib.ExitStack() as sparse:  # each copy's embedding gives sparse gradients, as in the training epochs
         for name, overrides in variants.items():
@@ -150,7 +165,7 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
             runs[name] = (copied, _optimizer(copied, settings | overrides), gradients, np.zeros(4))
         batches = list(batches_of(train, order[:steps], model.layout))
         for i, batch in enumerate(batches):
-            for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
+            for name in list(runs) if i % 2 == 0 else list(runs)[::-1]:
                 copied, optimizer, gradients, seconds = runs[name]
                 t0 = time.perf_counter()
                 loss = objective(copied, batch)
@@ -174,7 +189,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2, help="torch threads (config train.threads: 2)")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
-    parser.add_argument("--baseline", choices=list(VARIANTS), default="reference", help="the variant the speed-ups are to")
+    parser.add_argument(
+        "--baseline", choices=list(VARIANTS), default="reference", help="the variant the speed-ups are to"
+    )
     parser.add_argument("--profile-steps", type=int, default=60, help="batches of the per-step split (0: none)")
     parser.add_argument("--results", type=Path, default=REPO / "results")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "train_speed.md")
@@ -190,7 +207,9 @@ def main() -> None:
     runs = {}
     for name, overrides in variants.items():
         copied, overrides = prepared(model, overrides)
-        runs[name] = train_epochs(copied, splits, settings | overrides, select_on, args.seed, device, log=lines[name].append)
+        runs[name] = train_epochs(
+            copied, splits, settings | overrides, select_on, args.seed, device, log=lines[name].append
+        )
     results = {}
     for epoch in range(settings["epochs"]):
         for name in list(runs) if epoch % 2 == 0 else list(runs)[::-1]:  # who goes first alternates too
@@ -207,7 +226,9 @@ def main() -> None:
                 next(run)
             except StopIteration as finished:
                 results[name] = finished.value
-    split = profile_steps(model, splits, settings, variants, args.profile_steps, args.seed) if args.profile_steps else None
+    split = (
+        profile_steps(model, splits, settings, variants, args.profile_steps, args.seed) if args.profile_steps else None
+    )
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     ref = results[args.baseline]
@@ -218,7 +239,9 @@ def main() -> None:
         s = settings | variants[name]
         step = result.timing["step_seconds"] / result.timing["epochs_run"]
         epoch = result.timing["train_seconds"] / result.timing["epochs_run"]
-        differs = max((result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict)
+        differs = max(
+            (result.state_dict[k].float() - ref.state_dict[k].float()).abs().max().item() for k in ref.state_dict
+        )
         rows.append(
             f"| {name} | {s['optimizer_implementation']} | {s['embedding_update']} | {s.get('embedding_backward') or 'rows'} | {s.get('recurrence') or 'default'} | {s.get('dropout_draws') or 'uniform'} | {s.get('han_chunks') or 'cost'} | {s.get('han_layout') or 'laid out'} | {step:.2f} | {ref_step / step:.2f}× | "
             f"{epoch:.2f} | {ref_epoch / epoch:.2f}× | {result.best_epoch} | {result.dev['accuracy']:.4f} | "
@@ -247,7 +270,10 @@ def main() -> None:
             "",
             "| variant | forward | zero_grad + backward | clipping, embedding gradient | optimiser step | total |",
             "|---|---|---|---|---|---|",
-            *(f"| {name} | {f:.1f} | {b:.1f} | {c:.1f} | {o:.1f} | {f + b + c + o:.1f} |" for name, (f, b, c, o) in split.items()),
+            *(
+                f"| {name} | {f:.1f} | {b:.1f} | {c:.1f} | {o:.1f} | {f + b + c + o:.1f} |"
+                for name, (f, b, c, o) in split.items()
+            ),
         ]
     text = "\n".join(table)
     print(text)

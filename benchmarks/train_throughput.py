@@ -23,7 +23,10 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 ENCODERS = ("lstm", "cnn", "average")
-DATASETS = {"sst": "SST-length", "imdb": "IMDB-length"}  # the default inputs, results/data/<name>, and their rows' label
+DATASETS = {
+    "sst": "SST-length",
+    "imdb": "IMDB-length",
+}  # the default inputs, results/data/<name>, and their rows' label
 
 
 def train_split(folder: Path) -> Path:
@@ -48,7 +51,9 @@ def run_one(folder: Path, encoder: str, bucketed: bool, batches: int, threads: i
     torch.set_num_threads(threads)
     rng = np.random.RandomState(0)
     lengths = lengths_of(folder)
-    examples = [Example(str(i), rng.randint(4, 20000, size=n), int(rng.rand() < 0.5), [(0, n)]) for i, n in enumerate(lengths)]
+    examples = [
+        Example(str(i), rng.randint(4, 20000, size=n), int(rng.rand() < 0.5), [(0, n)]) for i, n in enumerate(lengths)
+    ]
     model = FlatClassifier(FlatConfig(vocab_size=20000, n_classes=1, encoder=encoder, attention="tanh"))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, amsgrad=True)
     positions = np.array([e.length("sos_eos") for e in examples])
@@ -65,7 +70,9 @@ def run_one(folder: Path, encoder: str, bucketed: bool, batches: int, threads: i
         computed += batch.tokens.numel()
         real += int(batch.lengths.sum())
         logits, _ = model(batch)
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.labels.float(), reduction="sum")
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            logits.squeeze(-1), batch.labels.float(), reduction="sum"
+        )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -81,8 +88,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, default=40, help="training steps per configuration")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--data", type=Path, nargs="+", default=[REPO / "results" / "data" / name for name in DATASETS],
-                        help="preprocessed dataset folders whose training lengths are used (default: results/data/sst and imdb)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[REPO / "results" / "data" / name for name in DATASETS],
+        help="preprocessed dataset folders whose training lengths are used (default: results/data/sst and imdb)",
+    )
     parser.add_argument("--encoders", nargs="+", choices=ENCODERS, default=list(ENCODERS))
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "train_throughput.md")
     parser.add_argument("--one", nargs=3, metavar=("FOLDER", "ENCODER", "BUCKETED"), help=argparse.SUPPRESS)
@@ -100,8 +112,22 @@ def main() -> None:
             result = {}
             for bucketed in ("1", "0"):
                 out = subprocess.run(
-                    [sys.executable, __file__, "--batches", str(args.batches), "--threads", str(args.threads), "--one", str(folder.resolve()), encoder, bucketed],
-                    capture_output=True, text=True, check=True, cwd=REPO,
+                    [
+                        sys.executable,
+                        __file__,
+                        "--batches",
+                        str(args.batches),
+                        "--threads",
+                        str(args.threads),
+                        "--one",
+                        str(folder.resolve()),
+                        encoder,
+                        bucketed,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    cwd=REPO,
                 )
                 result[bucketed] = json.loads(out.stdout)
             b, r = result["1"], result["0"]

@@ -66,7 +66,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the table here (markdown)")
     args = parser.parse_args()
     if not (args.results / "results" / "models").is_dir():  # else every job would read as not trained yet
-        sys.exit(f"error: {args.results / 'results' / 'models'} is missing: --results names a run folder, the one holding results/")
+        sys.exit(
+            f"error: {args.results / 'results' / 'models'} is missing: --results names a run folder, the one holding results/"
+        )
     table = "\n".join(cost_table(args.results, load_config(*args.configfile)))
     print(table)
     if args.out:

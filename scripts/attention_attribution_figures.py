@@ -11,7 +11,15 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
     run = RunKey.of_file(snakemake.input.pruning)
     name = f"{run.dataset}, {run.model} (seed {run.seed})"
-    save_figure(pruning_figure(io.read_table(snakemake.input.pruning), f"{name}: head pruning"), snakemake.output.pruning_pdf, snakemake.output.pruning_png)
+    save_figure(
+        pruning_figure(io.read_table(snakemake.input.pruning), f"{name}: head pruning"),
+        snakemake.output.pruning_pdf,
+        snakemake.output.pruning_png,
+    )
     graphs = io.read_json(snakemake.input.graphs, sealed=True)
-    save_figure(graph_figure(graphs["graphs"], graphs["layers"], f"{name}: attribution graphs (τ = {graphs['threshold']})"), snakemake.output.graphs_pdf, snakemake.output.graphs_png)
+    save_figure(
+        graph_figure(graphs["graphs"], graphs["layers"], f"{name}: attribution graphs (τ = {graphs['threshold']})"),
+        snakemake.output.graphs_pdf,
+        snakemake.output.graphs_png,
+    )
     log(f"figures of {name} written")

@@ -14,9 +14,13 @@ with fail_cleanly(DownloadError):
             f"compute the sha256 of a copy you trust and set it in config.yaml under {source['config_key']}"
         )
     if source["url"] is None and snakemake.params.mirror is None:
-        raise DownloadError(f"{source['file']} is a mirror-only substitute (it has no URL), but no mirror is configured: put it in a folder and pass --config mirror=DIR")
+        raise DownloadError(
+            f"{source['file']} is a mirror-only substitute (it has no URL), but no mirror is configured: put it in a folder and pass --config mirror=DIR"
+        )
     if source["url"] is None and find_in_mirror(snakemake.params.mirror, source["file"]) is None:
-        raise DownloadError(f"{source['file']} is a mirror-only substitute (it has no URL). {offline_hint(source['file'], snakemake.params.mirror)}")
+        raise DownloadError(
+            f"{source['file']} is a mirror-only substitute (it has no URL). {offline_hint(source['file'], snakemake.params.mirror)}"
+        )
     result = obtain(
         source["url"] or f"mirror-only:{source['file']}",
         snakemake.output[0],

@@ -8,5 +8,7 @@ from attnexp.workflow import fail_cleanly, log_to
 log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
     seeds = list(explanation_sets(snakemake.input.seeds).values())
-    write_seed_envelope(snakemake.input.base, dict(zip(snakemake.params.seeds, seeds, strict=True)), snakemake.output[0])
+    write_seed_envelope(
+        snakemake.input.base, dict(zip(snakemake.params.seeds, seeds, strict=True)), snakemake.output[0]
+    )
 log(f"seed envelope over {len(snakemake.params.seeds)} seed models written to {snakemake.output[0]}")

@@ -23,6 +23,11 @@ with fail_cleanly(ValueError, KeyError):
         adversarial_paths=snakemake.input.adversarial,
         findings=snakemake.params.findings,
     )
-    write_tolerances(snakemake.input.states, snakemake.params.tolerance, snakemake.output.tolerances_csv, snakemake.output.tolerances_md)
+    write_tolerances(
+        snakemake.input.states,
+        snakemake.params.tolerance,
+        snakemake.output.tolerances_csv,
+        snakemake.output.tolerances_md,
+    )
 save_figure(encoder_comparison(summary), snakemake.output.encoders_pdf, snakemake.output.encoders_png)
 log(f"{len(snakemake.input.correlations)} models tabulated")

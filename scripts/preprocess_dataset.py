@@ -16,7 +16,14 @@ with fail_cleanly(SplitSizeError, DamagedResourceError, ValueError):
     sources, readable = [], []
     for s, path, read in zip(snakemake.params.sources, snakemake.input.downloaded, snakemake.input.readable):
         sha256 = verify_resource(path, s["digest"])
-        sources.append({"file": s["file"], "sha256": sha256, "substitute": s["substitute"], "splits_affected": s["splits_affected"]})
+        sources.append(
+            {
+                "file": s["file"],
+                "sha256": sha256,
+                "substitute": s["substitute"],
+                "splits_affected": s["splits_affected"],
+            }
+        )
         readable += verify_unpacked(read, sha256) if s["extract"] else [read]
     sources += [
         {"file": Path(path).name, "sha256": file_digest(path), "substitute": None, "splits_affected": []}

@@ -11,5 +11,7 @@ with fail_cleanly(ValueError, KeyError):
     tables = {m: io.read_table(p, dtype={"id": str}) for m, p in zip(snakemake.params.models, snakemake.input)}
     dataset = snakemake.wildcards.dataset
     for name, quantity in (("removal_fraction", "fraction"), ("removed_mass", "removed_mass")):
-        save_figure(removal_boxes(tables, dataset, quantity), snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"])
+        save_figure(
+            removal_boxes(tables, dataset, quantity), snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"]
+        )
     log(f"removal box plots of {dataset} over {sorted(tables)}")

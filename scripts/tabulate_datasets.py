@@ -13,7 +13,11 @@ with fail_cleanly(ValueError, KeyError):
     table = dataset_table(stats, pd.read_csv(snakemake.input.published))
     with io.atomic_path(snakemake.output.csv) as tmp:
         table.to_csv(tmp, index=False)
-    notes = "\n".join(f"- {row.dataset}: {row.substitute_notes}" for row in table.itertuples() if isinstance(row.substitute_notes, str))
+    notes = "\n".join(
+        f"- {row.dataset}: {row.substitute_notes}"
+        for row in table.itertuples()
+        if isinstance(row.substitute_notes, str)
+    )
     io.write_text(
         snakemake.output.md,
         "# Datasets: ours beside Jain & Wallace Table 1\n\n"

@@ -15,7 +15,9 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):  # a damaged input 
     provenance = {
         "dataset": snakemake.wildcards.dataset,
         "embeddings": vectors_meta["source"] if vectors_meta else "random",
-        "embeddings_why": vectors_meta["why"] if vectors_meta else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
+        "embeddings_why": vectors_meta["why"]
+        if vectors_meta
+        else f"datasets.{snakemake.wildcards.dataset}.vectors: random",
         "substitutes": ", ".join(s["file"] for s in stats["sources"] if s.get("substitute")) or "none",
         "torch_threads": snakemake.params.torch_threads,
     }
@@ -24,7 +26,9 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):  # a damaged input 
     adversary = None
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
         _, labels = split_labels(data, "train")
-        adversary = ModelConsistentAdversary(snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels))
+        adversary = ModelConsistentAdversary(
+            snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels)
+        )
     job = TrainingJob(
         data=data,
         vectors_path=snakemake.input.get("vectors"),

@@ -13,10 +13,16 @@ run = f"{w.dataset}, {w.model}, seed {w.seed}"
 with fail_cleanly(ValueError, KeyError):
     variance = io.read_table(snakemake.input.variance, dtype={"id": str})
     for comparison, name in (("seeds", "seeds"), ("jw_adversary", "jw_adversary")):
-        save_figure(seed_violin(variance, comparison, snakemake.params.edges, run), out[f"{name}_violin_pdf"], out[f"{name}_violin_png"])
+        save_figure(
+            seed_violin(variance, comparison, snakemake.params.edges, run),
+            out[f"{name}_violin_pdf"],
+            out[f"{name}_violin_png"],
+        )
         save_figure(seed_scatter(variance, comparison, run), out[f"{name}_scatter_pdf"], out[f"{name}_scatter_png"])
     save_figure(frontier(io.read_table(snakemake.input.frontier), run), out.frontier_pdf, out.frontier_png)
-    tokens, rows, instance = example_records(snakemake.input.base, snakemake.input.adversary, snakemake.input.test, snakemake.params.example_max_tokens)
+    tokens, rows, instance = example_records(
+        snakemake.input.base, snakemake.input.adversary, snakemake.input.test, snakemake.params.example_max_tokens
+    )
     title = f"{run}: test instance {instance}, base vs adversary (λ = {snakemake.params.table_lambda:g})"
     save_figure(attention_example(tokens, rows, title), out.example_pdf, out.example_png)
 log(f"W&P figures for {run} written")

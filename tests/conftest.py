@@ -23,8 +23,21 @@ def one_thread():
 def run_quick_preset(workdir: Path) -> Path:
     """The quick preset (presets/quick.yaml) run in `workdir`; `ATTNEXP_TEST_TIMEOUT` caps it."""
     timeout = float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none", "--directory", str(workdir),
-               "--cores", "2", "--configfile", str(REPO / "presets" / "quick.yaml")]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--workflow-profile",
+        "none",
+        "--directory",
+        str(workdir),
+        "--cores",
+        "2",
+        "--configfile",
+        str(REPO / "presets" / "quick.yaml"),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise AssertionError(f"the quick preset failed in {workdir}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")

@@ -61,15 +61,31 @@ def model(run: Path, name: str = "lstm-tanh") -> Path:
 
 
 def test_every_benchmark_script_has_a_test_here():
-    tested = {name.removeprefix("test_").split("__")[0] for name in globals() if name.startswith("test_") and "__" in name}
+    tested = {
+        name.removeprefix("test_").split("__")[0] for name in globals() if name.startswith("test_") and "__" in name
+    }
     scripts = {path.stem for path in BENCHMARKS.glob("*.py")}
-    assert scripts - set(NOT_RUN_HERE) == tested, "a benchmark script without a test here (test_<script>__<what>), or a test of none"
+    assert scripts - set(NOT_RUN_HERE) == tested, (
+        "a benchmark script without a test here (test_<script>__<what>), or a test of none"
+    )
 
 
 @pytest.mark.slow
 def test_train_throughput__lengths_of_any_dataset(quick_run, tmp_path):
     out = tmp_path / "throughput.md"
-    run_benchmark("train_throughput", "--data", data(quick_run), "--encoders", "average", "--batches", 2, "--threads", 1, "--out", out)
+    run_benchmark(
+        "train_throughput",
+        "--data",
+        data(quick_run),
+        "--encoders",
+        "average",
+        "--batches",
+        2,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     rows = table_rows(out)
     assert list(rows) == ["inputs", "synthetic-length"]
     assert rows["synthetic-length"][0] == "average" and rows["synthetic-length"][3].endswith("×")
@@ -78,8 +94,23 @@ def test_train_throughput__lengths_of_any_dataset(quick_run, tmp_path):
 @pytest.mark.slow
 def test_train_speed__every_variant_one_epoch(quick_run, tmp_path):
     out = tmp_path / "train_speed.md"
-    run_benchmark("train_speed", "--results", quick_run / "results", "--dataset", "synthetic", "--model", "lstm-tanh",
-                  "--epochs", 1, "--threads", 1, "--profile-steps", 2, "--out", out)
+    run_benchmark(
+        "train_speed",
+        "--results",
+        quick_run / "results",
+        "--dataset",
+        "synthetic",
+        "--model",
+        "lstm-tanh",
+        "--epochs",
+        1,
+        "--threads",
+        1,
+        "--profile-steps",
+        2,
+        "--out",
+        out,
+    )
     per_epoch, per_step = tables(out)
     assert set(per_epoch) == set(per_step) == {"variant", "reference", "packed_for_loop", "previous", "default", "lazy"}
     assert per_epoch["default"][11] == "1"  # the selected epoch, of the one trained
@@ -97,26 +128,69 @@ def test_denormals__a_trained_model(quick_run, tmp_path):
 @pytest.mark.slow
 def test_jain_wallace_speed__suite_and_oracle_loops(quick_run, tmp_path):
     out = tmp_path / "jain_wallace_speed.md"
-    run_benchmark("jain_wallace_speed", "--model", model(quick_run), "--data", data(quick_run), "--instances", 3,
-                  "--reference-instances", 2, "--threads", 1, "--out", out)
+    run_benchmark(
+        "jain_wallace_speed",
+        "--model",
+        model(quick_run),
+        "--data",
+        data(quick_run),
+        "--instances",
+        3,
+        "--reference-instances",
+        2,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     suite, oracle_loops = tables(out)
     assert set(suite) == {"experiment", "gradient", "permutation", "adversarial", "leave-one-out", "**suite**"}
-    assert set(oracle_loops) == {"experiment", "permutation (100 per instance)", "adversarial search (K = 5, 500 steps)", "leave-one-out (every token)"}
+    assert set(oracle_loops) == {
+        "experiment",
+        "permutation (100 per instance)",
+        "adversarial search (K = 5, 500 steps)",
+        "leave-one-out (every token)",
+    }
     assert "the first 3 test instances of `synthetic`" in out.read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
 def test_adversary_agreement__few_instances(quick_run, tmp_path):
     out = tmp_path / "adversary_agreement.md"
-    run_benchmark("adversary_agreement", "--model", model(quick_run), "--data", data(quick_run), "--instances", 3, "--threads", 1, "--out", out)
+    run_benchmark(
+        "adversary_agreement",
+        "--model",
+        model(quick_run),
+        "--data",
+        data(quick_run),
+        "--instances",
+        3,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     assert table_rows(out)["instances"] == ["3"]
 
 
 @pytest.mark.slow
 def test_adversary_convergence__few_instances(quick_run, tmp_path):
     out = tmp_path / "adversary_convergence.md"
-    run_benchmark("adversary_convergence", "--model", model(quick_run), "--data", data(quick_run), "--instances", 3, "--every", 250,
-                  "--threads", 1, "--out", out)
+    run_benchmark(
+        "adversary_convergence",
+        "--model",
+        model(quick_run),
+        "--data",
+        data(quick_run),
+        "--instances",
+        3,
+        "--every",
+        250,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     rows = table_rows(out)
     assert set(rows) == {"after step", "250", "500"}
     assert rows["500"] == ["0", "0", "0.0%"]  # the full search against itself
@@ -125,7 +199,19 @@ def test_adversary_convergence__few_instances(quick_run, tmp_path):
 @pytest.mark.slow
 def test_long_documents__every_method(quick_run, tmp_path):
     out = tmp_path / "long_documents.md"
-    run_benchmark("long_documents", "--model", model(quick_run), "--data", data(quick_run), "--instances", 3, "--threads", 1, "--out", out)
+    run_benchmark(
+        "long_documents",
+        "--model",
+        model(quick_run),
+        "--data",
+        data(quick_run),
+        "--instances",
+        3,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     assert {"attention", "gradient", "loo", "ig", "**all**"} <= set(table_rows(out))
     assert "IG convergence:" in out.read_text(encoding="utf-8")
 
@@ -133,11 +219,37 @@ def test_long_documents__every_method(quick_run, tmp_path):
 @pytest.mark.slow
 def test_serrano_smith_speed__fresh_and_trained_models(quick_run, tmp_path):
     out = tmp_path / "serrano_smith_speed.md"
-    run_benchmark("serrano_smith_speed", "--data", data(quick_run), "--model", "han-rnn", "--instances", 5, "--reference-instances", 2,
-                  "--threads", 1, "--out", out)
+    run_benchmark(
+        "serrano_smith_speed",
+        "--data",
+        data(quick_run),
+        "--model",
+        "han-rnn",
+        "--instances",
+        5,
+        "--reference-instances",
+        2,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     assert table_rows(out)["han-rnn (synthetic, sentences)"][0] == "5"
-    run_benchmark("serrano_smith_speed", "--data", data(quick_run), "--checkpoint", model(quick_run, "flan-conv") / "model.pt",
-                  "--instances", 5, "--reference-instances", 2, "--threads", 1, "--out", out)
+    run_benchmark(
+        "serrano_smith_speed",
+        "--data",
+        data(quick_run),
+        "--checkpoint",
+        model(quick_run, "flan-conv") / "model.pt",
+        "--instances",
+        5,
+        "--reference-instances",
+        2,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
     assert table_rows(out)["flan-conv (synthetic, tokens)"][0] == "5"
 
 
@@ -146,11 +258,20 @@ def test_job_startup__one_round(quick_run, tmp_path):
     out = tmp_path / "job_startup.md"
     run_benchmark("job_startup", "--data", data(quick_run), "--rounds", 1, "--work", tmp_path / "work", "--out", out)
     rows = table_rows(out)
-    assert list(rows) == ["job", "explain_together", "explain/ig", "jw_correlations", "jw_permutation", "jw_adversarial"]
+    assert list(rows) == [
+        "job",
+        "explain_together",
+        "explain/ig",
+        "jw_correlations",
+        "jw_permutation",
+        "jw_adversarial",
+    ]
     # the jobs ran on the cut test split, its digests rewritten: one instance explained and searched
     run = tmp_path / "work" / "current" / "results"
     assert len((run / "explain/synthetic/lstm-tanh/seed10/ig.jsonl").read_text().splitlines()) == 1
-    assert len((run / "jain_wallace/synthetic/lstm-tanh/seed10/adversarial.csv").read_text().splitlines()) == 2  # header + 1
+    assert (
+        len((run / "jain_wallace/synthetic/lstm-tanh/seed10/adversarial.csv").read_text().splitlines()) == 2
+    )  # header + 1
     stats = json.loads((tmp_path / "work" / "fixture" / "data" / "synthetic" / "stats.json").read_text())
     assert stats["splits"]["test"]["n"] == 1
 
@@ -162,8 +283,20 @@ def test_job_startup__a_baseline_reading_other_params_stops_with_one_line(quick_
     (baseline / "src").symlink_to(REPO / "src")
     script = baseline / "scripts" / "jw_permutation.py"
     script.write_text(script.read_text().replace("snakemake.params.settings", "snakemake.params.permutation_settings"))
-    command = [sys.executable, str(BENCHMARKS / "job_startup.py"), "--data", str(data(quick_run)), "--baseline", str(baseline),
-               "--rounds", "1", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "job_startup.md")]
+    command = [
+        sys.executable,
+        str(BENCHMARKS / "job_startup.py"),
+        "--data",
+        str(data(quick_run)),
+        "--baseline",
+        str(baseline),
+        "--rounds",
+        "1",
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(tmp_path / "job_startup.md"),
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
@@ -176,7 +309,17 @@ def test_job_startup__a_baseline_reading_other_params_stops_with_one_line(quick_
 @pytest.mark.slow
 def test_cost_model__rates_from_a_quick_run(quick_run, tmp_path):
     out, rates = tmp_path / "cost_model.md", tmp_path / "cost_rates.json"
-    run_benchmark("cost_model", "--measured", quick_run / "results", "--about", "a quick-preset run", "--rates-out", rates, "--out", out)
+    run_benchmark(
+        "cost_model",
+        "--measured",
+        quick_run / "results",
+        "--about",
+        "a quick-preset run",
+        "--rates-out",
+        rates,
+        "--out",
+        out,
+    )
     assert json.loads(rates.read_text())["about"] == "a quick-preset run"
     assert "train_model" in table_rows(out)
     assert "Datasets with measured sizes: synthetic, synthetic_qa." in out.read_text(encoding="utf-8")
@@ -185,7 +328,9 @@ def test_cost_model__rates_from_a_quick_run(quick_run, tmp_path):
 @pytest.mark.slow
 def test_wiegreffe_pinter_cost__every_role_trained(quick_run, tmp_path):
     out = tmp_path / "wiegreffe_pinter_cost.md"
-    run_benchmark("wiegreffe_pinter_cost", "--results", quick_run, "--configfile", REPO / "presets" / "quick.yaml", "--out", out)
+    run_benchmark(
+        "wiegreffe_pinter_cost", "--results", quick_run, "--configfile", REPO / "presets" / "quick.yaml", "--out", out
+    )
     text = out.read_text(encoding="utf-8")
     roles = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| synthetic |")]
     assert roles[:5] == ["base", "uniform", "seed models", "adversaries", "diagnostic MLPs"]

@@ -8,11 +8,25 @@ import math
 import pandas as pd
 import pytest
 
-from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame, claims_markdown, concatenate, finding, numeric_verdict, over_seeds, read_claims, write_claims
+from attnexp.claims import (
+    CLAIM_COLUMNS,
+    Setting,
+    claim,
+    claims_frame,
+    claims_markdown,
+    concatenate,
+    finding,
+    numeric_verdict,
+    over_seeds,
+    read_claims,
+    write_claims,
+)
 
 
 def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
-    return claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, quantity, ours, published, tolerance, **overrides)
+    return claim(
+        "Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, quantity, ours, published, tolerance, **overrides
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -52,7 +66,17 @@ def test_claim_row_computes_its_verdict_unless_given():
     assert (row["ours"], row["published"], row["tolerance"], row["verdict"]) == (0.45, 0.40, 0.07, "match")
     assert (row["source"], row["condition"]) == ("", "")
     assert jw_row(ours=0.6)["verdict"] == "differs"
-    qualitative = claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", 10, "gradient flips sooner", 0.8, verdict="holds", source="S&S §5")
+    qualitative = claim(
+        "Serrano & Smith 2019",
+        "§5",
+        "yelp",
+        "han-rnn",
+        10,
+        "gradient flips sooner",
+        0.8,
+        verdict="holds",
+        source="S&S §5",
+    )
     assert qualitative["verdict"] == "holds" and qualitative["published"] is None and qualitative["tolerance"] is None
     assert claim("P", "T", "d", "m", 1, "q", 1.0)["verdict"] == "reference only"  # no published value, no tolerance
 
@@ -78,7 +102,10 @@ def test_claims_frame_names_missing_and_unexpected_columns():
 
 
 def test_write_and_read_claims_round_trip(tmp_path):
-    rows = [jw_row(source="J&W Table 2", condition="select_on=test"), jw_row("sig_frac", 0.6, 0.59, 0.12, verdict="not comparable: dev")]
+    rows = [
+        jw_row(source="J&W Table 2", condition="select_on=test"),
+        jw_row("sig_frac", 0.6, 0.59, 0.12, verdict="not comparable: dev"),
+    ]
     written = write_claims(tmp_path / "claims" / "jw.csv", rows)
     read = read_claims(tmp_path / "claims" / "jw.csv")
     assert tuple(read.columns) == CLAIM_COLUMNS
@@ -133,7 +160,17 @@ def test_pooling_keeps_single_seeds_findings_and_other_claims_apart_in_their_ord
         seeded(10, 0.41),
         claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, "sig frac", 0.5, 0.6, 0.1),
         seeded(11, 0.50),
-        finding("Jain & Wallace 2019", "§4.2", "sst", "lstm-tanh", "share", {10: 0.8, 11: 0.9, 12: 0.7}, lambda v: v > 0.5, "rule", "J&W"),
+        finding(
+            "Jain & Wallace 2019",
+            "§4.2",
+            "sst",
+            "lstm-tanh",
+            "share",
+            {10: 0.8, 11: 0.9, 12: 0.7},
+            lambda v: v > 0.5,
+            "rule",
+            "J&W",
+        ),
         seeded(12, 0.39, setting=Setting(select_on="dev")),  # another setting: another claim
     ]
     pooled = over_seeds(claims_frame(rows))
@@ -153,7 +190,10 @@ def test_pooling_a_qualitative_claim_holds_only_on_every_seed_and_leaves_unlike_
     pooled = over_seeds(claims_frame([seeded(10, 0.41), seeded(11, math.nan), seeded(12, 0.42)]))
     assert pooled["verdict"].tolist() == ["match", "undefined"] and pooled["seeds"].tolist() == [2, 1]
     # reruns give the same table
-    pd.testing.assert_frame_equal(over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])), over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])))
+    pd.testing.assert_frame_equal(
+        over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])),
+        over_seeds(claims_frame([sign(10, "holds"), sign(11, "holds")])),
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -185,15 +225,28 @@ def test_claims_markdown_counts_verdicts_per_paper_and_lists_every_row():
 
 
 def jw_finding(per_seed, undefined="undefined"):
-    return finding("Jain & Wallace 2019", "§4.2", "sst", "lstm-tanh", "share of instances", per_seed, lambda v: v >= 0.5,
-                   "holds on a seed when the share is at least 0.5", "J&W §4.2", undefined=undefined)
+    return finding(
+        "Jain & Wallace 2019",
+        "§4.2",
+        "sst",
+        "lstm-tanh",
+        "share of instances",
+        per_seed,
+        lambda v: v >= 0.5,
+        "holds on a seed when the share is at least 0.5",
+        "J&W §4.2",
+        undefined=undefined,
+    )
 
 
 def test_a_finding_holds_only_on_every_seed_and_needs_three():
     row = jw_finding({10: 0.6, 11: 0.7, 12: 0.8})
     assert list(row) == list(CLAIM_COLUMNS)
     assert (row["verdict"], row["seed"], row["seeds"], row["ours"], row["sd"]) == ("holds", None, 3, 0.7, 0.1)
-    assert row["condition"] == "holds on a seed when the share is at least 0.5; holds on 3 of 3 seeds (10: 0.600, 11: 0.700, 12: 0.800)"
+    assert (
+        row["condition"]
+        == "holds on a seed when the share is at least 0.5; holds on 3 of 3 seeds (10: 0.600, 11: 0.700, 12: 0.800)"
+    )
     assert row["published"] is None and row["tolerance"] is None
     one_fails = jw_finding({10: 0.6, 11: 0.4, 12: 0.8})
     assert one_fails["verdict"] == "does not hold" and "holds on 2 of 3 seeds" in one_fails["condition"]
@@ -203,4 +256,6 @@ def test_a_finding_holds_only_on_every_seed_and_needs_three():
     gap = jw_finding({10: 0.9, 11: None, 12: 0.8}, undefined="fewer than 20 peaked instances")
     assert gap["verdict"] == "not comparable: fewer than 20 peaked instances on seed 11" and gap["ours"] == 0.85
     table = claims_frame([row, jw_row()])
-    assert list(table["seed"].astype(object).where(table["seed"].notna(), None)) == [None, 10] and list(table["seeds"]) == [3, 1]
+    assert list(table["seed"].astype(object).where(table["seed"].notna(), None)) == [None, 10] and list(
+        table["seeds"]
+    ) == [3, 1]

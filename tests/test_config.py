@@ -155,7 +155,10 @@ def test_source_without_checksum(config):
 
 def test_babi_trained_on_its_dev_questions_must_select_on_test(config):
     config["datasets"]["babi2"]["train_includes_dev"] = True
-    assert "'datasets.babi2.train_includes_dev': true trains on the dev questions, so the dataset must select on test" in _error(config)
+    assert (
+        "'datasets.babi2.train_includes_dev': true trains on the dev questions, so the dataset must select on test"
+        in _error(config)
+    )
     config["datasets"]["babi2"]["select_on"] = "test"
     validate_config(config)
     config["datasets"]["sst"]["train_includes_dev"] = True
@@ -218,7 +221,11 @@ def _undocumented():
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     entries = list(_properties(schema))
     assert len(entries) > 60  # the walk does reach the nested properties
-    return {path for path, sub in entries if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip())}
+    return {
+        path
+        for path, sub in entries
+        if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip())
+    }
 
 
 def test_every_schema_property_has_a_description_apart_from_the_known_gap():
@@ -255,7 +262,11 @@ def test_training_settings_merge_the_dataset_override(valid):
 def test_training_settings_by_family(valid):
     assert training_settings(valid, "babi1", "lstm-tanh")["protocol"] == "jain_wallace_qa"
     snli = training_settings(valid, "snli", "cnn-dot")
-    assert snli["protocol"] == "jain_wallace_qa" and (snli["batch_size"], snli["epochs"], snli["hidden_size"]) == (128, 25, 128)
+    assert snli["protocol"] == "jain_wallace_qa" and (snli["batch_size"], snli["epochs"], snli["hidden_size"]) == (
+        128,
+        25,
+        128,
+    )
     guided = training_settings(valid, "synthetic", "average-guided-lstm-tanh")
     assert guided["protocol"] == "jain_wallace" and guided["epochs"] == 4
     han = training_settings(valid, "synthetic", "han-rnn")
@@ -355,7 +366,10 @@ def test_claims_tolerance_is_checked_by_the_schema(config):
 def test_jain_wallace_selection_that_names_nothing_runnable_fails(config):
     config["jain_wallace"] |= {"models": ["lstm-tanhh", "lstm-tanh"]}
     message = _error(copy.deepcopy(config))
-    assert "config key 'jain_wallace.models.0': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset" in message
+    assert (
+        "config key 'jain_wallace.models.0': 'lstm-tanhh' is not listed under `models` of a selected, enabled dataset"
+        in message
+    )
     assert "models.1" not in message
     config["jain_wallace"] |= {"models": None, "datasets": ["diabetes"]}
     assert "config key 'jain_wallace.datasets.0': dataset 'diabetes' is not enabled" in _error(config)
@@ -378,7 +392,10 @@ def test_wiegreffe_pinter_table_lambda_must_be_one_of_the_lambdas(config):
     config["wiegreffe_pinter"]["adversary"]["table_lambda"] = 0.5
     message = _error(config)
     assert message.count("config key") == 1
-    assert "config key 'wiegreffe_pinter.adversary.table_lambda': 0.5 is not one of wiegreffe_pinter.adversary.lambdas" in message
+    assert (
+        "config key 'wiegreffe_pinter.adversary.table_lambda': 0.5 is not one of wiegreffe_pinter.adversary.lambdas"
+        in message
+    )
     config["wiegreffe_pinter"]["adversary"] |= {"lambdas": [0.5, 2.0]}
     validate_config(config)  # listed now: valid
 
@@ -396,7 +413,12 @@ def test_wiegreffe_pinter_table_lambda_must_be_one_of_the_lambdas(config):
         ("seeds", [1, 1], "wiegreffe_pinter.seeds", "non-unique"),
         ("seeds", "50", "wiegreffe_pinter.seeds", "is not of type 'array'"),
         ("dataset_seeds", {"sst": [1.5]}, "wiegreffe_pinter.dataset_seeds.sst.0", "is not of type 'integer'"),
-        ("max_attention_bins", [0.25, 1.0], "wiegreffe_pinter.max_attention_bins.1", "greater than or equal to the maximum"),
+        (
+            "max_attention_bins",
+            [0.25, 1.0],
+            "wiegreffe_pinter.max_attention_bins.1",
+            "greater than or equal to the maximum",
+        ),
         ("diagnostic_encoder", "mlp", "wiegreffe_pinter.diagnostic_encoder", "is not one of"),
     ],
 )
@@ -419,13 +441,19 @@ def test_wiegreffe_pinter_unknown_key_fails_the_schema(config):
 @pytest.mark.parametrize("edges", [[0.5, 0.25, 0.75], [0.25, 0.25, 0.75]])
 def test_wiegreffe_pinter_max_attention_bins_must_increase_strictly(config, edges):
     config["wiegreffe_pinter"]["max_attention_bins"] = edges
-    assert f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}" in _error(config)
+    assert (
+        f"config key 'wiegreffe_pinter.max_attention_bins': expected strictly increasing edges, got {edges}"
+        in _error(config)
+    )
 
 
 def test_wiegreffe_pinter_table2_only_names_known_datasets(config):
     config["wiegreffe_pinter"]["table2_only"] = ["imdb", "imbd"]
     message = _error(config)
-    assert message.count("config key") == 1 and "config key 'wiegreffe_pinter.table2_only.1': unknown dataset 'imbd'" in message
+    assert (
+        message.count("config key") == 1
+        and "config key 'wiegreffe_pinter.table2_only.1': unknown dataset 'imbd'" in message
+    )
 
 
 def test_wiegreffe_pinter_dataset_seeds_names_known_datasets(config):
@@ -465,11 +493,24 @@ def test_training_settings_of_an_adversary(valid):
 
 
 def test_training_settings_of_an_adversary_follow_the_config(valid):
-    valid["wiegreffe_pinter"]["adversary"] |= {"epochs": 5, "patience": 2, "kl": "base_adv", "tvd_scale": 0.5, "loss_scale": "classweight_sum"}
+    valid["wiegreffe_pinter"]["adversary"] |= {
+        "epochs": 5,
+        "patience": 2,
+        "kl": "base_adv",
+        "tvd_scale": 0.5,
+        "loss_scale": "classweight_sum",
+    }
     settings = training_settings(valid, "synthetic", "cnn-dot-adversary-2p5e-2")
     assert (settings["epochs"], settings["patience"]) == (5, 2)  # not synthetic's own `epochs: 4`
-    assert settings["hidden_size"] == training_settings(valid, "synthetic", "cnn-dot")["hidden_size"] == 32  # the dataset override stays
-    assert settings["adversary"] == {"lambda": 0.025, "kl": "base_adv", "tvd_scale": 0.5, "loss_scale": "classweight_sum"}
+    assert (
+        settings["hidden_size"] == training_settings(valid, "synthetic", "cnn-dot")["hidden_size"] == 32
+    )  # the dataset override stays
+    assert settings["adversary"] == {
+        "lambda": 0.025,
+        "kl": "base_adv",
+        "tvd_scale": 0.5,
+        "loss_scale": "classweight_sum",
+    }
     settings["adversary"]["kl"] = "changed"
     assert valid["wiegreffe_pinter"]["adversary"]["kl"] == "base_adv"
 
@@ -491,12 +532,22 @@ def test_training_selection(valid):
     assert valid["train"]["select_on"] == "dev"
     assert training_selection(valid, "sst", "lstm-tanh") == "dev"
     assert training_selection(valid, "sst", "lstm-tanh-adversary-1e-2") == "train"
-    assert training_selection(valid, "sst", "average-guided-lstm-tanh-adversary-1e-3") == "dev"  # a guided model, not an adversary
+    assert (
+        training_selection(valid, "sst", "average-guided-lstm-tanh-adversary-1e-3") == "dev"
+    )  # a guided model, not an adversary
     valid["train"]["select_on"] = "test"
-    assert training_selection(valid, "sst", "lstm-tanh") == "test" and training_selection(valid, "synthetic", "han-rnn") == "test"
-    assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"  # whatever train.select_on says
+    assert (
+        training_selection(valid, "sst", "lstm-tanh") == "test"
+        and training_selection(valid, "synthetic", "han-rnn") == "test"
+    )
+    assert (
+        training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"
+    )  # whatever train.select_on says
     valid["datasets"]["synthetic"]["select_on"] = "dev"  # a dataset's own selection wins
-    assert training_selection(valid, "synthetic", "han-rnn") == "dev" and training_selection(valid, "sst", "lstm-tanh") == "test"
+    assert (
+        training_selection(valid, "synthetic", "han-rnn") == "dev"
+        and training_selection(valid, "sst", "lstm-tanh") == "test"
+    )
     assert training_selection(valid, "synthetic", "lstm-tanh-adversary-1e-3") == "train"
     validate_config(valid)
     valid["datasets"]["synthetic"]["select_on"] = "best"
@@ -545,7 +596,10 @@ def test_command_line_strings_become_the_numbers_booleans_and_nulls_the_schema_w
     config["serrano_smith"]["models"] = "null"
     config["serrano_smith"]["attention_ascending"] = "false"
     validate_config(config)
-    assert config["jain_wallace"]["permutations"] == 10 and config["jain_wallace"]["table2_tolerance"]["lstm"]["mean"] == 0.05
+    assert (
+        config["jain_wallace"]["permutations"] == 10
+        and config["jain_wallace"]["table2_tolerance"]["lstm"]["mean"] == 0.05
+    )
     assert config["train"]["seeds"] == [10, 11] and config["explain"]["ig_tolerance"] == 1e-3
     assert config["serrano_smith"]["models"] is None and config["serrano_smith"]["attention_ascending"] is False
 
@@ -566,7 +620,10 @@ def test_an_unknown_key_gets_the_close_match_and_the_valid_keys(config):
 
 def test_an_unknown_dataset_gets_the_close_match(config):
     config["jain_wallace"]["datasets"] = ["sts"]
-    assert "config key 'jain_wallace.datasets.0': unknown dataset 'sts'; did you mean 'sst'? (datasets: 20news, " in _error(config)
+    assert (
+        "config key 'jain_wallace.datasets.0': unknown dataset 'sts'; did you mean 'sst'? (datasets: 20news, "
+        in _error(config)
+    )
 
 
 def test_a_mirror_that_is_not_a_folder_is_refused_naming_the_key(config, tmp_path):

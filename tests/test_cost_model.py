@@ -19,18 +19,29 @@ def cost_model():
     return module
 
 
-STATS = {"splits": {"train": {"n": 100, "mean_length": 20.0}, "dev": {"n": 10, "mean_length": 20.0}, "test": {"n": 50, "mean_length": 10.0}}}
+STATS = {
+    "splits": {
+        "train": {"n": 100, "mean_length": 20.0},
+        "dev": {"n": 10, "mean_length": 20.0},
+        "test": {"n": 50, "mean_length": 10.0},
+    }
+}
 
 
 def test_benchmark_paths_name_the_rule_and_wildcards(cost_model, tmp_path):
     root = tmp_path / "results" / "benchmarks"
     assert cost_model.parse_benchmark_path(root / "explain/sst/lstm-tanh/seed10/loo.tsv", root) == (
-        "explain", {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "loo"},
+        "explain",
+        {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "loo"},
     )
     assert cost_model.parse_benchmark_path(root / "jw_permutation/sst/lstm-tanh/seed10.tsv", root) == (
-        "jw_permutation", {"dataset": "sst", "model": "lstm-tanh", "seed": "10"},
+        "jw_permutation",
+        {"dataset": "sst", "model": "lstm-tanh", "seed": "10"},
     )
-    assert cost_model.parse_benchmark_path(root / "preprocess_dataset/sst.tsv", root) == ("preprocess_dataset", {"dataset": "sst"})
+    assert cost_model.parse_benchmark_path(root / "preprocess_dataset/sst.tsv", root) == (
+        "preprocess_dataset",
+        {"dataset": "sst"},
+    )
 
 
 def test_units_grow_with_what_each_job_costs(cost_model):
@@ -38,7 +49,10 @@ def test_units_grow_with_what_each_job_costs(cost_model):
     assert cost_model.units(("explain", "gradient"), STATS, None) == 50 * 10
     assert cost_model.units(("explain", "loo"), STATS, None) == 50 * 10 * 10  # every instance re-run once per token
     # attention, gradient and leave-one-out in one job: priced as its leave-one-out
-    assert cost_model.job_type("explain_together", {"dataset": "sst", "model": "lstm-tanh", "seed": "10"}) == ("explain", "loo")
+    assert cost_model.job_type("explain_together", {"dataset": "sst", "model": "lstm-tanh", "seed": "10"}) == (
+        "explain",
+        "loo",
+    )
     assert cost_model.units(("faithfulness_eraser", None), STATS, None) == 50 * 10 * (70 + 10)
     assert cost_model.units(("export_attention", None), STATS, None) == 100 * 20 + 10 * 20 + 50 * 10
     assert cost_model.units(("build_embeddings", None), STATS, None) == 100 * 20
@@ -72,18 +86,36 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
     config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
     jobs = [  # 2 s of start-up (the fastest explanation job) + 0.001 s per test token
         {"type": ("explain", "gradient"), "family": "lstm", "dataset": "sst", "seconds": 2.5, "units": 500.0},
-        {"type": ("explain", "gradient"), "family": "lstm", "dataset": "synthetic", "seconds": 2.0, "units": 1.0, "generated": True},
+        {
+            "type": ("explain", "gradient"),
+            "family": "lstm",
+            "dataset": "synthetic",
+            "seconds": 2.0,
+            "units": 1.0,
+            "generated": True,
+        },
         {"type": ("train_model", None), "family": "lstm", "dataset": "sst", "seconds": 80.0, "units": 8000.0},
     ]
     rates = fit_rates(jobs, {"sst": STATS, "imdb": STATS}, about="test")
     assert rates["overhead_seconds"] == 2.0
     pooled = {(r["rule"], r["method"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in rates["rates"]}
-    assert pooled[("explain", "gradient", "lstm", None)] == 0.001  # the generated dataset's reduced models are not pooled
+    assert (
+        pooled[("explain", "gradient", "lstm", None)] == 0.001
+    )  # the generated dataset's reduced models are not pooled
     assert pooled[("explain", "gradient", "lstm", "synthetic")] == 0.0
     plan = [
-        ("explain", {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "gradient"}),  # its own dataset's rate
-        ("explain", {"dataset": "imdb", "model": "cnn-tanh", "seed": "10", "method": "gradient"}),  # cnn never measured: the type's rate
-        ("train_model", {"dataset": "imdb", "model": "lstm-tanh", "seed": "10"}),  # the family's rate x the protocol's 8 epochs
+        (
+            "explain",
+            {"dataset": "sst", "model": "lstm-tanh", "seed": "10", "method": "gradient"},
+        ),  # its own dataset's rate
+        (
+            "explain",
+            {"dataset": "imdb", "model": "cnn-tanh", "seed": "10", "method": "gradient"},
+        ),  # cnn never measured: the type's rate
+        (
+            "train_model",
+            {"dataset": "imdb", "model": "lstm-tanh", "seed": "10"},
+        ),  # the family's rate x the protocol's 8 epochs
         ("explain", {"dataset": "babi1", "model": "lstm-tanh", "seed": "10", "method": "loo"}),  # never measured
         ("jw_tables", {}),  # light
     ]

@@ -21,7 +21,9 @@ def tracked(*suffixes: str) -> list[Path]:
 
 
 def test_every_decision_id_named_in_the_repository_has_an_entry_in_docs_decisions():
-    documented = set(re.findall(r"^## (D-[A-Z0-9-]+):", (REPO / "docs" / "decisions.md").read_text(encoding="utf-8"), re.M))
+    documented = set(
+        re.findall(r"^## (D-[A-Z0-9-]+):", (REPO / "docs" / "decisions.md").read_text(encoding="utf-8"), re.M)
+    )
     named: dict[str, str] = {}
     for path in tracked(".py", ".smk", ".yaml", ".md", ".rst", ".csv"):
         if path.name == Path(__file__).name:
@@ -32,7 +34,9 @@ def test_every_decision_id_named_in_the_repository_has_an_entry_in_docs_decision
     assert not missing, f"decision ids without an entry in docs/decisions.md (first file naming each): {missing}"
 
 
-@pytest.mark.parametrize("page", ["README.md", *[str(p.relative_to(REPO)) for p in sorted((REPO / "docs").rglob("*.md"))]])
+@pytest.mark.parametrize(
+    "page", ["README.md", *[str(p.relative_to(REPO)) for p in sorted((REPO / "docs").rglob("*.md"))]]
+)
 def test_links_of_the_docs_resolve_inside_the_repository_or_are_public_urls(page):
     path = REPO / page
     broken = []
@@ -52,7 +56,9 @@ def test_the_configuration_reference_is_generated_from_the_schema_and_up_to_date
     from attnexp.config_reference import update_page
 
     page = REPO / "docs" / "configuration.md"
-    assert not update_page(page, check=True), "docs/configuration.md is stale: run python -m attnexp.config_reference docs/configuration.md"
+    assert not update_page(page, check=True), (
+        "docs/configuration.md is stale: run python -m attnexp.config_reference docs/configuration.md"
+    )
     text = page.read_text(encoding="utf-8")
     assert "| `train.protocols.jain_wallace.epochs` | integer | `8` |" in text
     assert "| `datasets.<name>.select_on` |" in text and "| `embeddings.source` |" in text

@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from tiny_models import flat, hierarchical, random_documents, random_examples, transformer
 from tiny_tasks import load_config, quiet, run_fit, tiny_settings, write_dataset
 
@@ -41,7 +40,9 @@ def test_birnn_states_on_the_gpu_equal_the_cpus():
         x, lengths = torch.randn(5, 9, 12), torch.tensor([9, 3, 1, 7, 9])
         cpu_states, cpu_final = encoder.run(x, lengths)
         gpu_states, gpu_final = encoder.cuda().run(x.cuda(), lengths.cuda())
-        assert torch.allclose(gpu_states.cpu(), cpu_states, atol=1e-4) and torch.allclose(gpu_final.cpu(), cpu_final, atol=1e-4)
+        assert torch.allclose(gpu_states.cpu(), cpu_states, atol=1e-4) and torch.allclose(
+            gpu_final.cpu(), cpu_final, atol=1e-4
+        )
 
 
 def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
@@ -53,8 +54,20 @@ def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
     metrics = {}
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        job = TrainingJob(data, None, None, tiny_settings(config, "lstm-tanh"), "dev", 10, 1, device,
-                          out / "model.pt", out / "metrics.json", out / "timing.json", {"test": True})
+        job = TrainingJob(
+            data,
+            None,
+            None,
+            tiny_settings(config, "lstm-tanh"),
+            "dev",
+            10,
+            1,
+            device,
+            out / "model.pt",
+            out / "metrics.json",
+            out / "timing.json",
+            {"test": True},
+        )
         fit(parse_model_name("lstm-tanh", "binary"), job, log=lambda _: None)
         metrics[device] = json.loads((out / "metrics.json").read_text())
         assert json.loads((out / "timing.json").read_text())["device"] == device
@@ -64,13 +77,22 @@ def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
 # token counts (no SOS/EOS): unequal, one single-token instance
 LENGTHS = [7, 3, 11, 1, 5, 8, 20, 2]
 EXPLAIN_SETTINGS = {
-    "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
-    "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
+    "batch_size": 4,
+    "loo_op": "delete",
+    "ig_target": "logit",
+    "ig_baseline": "pad",
+    "ig_method": "gausslegendre",
+    "ig_steps": 20,
+    "ig_max_steps": 80,
+    "ig_tolerance": 0.01,
 }
 METHODS = ("attention", "gradient", "loo", "ig")
 # ε 0.05 above the hinge's margin 0.01: every candidate is feasible on both devices by a wide margin
 JW_SETTINGS = {
-    "max_tokens": 20000, "permutations": 20, "adv_eps_bc": 0.05, "adv_eps_qa": 0.05,
+    "max_tokens": 20000,
+    "permutations": 20,
+    "adv_eps_bc": 0.05,
+    "adv_eps_qa": 0.05,
     "adversary": {"candidates": 5, "steps": 30, "lr": 0.01, "amsgrad": True, "penalty": 500.0, "margin": 0.01},
 }
 
@@ -116,13 +138,17 @@ def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
     model, examples = flat("lstm", "tanh"), random_examples(LENGTHS)
     on_gpu = copy.deepcopy(model).cuda()
     assert_same_table(
-        jw.permutation_experiment(model, examples, JW_SETTINGS, 10), jw.permutation_experiment(on_gpu, examples, JW_SETTINGS, 10),
-        exact=["id", "length", "predicted"], close={"max_attention": 1e-4, "median_output_difference": 1e-4},
+        jw.permutation_experiment(model, examples, JW_SETTINGS, 10),
+        jw.permutation_experiment(on_gpu, examples, JW_SETTINGS, 10),
+        exact=["id", "length", "predicted"],
+        close={"max_attention": 1e-4, "median_output_difference": 1e-4},
     )
     cpu, cpu_export = jw.adversarial_experiment(model, examples, JW_SETTINGS, 10, log=quiet)
     gpu, gpu_export = jw.adversarial_experiment(on_gpu, examples, JW_SETTINGS, 10, log=quiet)
     assert_same_table(
-        cpu, gpu, exact=["id", "length", "predicted", "feasible_candidates"],
+        cpu,
+        gpu,
+        exact=["id", "length", "predicted", "feasible_candidates"],
         close={"max_attention": 1e-4, "eps_max_jsd": 1e-3, "output_difference": 1e-3},
     )
     for c, g in zip(cpu_export, gpu_export, strict=True):
@@ -132,23 +158,46 @@ def test_permutation_and_adversary_on_the_gpu_equal_the_cpus():
 
 def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """write_explanations and the J&W writers restore the checkpoint onto the GPU (`device: cuda`)."""
-    from attnexp.papers.jain_wallace import experiment as jw
     from attnexp.explain import read_explanations, write_explanations
+    from attnexp.papers.jain_wallace import experiment as jw
 
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model")
     for device in ("cpu", "cuda"):
         out = tmp_path / device
-        write_explanations(checkpoint, data, {method: out / f"{method}.jsonl" for method in METHODS}, EXPLAIN_SETTINGS, 10, 1, log=quiet, device=device)
+        write_explanations(
+            checkpoint,
+            data,
+            {method: out / f"{method}.jsonl" for method in METHODS},
+            EXPLAIN_SETTINGS,
+            10,
+            1,
+            log=quiet,
+            device=device,
+        )
         jw.write_permutation(checkpoint, data, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
-        jw.write_adversarial(checkpoint, data, out / "adversarial.csv", out / "adversarial.jsonl", JW_SETTINGS, 10, 1, log=quiet, device=device)
+        jw.write_adversarial(
+            checkpoint,
+            data,
+            out / "adversarial.csv",
+            out / "adversarial.jsonl",
+            JW_SETTINGS,
+            10,
+            1,
+            log=quiet,
+            device=device,
+        )
     cpu, gpu = (read_explanations([tmp_path / device / f"{m}.jsonl" for m in METHODS]) for device in ("cpu", "cuda"))
     assert_same_explanations(cpu, gpu)
     cpu, gpu = (pd.read_csv(tmp_path / device / "permutation.csv") for device in ("cpu", "cuda"))
-    assert_same_table(cpu, gpu, exact=["id", "length", "predicted"], close={"max_attention": 1e-4, "median_output_difference": 1e-4})
+    assert_same_table(
+        cpu, gpu, exact=["id", "length", "predicted"], close={"max_attention": 1e-4, "median_output_difference": 1e-4}
+    )
     cpu, gpu = (pd.read_csv(tmp_path / device / "adversarial.csv") for device in ("cpu", "cuda"))
     assert_same_table(
-        cpu, gpu, exact=["id", "length", "predicted", "feasible_candidates"],
+        cpu,
+        gpu,
+        exact=["id", "length", "predicted", "feasible_candidates"],
         close={"max_attention": 1e-4, "eps_max_jsd": 1e-3, "output_difference": 1e-3},
     )
 
@@ -162,7 +211,16 @@ SS_EXACT = {
     "removal": ["id", "n", "predicted", "ranking", "permutation", "flipped", "removed"],
 }
 SS_CLOSE = {
-    "erasure": ["top_attention", "random_attention", "delta_attention", "js_top", "js_random", "delta_js", "kl_top", "kl_random"],
+    "erasure": [
+        "top_attention",
+        "random_attention",
+        "delta_attention",
+        "js_top",
+        "js_random",
+        "delta_js",
+        "kl_top",
+        "kl_random",
+    ],
     "removal": ["fraction", "removed_mass"],
 }
 
@@ -171,7 +229,9 @@ def assert_same_frame(cpu: pd.DataFrame, gpu: pd.DataFrame, exact: list[str], cl
     assert list(gpu.columns) == list(cpu.columns) and len(gpu) == len(cpu)
     pd.testing.assert_frame_equal(gpu[exact], cpu[exact])
     for column in close:
-        np.testing.assert_allclose(gpu[column].astype(float), cpu[column].astype(float), rtol=1e-3, atol=1e-4, err_msg=column)
+        np.testing.assert_allclose(
+            gpu[column].astype(float), cpu[column].astype(float), rtol=1e-3, atol=1e-4, err_msg=column
+        )
 
 
 @pytest.mark.parametrize("name", ["han-rnn", "flan-rnn", "lstm-tanh", "transformer-cls"])
@@ -202,7 +262,10 @@ def test_faithfulness_on_the_gpu_equals_the_cpus():
     han = hierarchical("han", "rnn")
     for unit in ("sentences", "tokens"):  # a HAN over its own units, and over its tokens (token attention)
         units = [ff.attended_units(e, unit) for e in examples]
-        scores = {device: ff.unit_rankings(m, examples, units, unit=unit) for device, m in (("cpu", han), ("cuda", copy.deepcopy(han).cuda()))}
+        scores = {
+            device: ff.unit_rankings(m, examples, units, unit=unit)
+            for device, m in (("cpu", han), ("cuda", copy.deepcopy(han).cuda()))
+        }
         for name in ("attention", "loo"):
             for c, g in zip(scores["cpu"][name], scores["cuda"][name], strict=True):
                 np.testing.assert_allclose(g, c, rtol=1e-3, atol=1e-4, err_msg=f"{unit}: {name}")
@@ -219,34 +282,66 @@ def test_attention_attribution_on_the_gpu_equals_the_cpus():
     set_determinism(10, 1)
     model, examples = transformer(layers=2), random_examples(LENGTHS, seed=2)
     on_gpu = copy.deepcopy(model).cuda()
-    for fn in (lambda m: aa.head_importance(m, examples, 5, "right", 3), lambda m: aa.attention_importance(m, examples, 3)):
+    for fn in (
+        lambda m: aa.head_importance(m, examples, 5, "right", 3),
+        lambda m: aa.attention_importance(m, examples, 3),
+    ):
         np.testing.assert_allclose(fn(on_gpu), fn(model), rtol=1e-3, atol=1e-4)
-    orders = {"attribution": [aa.pruning_order(aa.head_importance(model, examples, 5, "right", 3))], "random": [np.array([3, 0, 2, 1])]}
+    orders = {
+        "attribution": [aa.pruning_order(aa.head_importance(model, examples, 5, "right", 3))],
+        "random": [np.array([3, 0, 2, 1])],
+    }
     cpu, gpu = (aa.pruning_curves(m, examples, orders, [0.0, 0.5, 1.0], 3) for m in (model, on_gpu))
     pd.testing.assert_frame_equal(gpu, cpu)  # accuracies of the same decisions
     for example in examples[:3]:
         cpu, gpu = (aa.attribution_graph(m, example, 1, 10, "right", 0.4) for m in (model, on_gpu))
-        assert gpu["root"] == cpu["root"] and [(e["layer"], e["i"], e["j"]) for e in gpu["edges"]] == [(e["layer"], e["i"], e["j"]) for e in cpu["edges"]]
-        np.testing.assert_allclose([e["score"] for e in gpu["edges"]], [e["score"] for e in cpu["edges"]], rtol=1e-3, atol=1e-4)
+        assert gpu["root"] == cpu["root"] and [(e["layer"], e["i"], e["j"]) for e in gpu["edges"]] == [
+            (e["layer"], e["i"], e["j"]) for e in cpu["edges"]
+        ]
+        np.testing.assert_allclose(
+            [e["score"] for e in gpu["edges"]], [e["score"] for e in cpu["edges"]], rtol=1e-3, atol=1e-4
+        )
 
 
 def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     """S&S interventions, the ERASER battery and the attention export restore the checkpoint onto the
     GPU (`device: cuda`) and write the CPU's results."""
+    from attnexp.explain import write_explanations
     from attnexp.papers.faithfulness import experiment as ff
     from attnexp.papers.serrano_smith import experiment as ss
-    from attnexp.explain import write_explanations
     from attnexp.runtime import export_attention
 
     config = load_config()
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(config, data, tmp_path / "model")
-    settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10, "rankings": ["attention", "gradient", "loo"]}
+    settings = config["faithfulness"] | {
+        "random_rankings": 2,
+        "max_instances": 10,
+        "rankings": ["attention", "gradient", "loo"],
+    }
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         explanations = [out / f"{method}.jsonl" for method in ("attention", "gradient", "loo")]
-        write_explanations(checkpoint, data, {path.stem: path for path in explanations}, EXPLAIN_SETTINGS, 10, 1, log=quiet, device="cpu")
-        ss.write_interventions(checkpoint, data, out / "erasure.csv", out / "removal.csv", config["serrano_smith"], 1, log=quiet, device=device)
+        write_explanations(
+            checkpoint,
+            data,
+            {path.stem: path for path in explanations},
+            EXPLAIN_SETTINGS,
+            10,
+            1,
+            log=quiet,
+            device="cpu",
+        )
+        ss.write_interventions(
+            checkpoint,
+            data,
+            out / "erasure.csv",
+            out / "removal.csv",
+            config["serrano_smith"],
+            1,
+            log=quiet,
+            device=device,
+        )
         ff.write_faithfulness(checkpoint, data, explanations, out / "eraser.csv", settings, 10, 1, device=device)
         export_attention(checkpoint, data, out / "attention.jsonl", batch_size=8, device=device)
     for table in ("erasure", "removal"):
@@ -254,7 +349,12 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
         assert_same_frame(cpu, gpu, SS_EXACT[table], SS_CLOSE[table])
     cpu, gpu = (pd.read_csv(tmp_path / device / "eraser.csv", dtype={"id": str}) for device in ("cpu", "cuda"))
     assert_same_frame(cpu, gpu, ["ranking", "id", "bin", "k", "n"], ["comprehensiveness", "sufficiency"])
-    cpu, gpu = ([json.loads(line) for line in (tmp_path / device / "attention.jsonl").read_text().splitlines()] for device in ("cpu", "cuda"))
+    cpu, gpu = (
+        [json.loads(line) for line in (tmp_path / device / "attention.jsonl").read_text().splitlines()]
+        for device in ("cpu", "cuda")
+    )
     assert [(r["id"], r["split"], r["length"]) for r in gpu] == [(r["id"], r["split"], r["length"]) for r in cpu]
     for c, g in zip(cpu, gpu):
-        np.testing.assert_allclose(g["attention"] + g["probs"], c["attention"] + c["probs"], rtol=1e-3, atol=1e-4, err_msg=c["id"])
+        np.testing.assert_allclose(
+            g["attention"] + g["probs"], c["attention"] + c["probs"], rtol=1e-3, atol=1e-4, err_msg=c["id"]
+        )

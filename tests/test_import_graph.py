@@ -25,7 +25,9 @@ def import_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:  # relative: from the package `level - 1` folders up
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                    )
                 for alias in node.names:
                     target = f"{base}.{alias.name}"
                     graph[name] |= {target} if target in modules else ({base} if base in modules else set())

@@ -17,10 +17,42 @@ from attnexp import io
 
 CASES = {
     "every kind": [
-        {"id": "a,b", "length": 3, "predicted": np.int64(1), "score": 0.123456789, "nan": float("nan"), "flag": True, "text": 'say "hi"'},
-        {"id": "c\nd", "length": 12, "predicted": np.int64(0), "score": 1e-7, "nan": float("inf"), "flag": False, "text": ""},
-        {"id": "e", "length": 0, "predicted": np.int64(-3), "score": -0.0, "nan": -float("inf"), "flag": True, "text": "ü"},
-        {"id": "f", "length": 2**40, "predicted": np.int64(2), "score": 123456789.0, "nan": np.float64(2.5), "flag": True, "text": " x"},
+        {
+            "id": "a,b",
+            "length": 3,
+            "predicted": np.int64(1),
+            "score": 0.123456789,
+            "nan": float("nan"),
+            "flag": True,
+            "text": 'say "hi"',
+        },
+        {
+            "id": "c\nd",
+            "length": 12,
+            "predicted": np.int64(0),
+            "score": 1e-7,
+            "nan": float("inf"),
+            "flag": False,
+            "text": "",
+        },
+        {
+            "id": "e",
+            "length": 0,
+            "predicted": np.int64(-3),
+            "score": -0.0,
+            "nan": -float("inf"),
+            "flag": True,
+            "text": "ü",
+        },
+        {
+            "id": "f",
+            "length": 2**40,
+            "predicted": np.int64(2),
+            "score": 123456789.0,
+            "nan": np.float64(2.5),
+            "flag": True,
+            "text": " x",
+        },
     ],
     "only NaN": [{"a": float("nan")}, {"a": float("nan")}],
     "one empty string": [{"a": ""}],
@@ -88,7 +120,10 @@ def test_a_sealed_input_changed_or_without_its_seal_is_refused_naming_it(tmp_pat
     io.write_csv(path, pd.DataFrame({"tau": [0.25, 0.5]}), seal=True)
     assert list(io.read_table(path)["tau"]) == [0.25, 0.5]
     path.write_text(path.read_text().replace("0.25", "0.26"))
-    with pytest.raises(ValueError, match=rf"^{path}: damaged, it does not match the digest table.csv.sha256 recorded when it was written; delete it and rerun$"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{path}: damaged, it does not match the digest table.csv.sha256 recorded when it was written; delete it and rerun$",
+    ):
         io.read_table(path)
     io.write_seal(path)  # sealed again by hand (as `sha256sum table.csv > table.csv.sha256` would)
     assert list(io.read_table(path)["tau"]) == [0.26, 0.5]
@@ -100,7 +135,9 @@ def test_a_sealed_input_changed_or_without_its_seal_is_refused_naming_it(tmp_pat
         io.read_json(path, sealed=True)
 
 
-@pytest.mark.parametrize("damage", [lambda text: text[: len(text) // 2], lambda text: "\udcff" + text[1:]], ids=["truncated", "not-utf8"])
+@pytest.mark.parametrize(
+    "damage", [lambda text: text[: len(text) // 2], lambda text: "\udcff" + text[1:]], ids=["truncated", "not-utf8"]
+)
 def test_a_damaged_json_file_is_one_line_naming_it(tmp_path, damage):
     """A truncated stats.json (or one with bytes that are not UTF-8) is a ValueError naming the
     file, which `fail_cleanly` turns into one line, not a decoder's traceback without the file."""

@@ -31,13 +31,21 @@ def _declared(key: str) -> list[JobSettings]:
 # paper's experiment module (a paper added to the registry is checked without editing this test), and
 # the explanation methods'
 READERS = {
-    **{f"papers/{key}/experiment.py": _declared(key) for key in PAPERS if (SRC / "papers" / key / "experiment.py").exists()},
+    **{
+        f"papers/{key}/experiment.py": _declared(key)
+        for key in PAPERS
+        if (SRC / "papers" / key / "experiment.py").exists()
+    },
     "explain/__init__.py": list(EXPLAIN_SETTINGS.values()),
 }
 
 
 def test_the_readers_come_from_the_registry():
-    assert {"papers/jain_wallace/experiment.py", "papers/serrano_smith/experiment.py", "papers/faithfulness/experiment.py"} <= set(READERS)
+    assert {
+        "papers/jain_wallace/experiment.py",
+        "papers/serrano_smith/experiment.py",
+        "papers/faithfulness/experiment.py",
+    } <= set(READERS)
     assert len(READERS["papers/jain_wallace/experiment.py"]) == 2  # permutation and adversary
 
 
@@ -50,7 +58,12 @@ def settings_read(path: Path) -> set[str]:
                 keys.add(node.slice.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
             target = node.func.value
-            if isinstance(target, ast.Name) and target.id == "settings" and node.args and isinstance(node.args[0], ast.Constant):
+            if (
+                isinstance(target, ast.Name)
+                and target.id == "settings"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 keys.add(node.args[0].value)
     return keys
 

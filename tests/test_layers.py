@@ -17,7 +17,11 @@ from test_import_graph import SRC, import_graph, module_name
 LAYERS = (
     (0, "foundations", r"(|io|messages|markdown|metrics|spec)"),
     (5, "experiments", r"papers\.[a-z_]+\.[a-z_]+"),  # a paper package's own modules (experiment, tables, plots)
-    (1, "records: torch-free descriptions, plans, claims", r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|claims|tables|scorecard|explanations)"),
+    (
+        1,
+        "records: torch-free descriptions, plans, claims",
+        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|claims|tables|scorecard|explanations)",
+    ),
     (2, "data", r"data(\..+)?"),
     (3, "models", r"models(\..+)?"),
     (4, "training, run time, explanations", r"(train|runtime|workflow|explain(\..+)?)"),
@@ -32,7 +36,9 @@ def layer(module: str) -> int:
     for number, _, pattern in LAYERS:
         if re.fullmatch(pattern, name):
             return number
-    raise LookupError(f"{module}: no layer in tests/test_layers.py LAYERS matches it; place it there and in docs/architecture.md")
+    raise LookupError(
+        f"{module}: no layer in tests/test_layers.py LAYERS matches it; place it there and in docs/architecture.md"
+    )
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:

@@ -11,7 +11,17 @@ import pytest
 import torch
 from scipy.stats import kendalltau
 
-from attnexp.metrics import classification_metrics, f1_per_class, ground_truth_scores, jsd, kendall_tau, neg_entropy, pairwise_jsd_total, roc_auc, tvd
+from attnexp.metrics import (
+    classification_metrics,
+    f1_per_class,
+    ground_truth_scores,
+    jsd,
+    kendall_tau,
+    neg_entropy,
+    pairwise_jsd_total,
+    roc_auc,
+    tvd,
+)
 
 LN2 = math.log(2)
 

@@ -106,7 +106,10 @@ def test_the_patterns_catch_development_history(line):
     [
         ("config.yaml", "# D-EMB (docs/decisions.md): `auto` uses the paper's pretrained vectors"),
         ("config.yaml", "`python benchmarks/jain_wallace_speed.py`, written to benchmarks/jain_wallace_speed.md"),
-        ("config.yaml", "Jain & Wallace 2019 Table 2 [P] = successar/AttentionExplanation@675b0dc graph_outputs/GradientPval"),
+        (
+            "config.yaml",
+            "Jain & Wallace 2019 Table 2 [P] = successar/AttentionExplanation@675b0dc graph_outputs/GradientPval",
+        ),
         ("tests/conftest.py", '@pytest.fixture(scope="session")'),
         ("tests/test_publish.py", 'assert "### The debate matrix" in (out / "beyond-the-papers.md").read_text()'),
     ],

@@ -34,7 +34,16 @@ from attnexp.spec import ModelSpec, parse_model_name
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SYNTHETIC = ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh", "lstm-uniform", "average-guided-lstm-tanh", "han-rnn", "flan-conv"]
+SYNTHETIC = [
+    "lstm-tanh",
+    "lstm-dot",
+    "cnn-tanh",
+    "average-tanh",
+    "lstm-uniform",
+    "average-guided-lstm-tanh",
+    "han-rnn",
+    "flan-conv",
+]
 SYNTHETIC_QA = ["cnn-dot", "average-tanh"]
 
 
@@ -66,13 +75,25 @@ def runs(*triples):
 
 
 def test_jain_wallace_runs_flat_and_qa_models_with_their_own_attention(small):
-    expected = [(d, m, s) for d, models in (("synthetic", ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"]), ("synthetic_qa", SYNTHETIC_QA)) for m in models for s in (10, 11)]
+    expected = [
+        (d, m, s)
+        for d, models in (
+            ("synthetic", ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"]),
+            ("synthetic_qa", SYNTHETIC_QA),
+        )
+        for m in models
+        for s in (10, 11)
+    ]
     assert experiment_runs(small, "jain_wallace") == runs(*expected)  # sorted by dataset, then config order, then seed
     # not: lstm-uniform (no own attention), the guided model (imposed), han-rnn / flan-conv (no attributable input)
 
 
 def test_serrano_smith_runs_han_flan_and_flat_tanh_dot_but_no_uniform_guided_or_qa(small):
-    expected = [("synthetic", m, s) for m in ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh", "han-rnn", "flan-conv"] for s in (10, 11)]
+    expected = [
+        ("synthetic", m, s)
+        for m in ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh", "han-rnn", "flan-conv"]
+        for s in (10, 11)
+    ]
     assert experiment_runs(small, "serrano_smith") == runs(*expected)
     assert not any(r.dataset == "synthetic_qa" for r in experiment_runs(small, "serrano_smith"))  # QA: not linear
 
@@ -80,20 +101,32 @@ def test_serrano_smith_runs_han_flan_and_flat_tanh_dot_but_no_uniform_guided_or_
 def test_runs_are_narrowed_by_datasets_and_models(small):
     small["jain_wallace"] |= {"datasets": ["synthetic"], "models": ["average-tanh", "lstm-tanh"]}
     assert experiment_runs(small, "jain_wallace") == runs(
-        ("synthetic", "lstm-tanh", 10), ("synthetic", "lstm-tanh", 11), ("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11)
+        ("synthetic", "lstm-tanh", 10),
+        ("synthetic", "lstm-tanh", 11),
+        ("synthetic", "average-tanh", 10),
+        ("synthetic", "average-tanh", 11),
     )
-    small["serrano_smith"] |= {"models": ["flan-conv", "average-tanh"]}  # average-tanh: flat on synthetic, QA on synthetic_qa
+    small["serrano_smith"] |= {
+        "models": ["flan-conv", "average-tanh"]
+    }  # average-tanh: flat on synthetic, QA on synthetic_qa
     assert experiment_runs(small, "serrano_smith") == runs(
-        ("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11), ("synthetic", "flan-conv", 10), ("synthetic", "flan-conv", 11)
+        ("synthetic", "average-tanh", 10),
+        ("synthetic", "average-tanh", 11),
+        ("synthetic", "flan-conv", 10),
+        ("synthetic", "flan-conv", 11),
     )
-    assert selection_problems(small, "serrano_smith") == []  # runnable on synthetic: no error for synthetic_qa's QA model
+    assert (
+        selection_problems(small, "serrano_smith") == []
+    )  # runnable on synthetic: no error for synthetic_qa's QA model
 
 
 def test_a_dataset_trains_its_own_seeds_in_place_of_train_seeds(small):
     small["datasets"]["synthetic_qa"]["seeds"] = [12]
     small["jain_wallace"] |= {"models": ["average-tanh"]}
     assert training_seeds(small, "synthetic") == [10, 11] and training_seeds(small, "synthetic_qa") == [12]
-    assert experiment_runs(small, "jain_wallace") == runs(("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11), ("synthetic_qa", "average-tanh", 12))
+    assert experiment_runs(small, "jain_wallace") == runs(
+        ("synthetic", "average-tanh", 10), ("synthetic", "average-tanh", 11), ("synthetic_qa", "average-tanh", 12)
+    )
 
 
 def test_disabled_datasets_take_no_part(small):
@@ -103,7 +136,10 @@ def test_disabled_datasets_take_no_part(small):
 
 def test_run_dirs(small):
     small["serrano_smith"] |= {"models": ["han-rnn"]}
-    assert run_dirs(small, "serrano_smith", "results/models") == ["results/models/synthetic/han-rnn/seed10", "results/models/synthetic/han-rnn/seed11"]
+    assert run_dirs(small, "serrano_smith", "results/models") == [
+        "results/models/synthetic/han-rnn/seed10",
+        "results/models/synthetic/han-rnn/seed11",
+    ]
 
 
 def test_the_real_config_plans_both_papers(raw_config):
@@ -113,7 +149,9 @@ def test_the_real_config_plans_both_papers(raw_config):
     assert RunKey("babi1", "lstm-tanh", 10) in jw  # QA models take part, over passage tokens
     assert RunKey("20news20", "han-rnn", 10) in ss and RunKey("sst", "lstm-tanh", 10) in ss
     assert not any(model_spec(config, r.dataset, r.model).family == "qa" for r in ss)
-    assert not any(r.model.startswith(("han-", "flan-")) or r.model.endswith("-uniform") or "-guided-" in r.model for r in jw)
+    assert not any(
+        r.model.startswith(("han-", "flan-")) or r.model.endswith("-uniform") or "-guided-" in r.model for r in jw
+    )
     assert all(config["datasets"][r.dataset]["enabled"] for r in jw + ss)
 
 
@@ -135,7 +173,9 @@ def test_missing_capabilities_and_require():
     for name in ("han-rnn", "flan-conv"):
         assert missing_capabilities(parse_model_name(name, "binary"), "faithfulness") == []
         assert missing_capabilities(parse_model_name(name, "binary"), "explain") != []
-    assert missing_capabilities(parse_model_name("lstm-uniform", "binary"), "faithfulness") == ["its own trained attention"]
+    assert missing_capabilities(parse_model_name("lstm-uniform", "binary"), "faithfulness") == [
+        "its own trained attention"
+    ]
     require(parse_model_name("cnn-dot", "qa"), "jain_wallace")  # no error
     with pytest.raises(CapabilityError) as err:
         require(parse_model_name("cnn-dot", "qa"), "serrano_smith")
@@ -191,7 +231,9 @@ def test_jain_wallace_selection_errors(small):
     small["jain_wallace"] |= {"models": None, "datasets": ["sst", "nope"]}
     problems = selection_problems(small, "jain_wallace")
     assert problems[0] == "config key 'jain_wallace.datasets.0': dataset 'sst' is not enabled"
-    assert problems[1].startswith("config key 'jain_wallace.datasets.1': unknown dataset 'nope' (datasets: 20news, 20news20, ")  # no close match
+    assert problems[1].startswith(
+        "config key 'jain_wallace.datasets.1': unknown dataset 'nope' (datasets: 20news, 20news20, "
+    )  # no close match
     assert len(problems) == 2
 
 
@@ -203,13 +245,17 @@ def test_run_key_path_and_of_file():
     key = RunKey("synthetic", "lstm-tanh", 10)
     assert key.path("results/models") == "results/models/synthetic/lstm-tanh/seed10"
     assert RunKey.of_file("results/explain/synthetic/lstm-tanh/seed10/explanations.jsonl") == key
-    assert RunKey.of_file(Path("/abs/results/models/synthetic_qa/average-guided-lstm-tanh/seed7/model.pt")) == RunKey("synthetic_qa", "average-guided-lstm-tanh", 7)
+    assert RunKey.of_file(Path("/abs/results/models/synthetic_qa/average-guided-lstm-tanh/seed7/model.pt")) == RunKey(
+        "synthetic_qa", "average-guided-lstm-tanh", 7
+    )
     assert RunKey.of_file(key.path("x") + "/metrics.json") == key  # round trip
     assert RunKey.of_file("a\\b\\sst\\cnn-dot\\seed3\\metrics.json") == RunKey("sst", "cnn-dot", 3)
     assert key._asdict() == {"dataset": "synthetic", "model": "lstm-tanh", "seed": 10}
 
 
-@pytest.mark.parametrize("path", ["results/synthetic/lstm-tanh/model.pt", "seed10/model.pt", "a/b/seedx/f", "synthetic/lstm-tanh/seed/f"])
+@pytest.mark.parametrize(
+    "path", ["results/synthetic/lstm-tanh/model.pt", "seed10/model.pt", "a/b/seedx/f", "synthetic/lstm-tanh/seed/f"]
+)
 def test_run_key_of_file_refuses_other_paths(path):
     with pytest.raises(ValueError, match="not a per-run file"):
         RunKey.of_file(path)
@@ -222,7 +268,9 @@ def test_run_key_of_file_refuses_other_paths(path):
 def test_planning_and_config_validation_never_import_torch():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     code = "import attnexp.plan, attnexp.config, attnexp.spec, sys; assert 'torch' not in sys.modules, 'torch imported'"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -241,7 +289,11 @@ def test_wiegreffe_pinter_runs_lstm_tanh_and_the_transformer_on_the_enabled_bina
     binary = sorted(name for name, ds in real["datasets"].items() if ds["enabled"] and ds["task"] == "binary")
     assert binary == ["20news", "agnews", "imdb", "sst", "synthetic"]
     bases = [
-        (d, m, s) for d in binary for m in ("lstm-tanh", "transformer-cls") if m in real["datasets"][d]["models"] for s in real["train"]["seeds"]
+        (d, m, s)
+        for d in binary
+        for m in ("lstm-tanh", "transformer-cls")
+        if m in real["datasets"][d]["models"]
+        for s in real["train"]["seeds"]
     ]
     assert wp == runs(*bases) and {d for d, m, _ in bases if m == "transformer-cls"} == {"imdb", "sst", "synthetic"}
     datasets = {r.dataset for r in wp}
@@ -251,7 +303,11 @@ def test_wiegreffe_pinter_runs_lstm_tanh_and_the_transformer_on_the_enabled_bina
 
 
 def test_wiegreffe_pinter_open_model_selection_takes_every_imitable_model_with_its_own_attention(small):
-    small["datasets"]["synthetic"]["models"] = [*SYNTHETIC, "lstm-tanh-adversary-1e-3", "average-guided-lstm-tanh-adversary-1e-3"]
+    small["datasets"]["synthetic"]["models"] = [
+        *SYNTHETIC,
+        "lstm-tanh-adversary-1e-3",
+        "average-guided-lstm-tanh-adversary-1e-3",
+    ]
     small["wiegreffe_pinter"]["models"] = None
     assert experiment_runs(small, "wiegreffe_pinter") == runs(
         *[("synthetic", m, s) for m in ["lstm-tanh", "lstm-dot", "cnn-tanh", "average-tanh"] for s in (10, 11)]
@@ -266,7 +322,10 @@ def test_wiegreffe_pinter_asked_for_an_adversary_or_uniform_model_names_what_it_
         "a flat or Transformer classifier of its own (uniform, guided and adversarial counterparts exist for it), which it lacks",
         "config key 'wiegreffe_pinter.models.1': model 'lstm-uniform': the Wiegreffe & Pinter experiments need its own trained attention, which it lacks",
     ]
-    with pytest.raises(CapabilityError, match="model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need a flat or Transformer classifier"):
+    with pytest.raises(
+        CapabilityError,
+        match="model 'lstm-tanh-adversary-1e-3': the Wiegreffe & Pinter experiments need a flat or Transformer classifier",
+    ):
         require(parse_model_name("lstm-tanh-adversary-1e-3", "binary"), "wiegreffe_pinter")
 
 
@@ -307,13 +366,21 @@ def test_wiegreffe_pinter_companions_of_the_real_config(real):
     }
     assert companions.full is True
     every = companions.all()
-    assert every == [base, run("lstm-uniform"), *companions.seeds, *companions.adversaries.values(), *companions.diagnostic.values()]
+    assert every == [
+        base,
+        run("lstm-uniform"),
+        *companions.seeds,
+        *companions.adversaries.values(),
+        *companions.diagnostic.values(),
+    ]
     assert len(every) == 1 + 1 + 8 + 6 + 4 == len(set(every))
     for r in every:  # every companion is a model name of the dataset's task, with the spec the names promise
         spec = model_spec(real, r.dataset, r.model)
         assert spec.name == r.model
     assert all(model_spec(real, "sst", r.model).imitates == "lstm-tanh" for r in companions.adversaries.values())
-    assert {lam: model_spec(real, "sst", r.model).adversary_lambda for lam, r in companions.adversaries.items()} == {lam: lam for lam in companions.adversaries}
+    assert {lam: model_spec(real, "sst", r.model).adversary_lambda for lam, r in companions.adversaries.items()} == {
+        lam: lam for lam in companions.adversaries
+    }
     assert model_spec(real, "sst", companions.diagnostic["adversary"].model).guide == companions.adversaries[1e-3].model
 
 
@@ -355,7 +422,9 @@ def test_wiegreffe_pinter_companion_seeds_keep_every_seed_when_the_base_seed_is_
     seeds = real["wiegreffe_pinter"]["seeds"]
     assert 10 not in seeds
     assert [r.seed for r in wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 10)).seeds] == seeds
-    assert [r.seed for r in wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 257)).seeds] == [s for s in seeds if s != 257]
+    assert [r.seed for r in wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 257)).seeds] == [
+        s for s in seeds if s != 257
+    ]
     assert len(seeds) - 1 == len(wiegreffe_pinter_companions(real, RunKey("sst", "lstm-tanh", 2)).seeds)
 
 
@@ -380,7 +449,10 @@ def test_wiegreffe_pinter_table2_only_datasets_run_only_the_base_and_its_uniform
 
 @pytest.mark.parametrize(
     "base, lacks",
-    [(RunKey("sst", "lstm-uniform", 10), "its own trained attention"), (RunKey("babi1", "lstm-tanh", 10), "a flat or Transformer classifier of its own")],
+    [
+        (RunKey("sst", "lstm-uniform", 10), "its own trained attention"),
+        (RunKey("babi1", "lstm-tanh", 10), "a flat or Transformer classifier of its own"),
+    ],
 )
 def test_wiegreffe_pinter_companions_refuse_a_base_without_the_capabilities(real, base, lacks):
     with pytest.raises(CapabilityError, match=f"model {base.model!r}: the Wiegreffe & Pinter experiments need {lacks}"):
@@ -401,4 +473,10 @@ def test_explanation_files_name_one_job_per_method_attention_first():
 def test_ranking_methods_read_self_attention_methods_only_for_self_attention_models():
     rankings = ["attention_x_gradient", "ig", "rollout", "attattr"]
     assert ranking_methods(rankings, parse_model_name("lstm-tanh", "binary")) == ("attention", "gradient", "ig")
-    assert ranking_methods(rankings, parse_model_name("transformer-cls", "binary")) == ("attention", "gradient", "ig", "rollout", "attattr")
+    assert ranking_methods(rankings, parse_model_name("transformer-cls", "binary")) == (
+        "attention",
+        "gradient",
+        "ig",
+        "rollout",
+        "attattr",
+    )

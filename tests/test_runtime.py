@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 from dataclasses import dataclass
 
 import numpy as np
-import re
-
 import pytest
 import torch
+from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
 
 from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
+from attnexp.models.outputs import probabilities
 from attnexp.runtime import (
     CheckpointError,
     DeviceError,
@@ -25,7 +26,6 @@ from attnexp.runtime import (
     SplitData,
     checkpoint_metadata,
     export_attention,
-    weights_digest,
     load_checkpoint,
     load_splits,
     load_test_examples,
@@ -38,10 +38,9 @@ from attnexp.runtime import (
     restore_run,
     save_checkpoint,
     split_labels,
+    weights_digest,
 )
-from attnexp.models.outputs import probabilities
 from attnexp.train import build_and_initialise
-from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
 
 torch.use_deterministic_algorithms(True)
 
@@ -101,7 +100,11 @@ def test_checkpoint_metadata(fitted, config):
     state, meta = load_checkpoint(model_path)
     assert meta.pop("weights_sha256") == weights_digest(state)
     assert meta["model"] == "lstm-tanh" and meta["family"] == "flat" and meta["classes"] == ["0", "1"]
-    assert meta["vocab_size"] == len(VOCAB) and meta["config"]["class"] == "FlatConfig" and meta["config"]["hidden_size"] == 8
+    assert (
+        meta["vocab_size"] == len(VOCAB)
+        and meta["config"]["class"] == "FlatConfig"
+        and meta["config"]["hidden_size"] == 8
+    )
     spec = parse_model_name("lstm-tanh", "binary")
     assert meta["spec"] == spec.record()
     _, cfg = build_and_initialise(spec, VOCAB, 2, None, tiny_settings(config, "lstm-tanh"))
@@ -143,15 +146,23 @@ def test_load_checkpoint_refuses_other_files(tmp_path):
         load_checkpoint(tmp_path / "missing.pt")
     plain = tmp_path / "plain.pt"
     torch.save({"weights": torch.ones(2)}, plain)
-    with pytest.raises(CheckpointError, match=f"^{re.escape(str(plain))}: {FOREIGN} \\(not a dict of 'metadata' and 'state_dict'\\)"):
+    with pytest.raises(
+        CheckpointError, match=f"^{re.escape(str(plain))}: {FOREIGN} \\(not a dict of 'metadata' and 'state_dict'\\)"
+    ):
         load_checkpoint(plain)
     pickled = tmp_path / "pickled.pt"
     torch.save({"metadata": {}, "state_dict": NotAStateDict()}, pickled)  # weights_only: no arbitrary objects
-    with pytest.raises(CheckpointError, match=rf"{FOREIGN} \(Unsupported global: GLOBAL .*NotAStateDict was not an allowed global by default\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=rf"{FOREIGN} \(Unsupported global: GLOBAL .*NotAStateDict was not an allowed global by default\)",
+    ):
         load_checkpoint(pickled)
     good = tmp_path / "good.pt"
     save_checkpoint(good, {"w": torch.zeros(1)}, {"model": "x"})
-    assert load_checkpoint(good, {"model": "x"})[1] == {"model": "x", "weights_sha256": weights_digest({"w": torch.zeros(1)})}
+    assert load_checkpoint(good, {"model": "x"})[1] == {
+        "model": "x",
+        "weights_sha256": weights_digest({"w": torch.zeros(1)}),
+    }
 
 
 class _Hostile:
@@ -161,14 +172,25 @@ class _Hostile:
 
 CASES = {
     "empty": (lambda p: p.write_bytes(b""), "empty file"),
-    "plain-pickle": (lambda p: p.write_bytes(pickle.dumps({"metadata": {}, "state_dict": _Hostile()}, protocol=4)), "Unsupported operand 149"),
-    "torch-pickle": (lambda p: torch.save({"metadata": {}, "state_dict": _Hostile()}, p), "Trying to load unsupported GLOBAL"),
-    "truncated": (lambda p: p.write_bytes(_checkpoint_bytes(p)[:100]), "PytorchStreamReader failed reading zip archive"),
+    "plain-pickle": (
+        lambda p: p.write_bytes(pickle.dumps({"metadata": {}, "state_dict": _Hostile()}, protocol=4)),
+        "Unsupported operand 149",
+    ),
+    "torch-pickle": (
+        lambda p: torch.save({"metadata": {}, "state_dict": _Hostile()}, p),
+        "Trying to load unsupported GLOBAL",
+    ),
+    "truncated": (
+        lambda p: p.write_bytes(_checkpoint_bytes(p)[:100]),
+        "PytorchStreamReader failed reading zip archive",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_foreign_or_empty_checkpoint_is_one_line_with_a_short_reason_and_never_torch_advice(tmp_path, monkeypatch, case):
+def test_a_foreign_or_empty_checkpoint_is_one_line_with_a_short_reason_and_never_torch_advice(
+    tmp_path, monkeypatch, case
+):
     """A hostile pickle in place of model.pt must not be met with torch's advice to load it with
     weights_only=False (that would run it); an empty file says so rather than giving a blank reason."""
     monkeypatch.chdir(tmp_path)
@@ -178,7 +200,9 @@ def test_a_foreign_or_empty_checkpoint_is_one_line_with_a_short_reason_and_never
     with pytest.raises(CheckpointError) as err:
         load_checkpoint(path)
     message = str(err.value)
-    assert message.startswith(f"{path}: {FOREIGN} ({reason}") and message.endswith("); retrain it (delete the file and rerun)")
+    assert message.startswith(f"{path}: {FOREIGN} ({reason}") and message.endswith(
+        "); retrain it (delete the file and rerun)"
+    )
     assert "\n" not in message and len(message) < len(str(path)) + 200
     assert not re.search(r"weights.only|file an issue|safe_globals|\(\)", message, re.IGNORECASE), message
     assert not (tmp_path / "pwned").exists()
@@ -197,7 +221,7 @@ def _flip_inside(path, tensor: torch.Tensor, n: int = 64) -> None:
     at = data.find(raw)
     assert at >= 0 and len(raw) > 2 * n
     start = at + len(raw) // 2
-    data[start:start + n] = bytes(b ^ 0xFF for b in data[start:start + n])
+    data[start : start + n] = bytes(b ^ 0xFF for b in data[start : start + n])
     path.write_bytes(bytes(data))
 
 
@@ -208,7 +232,9 @@ def test_a_checkpoint_with_flipped_weight_bytes_is_refused_naming_the_file(tmp_p
     load_checkpoint(path)  # intact: loads
     _flip_inside(path, weights["encoder.weight"])
     torch.load(path, weights_only=True)  # torch itself loads the damaged archive without complaint
-    with pytest.raises(CheckpointError, match=rf"^{re.escape(str(path))}: damaged, its weights do not match the digest"):
+    with pytest.raises(
+        CheckpointError, match=rf"^{re.escape(str(path))}: damaged, its weights do not match the digest"
+    ):
         load_checkpoint(path)
 
 
@@ -251,7 +277,9 @@ def saved_model(config, tmp_path, name, task, dataset, n_classes, seed=3):
     """A freshly initialised model of `name`, saved as a checkpoint -> (model, checkpoint path)."""
     spec = parse_model_name(name, task)
     torch.manual_seed(seed)
-    model, cfg = build_and_initialise(spec, VOCAB, n_classes, None, tiny_settings(config, name, dataset=dataset, hidden_size=4))
+    model, cfg = build_and_initialise(
+        spec, VOCAB, n_classes, None, tiny_settings(config, name, dataset=dataset, hidden_size=4)
+    )
     path = tmp_path / f"{name}-{task}.pt"
     save_checkpoint(path, model.state_dict(), checkpoint_metadata(spec, cfg, VOCAB, list(range(n_classes))))
     return model.eval(), path
@@ -269,7 +297,9 @@ def test_restore_run_round_trip_gives_the_original_outputs(config, data, tmp_pat
     assert all(torch.equal(v, run.model.state_dict()[k]) for k, v in original.state_dict().items())
     examples = task_examples(9, 7, "r", question=task == "qa")
     rng = np.random.RandomState(0)
-    guides = {e.id: rng.dirichlet(np.ones(len(e.tokens))).astype(np.float32) for e in examples} if original.guided else None
+    guides = (
+        {e.id: rng.dirichlet(np.ones(len(e.tokens))).astype(np.float32) for e in examples} if original.guided else None
+    )
     batch = collate(examples, run.model.layout, guides)
     with torch.no_grad():
         ours, ours_alpha = run.model(batch)
@@ -324,7 +354,11 @@ def rewritten(path, tmp_path, state=None, metadata=None):
     """The checkpoint at `path` saved again with its state dict and/or metadata changed."""
     old_state, old_meta = load_checkpoint(path)
     out = tmp_path / "changed.pt"
-    save_checkpoint(out, old_state if state is None else state(dict(old_state)), old_meta if metadata is None else metadata(dict(old_meta)))
+    save_checkpoint(
+        out,
+        old_state if state is None else state(dict(old_state)),
+        old_meta if metadata is None else metadata(dict(old_meta)),
+    )
     return out
 
 
@@ -338,7 +372,10 @@ def _without(d, key):
     [
         (lambda s: _without(s, "decoder.bias"), "missing decoder.bias"),
         (lambda s: s | {"decoder.extra": torch.zeros(2)}, "unexpected decoder.extra"),
-        (lambda s: s | {"decoder.weight": torch.zeros(1, 3)}, "decoder.weight: checkpoint shape (1, 3), model shape (1, 16)"),
+        (
+            lambda s: s | {"decoder.weight": torch.zeros(1, 3)},
+            "decoder.weight: checkpoint shape (1, 3), model shape (1, 16)",
+        ),
     ],
     ids=["missing", "extra", "mis-shaped"],
 )
@@ -443,7 +480,9 @@ def test_guided_model_trains_and_exports_the_imposed_attention(config, fitted, d
     _, model_path = fitted
     guide_path = tmp_path / "guide.jsonl"
     export_attention(model_path, data, guide_path, batch_size=8)
-    _, guided_path = run_fit(config, data, tmp_path / "guided", model="average-guided-lstm-tanh", guide=guide_path, epochs=2)
+    _, guided_path = run_fit(
+        config, data, tmp_path / "guided", model="average-guided-lstm-tanh", guide=guide_path, epochs=2
+    )
     export_attention(guided_path, data, tmp_path / "guided.jsonl", batch_size=8, guide_path=guide_path)
     source = exported(guide_path)
     for split, records in exported(tmp_path / "guided.jsonl").items():
@@ -473,7 +512,6 @@ def test_hierarchical_model_exports_sentence_attention(config, data, tmp_path):
             assert sum(r["attention"]) == pytest.approx(1, abs=1e-5)
 
 
-
 # --------------------------------------------------------------------------------------------------
 # another model's attention (W&P's guided models and adversaries) must match the data, instance by instance
 
@@ -481,7 +519,10 @@ def test_hierarchical_model_exports_sentence_attention(config, data, tmp_path):
 def full_guides(data) -> dict[str, dict[str, np.ndarray]]:
     """Uniform weights of the right length for every instance of every split, as read_guides gives them."""
     return {
-        split: {r["id"]: np.full(len(r["tokens"]), 1 / len(r["tokens"]), dtype=np.float32) for r in io.read_jsonl(data.path(split))}
+        split: {
+            r["id"]: np.full(len(r["tokens"]), 1 / len(r["tokens"]), dtype=np.float32)
+            for r in io.read_jsonl(data.path(split))
+        }
         for split in ("train", "dev", "test")
     }
 
@@ -514,7 +555,10 @@ def test_load_splits_refuses_a_guide_of_the_wrong_length_naming_the_instance(dat
     guides[split][victim] = np.full(n + change, 1 / (n + change), dtype=np.float32)
     with pytest.raises(ValueError) as err:
         load_splits(data, read_vocab(data.vocab), read_classes(data), guides)
-    assert str(err.value) == f"the guide attention of {split} instance {victim!r} has {n + change} weights, the instance has {n} tokens"
+    assert (
+        str(err.value)
+        == f"the guide attention of {split} instance {victim!r} has {n + change} weights, the instance has {n} tokens"
+    )
 
 
 @pytest.mark.parametrize("split", ["train", "dev", "test"])

@@ -32,7 +32,12 @@ from attnexp.spec import FAMILIES, ModelSpec, adversary_name, lambda_tag, parse_
 def test_parse_model_name_accepts(name, task, family, encoder, attention, architecture, guide):
     spec = parse_model_name(name, task)
     assert (spec.name, spec.family, spec.encoder, spec.attention, spec.architecture, spec.guide) == (
-        name, family, encoder, attention, architecture, guide,
+        name,
+        family,
+        encoder,
+        attention,
+        architecture,
+        guide,
     )
     assert spec.has_own_attention == (attention in {"tanh", "dot", "context"})
 
@@ -84,12 +89,26 @@ CAPABILITIES = [
 
 
 @pytest.mark.parametrize(
-    "name, task, layout, attended, own, imposed, attributable, linear", CAPABILITIES, ids=[f"{c[0]}-{c[1]}" for c in CAPABILITIES]
+    "name, task, layout, attended, own, imposed, attributable, linear",
+    CAPABILITIES,
+    ids=[f"{c[0]}-{c[1]}" for c in CAPABILITIES],
 )
 def test_capabilities_of_every_family(name, task, layout, attended, own, imposed, attributable, linear):
     spec = parse_model_name(name, task)
-    assert (spec.layout, spec.attended, spec.has_own_attention, spec.imposed_attention, spec.attributable_input, spec.linear_readout) == (
-        layout, attended, own, imposed, attributable, linear,
+    assert (
+        spec.layout,
+        spec.attended,
+        spec.has_own_attention,
+        spec.imposed_attention,
+        spec.attributable_input,
+        spec.linear_readout,
+    ) == (
+        layout,
+        attended,
+        own,
+        imposed,
+        attributable,
+        linear,
     )
     assert spec.family in FAMILIES
 
@@ -102,11 +121,17 @@ def test_attention_is_trained_is_gone():
 # the stored record
 
 
-@pytest.mark.parametrize("name, task", [(c[0], c[1]) for c in CAPABILITIES], ids=[f"{c[0]}-{c[1]}" for c in CAPABILITIES])
+@pytest.mark.parametrize(
+    "name, task", [(c[0], c[1]) for c in CAPABILITIES], ids=[f"{c[0]}-{c[1]}" for c in CAPABILITIES]
+)
 def test_record_round_trip(name, task):
     spec = parse_model_name(name, task)
     record = spec.record()
-    assert set(record) == {"name", "family", "encoder", "attention", "architecture", "guide", "imitates", "adversary_lambda"} and record["name"] == name
+    assert (
+        set(record)
+        == {"name", "family", "encoder", "attention", "architecture", "guide", "imitates", "adversary_lambda"}
+        and record["name"] == name
+    )
     stored = json.loads(json.dumps(record))  # what a metrics.json / checkpoint holds
     assert ModelSpec.from_record(stored) == spec
     assert ModelSpec.from_record(stored).layout == spec.layout
@@ -114,19 +139,34 @@ def test_record_round_trip(name, task):
 
 def test_record_by_hand():
     assert parse_model_name("average-guided-lstm-tanh", "binary").record() == {
-        "name": "average-guided-lstm-tanh", "family": "flat", "encoder": "average", "attention": "guided", "architecture": None, "guide": "lstm-tanh",
-        "imitates": None, "adversary_lambda": None,
+        "name": "average-guided-lstm-tanh",
+        "family": "flat",
+        "encoder": "average",
+        "attention": "guided",
+        "architecture": None,
+        "guide": "lstm-tanh",
+        "imitates": None,
+        "adversary_lambda": None,
     }
     assert parse_model_name("han-conv", "multiclass").record() == {
-        "name": "han-conv", "family": "hierarchical", "encoder": "conv", "attention": "context", "architecture": "han", "guide": None,
-        "imitates": None, "adversary_lambda": None,
+        "name": "han-conv",
+        "family": "hierarchical",
+        "encoder": "conv",
+        "attention": "context",
+        "architecture": "han",
+        "guide": None,
+        "imitates": None,
+        "adversary_lambda": None,
     }
 
 
 @pytest.mark.parametrize(
     "record, got",
     [
-        ({"name": "lstm-tanh", "family": "flat", "encoder": "lstm", "architecture": None}, "'name'"),  # no attention (required)
+        (
+            {"name": "lstm-tanh", "family": "flat", "encoder": "lstm", "architecture": None},
+            "'name'",
+        ),  # no attention (required)
         (parse_model_name("lstm-tanh", "binary").record() | {"extra": 1}, "'extra'"),
         (["lstm-tanh"], "got list"),
     ],
@@ -148,7 +188,18 @@ def test_specs_are_frozen():
 # W&P's model-consistent adversaries: `{base}-adversary-{λ}`
 
 
-LAMBDA_TAGS = [(1e-4, "1e-4"), (1e-3, "1e-3"), (1e-2, "1e-2"), (0.1, "1e-1"), (1, "1e0"), (1.0, "1e0"), (10, "1e1"), (0.025, "2p5e-2"), (1.5, "1p5e0"), (250, "2p5e2")]
+LAMBDA_TAGS = [
+    (1e-4, "1e-4"),
+    (1e-3, "1e-3"),
+    (1e-2, "1e-2"),
+    (0.1, "1e-1"),
+    (1, "1e0"),
+    (1.0, "1e0"),
+    (10, "1e1"),
+    (0.025, "2p5e-2"),
+    (1.5, "1p5e0"),
+    (250, "2p5e2"),
+]
 
 
 @pytest.mark.parametrize("value, tag", LAMBDA_TAGS, ids=[t for _, t in LAMBDA_TAGS])
@@ -169,7 +220,16 @@ def test_lambda_tag_refuses_a_non_positive_lambda(value):
 
 @pytest.mark.parametrize(
     "tag, canonical",
-    [("1e-03", "1e-3"), ("0.1", "1e-1"), ("10", "1e1"), ("1E-3", "1e-3"), ("2.5e-2", "2p5e-2"), ("0p1", "1e-1"), ("1p0e0", "1e0"), ("1e+1", "1e1")],
+    [
+        ("1e-03", "1e-3"),
+        ("0.1", "1e-1"),
+        ("10", "1e1"),
+        ("1E-3", "1e-3"),
+        ("2.5e-2", "2p5e-2"),
+        ("0p1", "1e-1"),
+        ("1p0e0", "1e0"),
+        ("1e+1", "1e1"),
+    ],
 )
 def test_a_non_canonical_lambda_tag_is_refused_with_the_canonical_form(tag, canonical):
     name = f"lstm-tanh-adversary-{tag}"
@@ -195,10 +255,17 @@ def test_an_infinite_lambda_tag_is_refused_naming_the_model(tag):
 
 def test_adversary_spec_fields_and_capabilities():
     spec = parse_model_name("lstm-tanh-adversary-1e-3", "binary")
-    assert spec == ModelSpec("lstm-tanh-adversary-1e-3", "flat", "lstm", "tanh", imitates="lstm-tanh", adversary_lambda=1e-3)
+    assert spec == ModelSpec(
+        "lstm-tanh-adversary-1e-3", "flat", "lstm", "tanh", imitates="lstm-tanh", adversary_lambda=1e-3
+    )
     assert spec.is_adversary and not spec.imitable
     assert spec.has_own_attention and not spec.imposed_attention and spec.guide is None
-    assert (spec.layout, spec.attended, spec.attributable_input, spec.linear_readout) == ("sos_eos", "tokens", True, True)
+    assert (spec.layout, spec.attended, spec.attributable_input, spec.linear_readout) == (
+        "sos_eos",
+        "tokens",
+        True,
+        True,
+    )
     assert spec.family in FAMILIES
     dot = parse_model_name("cnn-dot-adversary-2p5e-2", "binary")
     assert (dot.encoder, dot.attention, dot.imitates, dot.adversary_lambda) == ("cnn", "dot", "cnn-dot", 0.025)
@@ -206,7 +273,14 @@ def test_adversary_spec_fields_and_capabilities():
 
 @pytest.mark.parametrize(
     "name, imitable",
-    [("lstm-tanh", True), ("average-dot", True), ("lstm-uniform", True), ("average-guided-lstm-tanh", False), ("han-rnn", False), ("flan-conv", False)],
+    [
+        ("lstm-tanh", True),
+        ("average-dot", True),
+        ("lstm-uniform", True),
+        ("average-guided-lstm-tanh", False),
+        ("han-rnn", False),
+        ("flan-conv", False),
+    ],
 )
 def test_imitable_and_is_adversary_of_the_other_models(name, imitable):
     spec = parse_model_name(name, "binary")
@@ -215,7 +289,10 @@ def test_imitable_and_is_adversary_of_the_other_models(name, imitable):
 
 
 def test_imitable_is_false_for_qa_models():
-    assert not parse_model_name("lstm-tanh", "qa").imitable and not parse_model_name("lstm-tanh", "multiclass").is_adversary
+    assert (
+        not parse_model_name("lstm-tanh", "qa").imitable
+        and not parse_model_name("lstm-tanh", "multiclass").is_adversary
+    )
     assert parse_model_name("lstm-tanh", "multiclass").imitable  # a flat classifier, whatever the task
 
 
@@ -233,7 +310,9 @@ def test_imitable_is_false_for_qa_models():
     ],
 )
 def test_an_adversary_of_a_model_without_imitable_attention_is_refused(name, task, base):
-    with pytest.raises(ValueError, match="an adversary imitates a flat or Transformer binary classifier with its own attention") as err:
+    with pytest.raises(
+        ValueError, match="an adversary imitates a flat or Transformer binary classifier with its own attention"
+    ) as err:
         parse_model_name(name, task)
     assert f"model {name!r}" in str(err.value) and base in str(err.value)
 
@@ -252,7 +331,9 @@ def test_an_adversary_of_a_guided_model_is_refused():
 
 def test_a_guided_model_of_an_adversary():
     spec = parse_model_name("average-guided-lstm-tanh-adversary-1e-3", "binary")
-    assert spec == ModelSpec("average-guided-lstm-tanh-adversary-1e-3", "flat", "average", "guided", guide="lstm-tanh-adversary-1e-3")
+    assert spec == ModelSpec(
+        "average-guided-lstm-tanh-adversary-1e-3", "flat", "average", "guided", guide="lstm-tanh-adversary-1e-3"
+    )
     assert spec.guide == adversary_name("lstm-tanh", 1e-3)
     assert spec.imposed_attention and not spec.has_own_attention and not spec.imitable and not spec.is_adversary
     assert spec.imitates is None and spec.adversary_lambda is None  # the guide's λ is not the guided model's
@@ -261,29 +342,71 @@ def test_a_guided_model_of_an_adversary():
         parse_model_name("average-guided-lstm-tanh-adversary-1e-3", "qa")
 
 
-@pytest.mark.parametrize("name", ["lstm-tanh-adversary-1e-3", "cnn-dot-adversary-2p5e-2", "average-tanh-adversary-1e1", "average-guided-lstm-tanh-adversary-1e-4"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lstm-tanh-adversary-1e-3",
+        "cnn-dot-adversary-2p5e-2",
+        "average-tanh-adversary-1e1",
+        "average-guided-lstm-tanh-adversary-1e-4",
+    ],
+)
 def test_record_round_trip_of_adversaries_and_their_guided_models(name):
     spec = parse_model_name(name, "binary")
     record = spec.record()
-    assert set(record) == {"name", "family", "encoder", "attention", "architecture", "guide", "imitates", "adversary_lambda"}
+    assert set(record) == {
+        "name",
+        "family",
+        "encoder",
+        "attention",
+        "architecture",
+        "guide",
+        "imitates",
+        "adversary_lambda",
+    }
     stored = json.loads(json.dumps(record))
     assert ModelSpec.from_record(stored) == spec
     restored = ModelSpec.from_record(stored)
-    assert (restored.is_adversary, restored.imitates, restored.adversary_lambda, restored.guide) == (spec.is_adversary, spec.imitates, spec.adversary_lambda, spec.guide)
+    assert (restored.is_adversary, restored.imitates, restored.adversary_lambda, restored.guide) == (
+        spec.is_adversary,
+        spec.imitates,
+        spec.adversary_lambda,
+        spec.guide,
+    )
 
 
 def test_adversary_record_by_hand():
     assert parse_model_name("lstm-tanh-adversary-2p5e-2", "binary").record() == {
-        "name": "lstm-tanh-adversary-2p5e-2", "family": "flat", "encoder": "lstm", "attention": "tanh", "architecture": None, "guide": None,
-        "imitates": "lstm-tanh", "adversary_lambda": 0.025,
+        "name": "lstm-tanh-adversary-2p5e-2",
+        "family": "flat",
+        "encoder": "lstm",
+        "attention": "tanh",
+        "architecture": None,
+        "guide": None,
+        "imitates": "lstm-tanh",
+        "adversary_lambda": 0.025,
     }
 
 
 @pytest.mark.parametrize(
     "record",
     [
-        {"name": "lstm-tanh", "family": "flat", "encoder": "lstm", "attention": "tanh", "architecture": None, "guide": None},  # before W&P
-        {"name": "average-guided-lstm-tanh", "family": "flat", "encoder": "average", "attention": "guided", "architecture": None, "guide": "lstm-tanh"},
+        {
+            "name": "lstm-tanh",
+            "family": "flat",
+            "encoder": "lstm",
+            "attention": "tanh",
+            "architecture": None,
+            "guide": None,
+        },  # before W&P
+        {
+            "name": "average-guided-lstm-tanh",
+            "family": "flat",
+            "encoder": "average",
+            "attention": "guided",
+            "architecture": None,
+            "guide": "lstm-tanh",
+        },
         {"name": "lstm-tanh", "family": "flat", "encoder": "lstm", "attention": "tanh"},  # only the required keys
     ],
     ids=["pre-wp", "pre-wp-guided", "required-only"],

@@ -37,14 +37,22 @@ STAND_IN = Paper(
     tolerance_bases=(("Table 1", "", "stand_in.tolerance: the spread of the stand-in's own seeds"),),
     measures={"stand_in_score": ("stand-in score, mean", "higher: attention explains the decision")},
     config_problems=_threshold_problems,
-    page=Page("stand-in-2026", "Stand-in et al. 2026: a paper for the tests", "What it shows.", (), (Table("stand_in_scores", "stand_in_scores"),)),
+    page=Page(
+        "stand-in-2026",
+        "Stand-in et al. 2026: a paper for the tests",
+        "What it shows.",
+        (),
+        (Table("stand_in_scores", "stand_in_scores"),),
+    ),
 )
 
 
 @pytest.fixture
 def quick() -> dict:
     """The quick preset's config, with the paper's block (validated before the paper is registered)."""
-    return load_config(ROOT / "presets" / "quick.yaml") | {"stand_in": {"datasets": None, "models": None, "threshold": 0.5}}
+    return load_config(ROOT / "presets" / "quick.yaml") | {
+        "stand_in": {"datasets": None, "models": None, "threshold": 0.5}
+    }
 
 
 @pytest.fixture
@@ -59,8 +67,14 @@ def schema(tmp_path) -> Path:
     """The project's schema with the paper's config block added, as its checklist asks."""
     document = yaml.safe_load((ROOT / "schemas" / "config.schema.yaml").read_text())
     document["properties"]["stand_in"] = {
-        "type": "object", "additionalProperties": False, "required": ["datasets", "models", "threshold"],
-        "properties": {"datasets": {"type": ["array", "null"]}, "models": {"type": ["array", "null"]}, "threshold": {"type": "number"}},
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["datasets", "models", "threshold"],
+        "properties": {
+            "datasets": {"type": ["array", "null"]},
+            "models": {"type": ["array", "null"]},
+            "threshold": {"type": "number"},
+        },
     }
     path = tmp_path / "schema.yaml"
     path.write_text(yaml.safe_dump(document))
@@ -86,7 +100,12 @@ def test_run_selection_follows_the_descriptor(quick, stand_in):
     runs = experiment_runs(config, "stand_in")
     tasks = {config["datasets"][r.dataset]["task"] for r in runs}
     assert runs and tasks == {"binary"}  # its tasks: the QA dataset of the preset is left out
-    configured = {(d, m) for d, ds in config["datasets"].items() if ds["enabled"] and ds["task"] == "binary" for m in ds.get("models", [])}
+    configured = {
+        (d, m)
+        for d, ds in config["datasets"].items()
+        if ds["enabled"] and ds["task"] == "binary"
+        for m in ds.get("models", [])
+    }
     left_out = configured - {(r.dataset, r.model) for r in runs}
     assert left_out and all(model_spec(config, d, m).has_own_attention is False for d, m in left_out)  # its requirement
     assert TITLES["stand_in"] == "Stand-in"
@@ -98,9 +117,41 @@ def test_run_selection_follows_the_descriptor(quick, stand_in):
 
 def test_its_claims_are_scored_with_its_protocol(stand_in):
     rows = [
-        claim(CITATION, "Table 1", "sst", "lstm-tanh", 10, "score", 0.5, 0.4, 0.05, setting=Setting("test", "glove6b50", "none")),
-        claim(CITATION, "Table 1", "sst", "lstm-tanh", 10, "score", 0.5, 0.4, 0.05, setting=Setting("test", "word2vec_local", "none")),
-        claim(CITATION, "§4", "sst", "transformer-cls", 10, "holds", 0.1, verdict="does not hold", setting=Setting("dev", "glove6b50", "none")),
+        claim(
+            CITATION,
+            "Table 1",
+            "sst",
+            "lstm-tanh",
+            10,
+            "score",
+            0.5,
+            0.4,
+            0.05,
+            setting=Setting("test", "glove6b50", "none"),
+        ),
+        claim(
+            CITATION,
+            "Table 1",
+            "sst",
+            "lstm-tanh",
+            10,
+            "score",
+            0.5,
+            0.4,
+            0.05,
+            setting=Setting("test", "word2vec_local", "none"),
+        ),
+        claim(
+            CITATION,
+            "§4",
+            "sst",
+            "transformer-cls",
+            10,
+            "holds",
+            0.1,
+            verdict="does not hold",
+            setting=Setting("dev", "glove6b50", "none"),
+        ),
     ]
     card = scorecard(claims_frame(rows))
     assert tolerance_basis(rows[0]) == "stand_in.tolerance: the spread of the stand-in's own seeds"
@@ -120,7 +171,9 @@ def test_its_measures_are_rows_of_the_debate_matrix(stand_in, tmp_path):
     io.write_seal(cells)
     assert MEASURES["stand_in_score"] == ("Stand-in", "stand-in score, mean", "higher: attention explains the decision")
     matrix = debate_matrix({}, cells=[cells])
-    assert matrix[["dataset", "model", "seed", "paper", "measure", "value"]].values.tolist() == [["sst", "lstm-tanh", 10, "Stand-in", "stand_in_score", 0.75]]
+    assert matrix[["dataset", "model", "seed", "paper", "measure", "value"]].values.tolist() == [
+        ["sst", "lstm-tanh", 10, "Stand-in", "stand_in_score", 0.75]
+    ]
     pd.DataFrame({"measure": ["nobodys_score"], "value": [1.0]}).to_csv(cells, index=False)
     io.write_seal(cells)
     with pytest.raises(ValueError, match=r"measures \['nobodys_score'\] are no paper's"):
@@ -131,11 +184,18 @@ def test_its_page_is_published(stand_in):
     from attnexp.publish import PAGES, _page_of
 
     assert list(PAGES)[-3:] == ["beyond-the-papers", "stand-in-2026", "data-and-models"]
-    assert PAGES["stand-in-2026"].papers == (CITATION,) and PAGES["stand-in-2026"].tables == (Table("stand_in_scores", "stand_in_scores"),)
+    assert PAGES["stand-in-2026"].papers == (CITATION,) and PAGES["stand-in-2026"].tables == (
+        Table("stand_in_scores", "stand_in_scores"),
+    )
     assert _page_of(CITATION) == "stand-in-2026"
 
 
 def test_without_registration_nothing_knows_it():
     from attnexp.publish import PAGES
 
-    assert "stand_in" not in PAPERS and "stand_in" not in TITLES and "stand_in_score" not in MEASURES and "stand-in-2026" not in PAGES
+    assert (
+        "stand_in" not in PAPERS
+        and "stand_in" not in TITLES
+        and "stand_in_score" not in MEASURES
+        and "stand-in-2026" not in PAGES
+    )

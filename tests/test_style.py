@@ -21,6 +21,16 @@ def test_snakefmt_check_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_ruff_format_check_is_clean():
+    result = run(sys.executable, "-m", "ruff", "format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_check_is_clean():
+    result = run(sys.executable, "-m", "ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_every_rule_has_a_log_and_a_conda_env():
     for smk in sorted((REPO / "rules").glob("*.smk")):
         for block in smk.read_text().split("\nrule ")[1:]:
@@ -38,5 +48,7 @@ def test_every_report_caption_is_valid_restructuredtext():
 
     for caption in sorted((REPO / "report").glob("*.rst")):
         problems = io.StringIO()
-        docutils.core.publish_doctree(caption.read_text(), settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": problems})
+        docutils.core.publish_doctree(
+            caption.read_text(), settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": problems}
+        )
         assert not problems.getvalue(), f"{caption.name}: {problems.getvalue()}"

@@ -21,7 +21,10 @@ PUBLISHED = pd.DataFrame(
 
 def run(dataset="sst", model="lstm-tanh", select_on="test", accuracy=0.8123):
     return {
-        "dataset": dataset, "model": model, "seed": 10, "select_on": select_on,
+        "dataset": dataset,
+        "model": model,
+        "seed": 10,
+        "select_on": select_on,
         "test": {"accuracy": accuracy, "macro_f1": 0.79, "f1": [0.78, 0.80], "roc_auc": 0.88},
         "provenance": {"embeddings": "word2vec", "substitutes": "none"},
     }
@@ -51,7 +54,10 @@ def test_performance_claims_compare_like_with_like():
     f1 = claims[claims.quantity == "f1_class1"].iloc[0]
     assert (f1.ours, f1.verdict) == (0.8, "match")  # 0.80 vs 0.806
     strict = claims_frame(performance_claims(performance_table([run()], PUBLISHED), tolerance=0.005))
-    assert strict[strict.quantity == "accuracy"]["verdict"].tolist() == ["differs", "not comparable: ours selected on test, published on dev (D-SEL)"]
+    assert strict[strict.quantity == "accuracy"]["verdict"].tolist() == [
+        "differs",
+        "not comparable: ours selected on test, published on dev (D-SEL)",
+    ]
     assert performance_claims(performance_table([run(dataset="synthetic")], PUBLISHED), 0.01) == []
 
 
@@ -66,7 +72,10 @@ def test_performance_claims_of_a_dev_selected_run():
         claims = claims_frame(performance_claims(table, tolerance))
         verdicts = dict(zip(claims.paper + " " + claims.quantity, claims.verdict))
         assert verdicts["Wiegreffe & Pinter 2019 accuracy"] == wp
-        assert verdicts["Jain & Wallace 2019 accuracy"] == "not comparable: ours selected on dev, published on test (D-SEL)"
+        assert (
+            verdicts["Jain & Wallace 2019 accuracy"]
+            == "not comparable: ours selected on dev, published on test (D-SEL)"
+        )
 
 
 def test_markdown_tables_render_as_html_pages_for_the_report():
@@ -80,7 +89,10 @@ def test_markdown_tables_render_as_html_pages_for_the_report():
     page = markdown_html(markdown, title="Table 2 & more")
     assert page.startswith("<!DOCTYPE html>") and "<title>Table 2 &amp; more</title>" in page
     assert "<h1>Table 2: <code>tanh</code> attention</h1>" in page
-    assert "<p>Cells: ours <strong>beside</strong> J&amp;W's; see <a href=\"docs/protocol-notes.md\">the docs</a>.</p>" in page
+    assert (
+        '<p>Cells: ours <strong>beside</strong> J&amp;W\'s; see <a href="docs/protocol-notes.md">the docs</a>.</p>'
+        in page
+    )
     # a bar escaped inside a cell stays in the cell; a missing value is the dash
     assert "<tr><td>sst</td><td>0.21 ± 0.18 | 0.30</td><td>–</td></tr>" in page
     assert "<th>dataset</th><th>cell</th><th>note</th>" in page

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny_tasks import VOCAB, load_config, quiet, run_fit, task_examples, tiny_settings, write_dataset
 
 from attnexp.metrics import classification_metrics
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import SplitData, load_checkpoint, predict
 from attnexp.train import TrainingJob, build_and_initialise, class_weights, fit, supervised_objective, train_model
-from tiny_tasks import VOCAB, load_config, quiet, run_fit, task_examples, tiny_settings, write_dataset
 
 torch.use_deterministic_algorithms(True)
 
@@ -47,7 +47,11 @@ def fitted_again(config, data, tmp_path_factory):
 
 
 def tiny_splits(train=64, dev=32, test=40) -> dict[str, SplitData]:
-    return {"train": SplitData(task_examples(train, 0, "tr")), "dev": SplitData(task_examples(dev, 1, "d")), "test": SplitData(task_examples(test, 2, "te"))}
+    return {
+        "train": SplitData(task_examples(train, 0, "tr")),
+        "dev": SplitData(task_examples(dev, 1, "d")),
+        "test": SplitData(task_examples(test, 2, "te")),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -64,7 +68,9 @@ def test_class_weights():
 
 def test_supervised_objective_is_the_summed_class_weighted_bce_by_hand(config):
     torch.manual_seed(0)
-    model, _ = build_and_initialise(parse_model_name("lstm-tanh", "binary"), VOCAB, 2, None, tiny_settings(config, "lstm-tanh"))
+    model, _ = build_and_initialise(
+        parse_model_name("lstm-tanh", "binary"), VOCAB, 2, None, tiny_settings(config, "lstm-tanh")
+    )
     batch = collate(task_examples(6, 3, "o"), model.layout)
     with torch.no_grad():
         loss = supervised_objective(3.0)(model, batch)
@@ -78,7 +84,9 @@ def test_supervised_objective_is_the_summed_class_weighted_bce_by_hand(config):
 
 def test_supervised_objective_is_the_summed_cross_entropy_for_several_classes(config):
     torch.manual_seed(0)
-    model, _ = build_and_initialise(parse_model_name("lstm-tanh", "multiclass"), VOCAB, 3, None, tiny_settings(config, "lstm-tanh"))
+    model, _ = build_and_initialise(
+        parse_model_name("lstm-tanh", "multiclass"), VOCAB, 3, None, tiny_settings(config, "lstm-tanh")
+    )
     batch = collate(task_examples(6, 3, "o"), model.layout)
     with torch.no_grad():
         loss = supervised_objective(None)(model, batch)
@@ -107,7 +115,9 @@ def test_the_default_objective_is_the_protocols_supervised_loss(config):
     for objective in (None, supervised_objective(1.0)):
         torch.manual_seed(0)
         model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
-        losses.append(train_model(model, skewed, settings, "dev", 0, CPU, log=quiet, objective=objective).history[0]["train_loss"])
+        losses.append(
+            train_model(model, skewed, settings, "dev", 0, CPU, log=quiet, objective=objective).history[0]["train_loss"]
+        )
     assert losses[0] != pytest.approx(losses[1], rel=1e-3)
 
 
@@ -174,7 +184,9 @@ def test_a_tiny_flat_model_learns_a_separable_task(config):
     assert 0 <= result.timing["padding_share"] < 1
     model.load_state_dict(result.state_dict)
     probs, attention = predict(model, splits["test"], 16, CPU)
-    assert classification_metrics(splits["test"].labels(), probs)["accuracy"] == pytest.approx(result.test["accuracy"], abs=1e-6)
+    assert classification_metrics(splits["test"].labels(), probs)["accuracy"] == pytest.approx(
+        result.test["accuracy"], abs=1e-6
+    )
     assert [len(a) for a in attention] == [len(e.tokens) for e in splits["test"].examples]
 
 
@@ -258,7 +270,10 @@ def test_fit_selects_the_best_epoch_on_the_chosen_split(config, data, tmp_path, 
     assert len(scores) == 5
     assert metrics["selected_epoch"] == 2 + int(np.argmax(scores[1:]))  # J&W: epoch 1 is never selected
     chosen = metrics["history"][metrics["selected_epoch"] - 1]
-    assert metrics["dev"]["roc_auc"] == chosen["dev"]["roc_auc"] and metrics["test"]["roc_auc"] == chosen["test"]["roc_auc"]
+    assert (
+        metrics["dev"]["roc_auc"] == chosen["dev"]["roc_auc"]
+        and metrics["test"]["roc_auc"] == chosen["test"]["roc_auc"]
+    )
     written = json.loads((tmp_path / "metrics.json").read_text())
     assert written["selected_epoch"] == metrics["selected_epoch"] and written["settings"]["epochs"] == 5
     assert written["spec"] == parse_model_name("average-tanh", "binary").record()  # the model's spec is recorded
@@ -296,11 +311,15 @@ def test_fit_records_the_spec_in_metrics_and_checkpoint(fitted):
 def test_supervised_objective_loss_matches_binary_cross_entropy_helper(config):
     """Cross-check of the hand formula above against torch's own weighted BCE."""
     torch.manual_seed(0)
-    model, _ = build_and_initialise(parse_model_name("cnn-dot", "binary"), VOCAB, 2, None, tiny_settings(config, "cnn-dot"))
+    model, _ = build_and_initialise(
+        parse_model_name("cnn-dot", "binary"), VOCAB, 2, None, tiny_settings(config, "cnn-dot")
+    )
     batch = collate(task_examples(5, 4, "x"), model.layout)
     with torch.no_grad():
         logits = model(batch)[0].squeeze(-1)
-        expected = F.binary_cross_entropy_with_logits(logits, batch.labels.float(), pos_weight=torch.tensor(2.5), reduction="sum")
+        expected = F.binary_cross_entropy_with_logits(
+            logits, batch.labels.float(), pos_weight=torch.tensor(2.5), reduction="sum"
+        )
         assert supervised_objective(2.5)(model, batch).item() == pytest.approx(expected.item(), rel=1e-6)
 
 
@@ -310,7 +329,13 @@ def test_supervised_objective_loss_matches_binary_cross_entropy_helper(config):
 
 def adversary_like_settings(config, **overrides):
     """The selection terms training_settings gives an adversary, on a tiny average-tanh."""
-    terms = {"select_metric": "loss", "skip_first_epoch": False, "loss_reduction": "mean", "lr_plateau": None, "patience": None}
+    terms = {
+        "select_metric": "loss",
+        "skip_first_epoch": False,
+        "loss_reduction": "mean",
+        "lr_plateau": None,
+        "patience": None,
+    }
     return tiny_settings(config, "average-tanh", **(terms | overrides))
 
 
@@ -325,7 +350,9 @@ def test_train_loss_selection_keeps_the_epoch_of_the_lowest_training_loss(config
     assert len(losses) == 6 and len(set(losses)) == 6
     assert result.best_epoch == 1 + int(np.argmin(losses))
     # not the last epoch, nor the best dev epoch: the test tells the rules apart
-    assert result.best_epoch != 6 and result.best_epoch != 1 + int(np.argmax([h["dev"]["roc_auc"] for h in result.history]))
+    assert result.best_epoch != 6 and result.best_epoch != 1 + int(
+        np.argmax([h["dev"]["roc_auc"] for h in result.history])
+    )
     chosen = result.history[result.best_epoch - 1]
     assert result.dev["roc_auc"] == chosen["dev"]["roc_auc"] and result.test["accuracy"] == chosen["test"]["accuracy"]
 
@@ -359,7 +386,9 @@ def scripted_loss(config):
     return run
 
 
-@pytest.mark.parametrize("offsets, expected", [([5.0, 1.0, 3.0, 4.0], 2), ([1.0, 5.0, 5.0, 5.0], 1), ([9.0, 8.0, 7.0, 0.0], 4)])
+@pytest.mark.parametrize(
+    "offsets, expected", [([5.0, 1.0, 3.0, 4.0], 2), ([1.0, 5.0, 5.0, 5.0], 1), ([9.0, 8.0, 7.0, 0.0], 4)]
+)
 def test_train_loss_selection_keeps_the_scripted_lowest_loss_epoch_and_its_weights(scripted_loss, offsets, expected):
     result, _, states = scripted_loss(offsets)
     losses = [h["train_loss"] for h in result.history]
@@ -383,7 +412,9 @@ def test_the_monitor_output_is_in_every_history_record(scripted_loss):
     assert [h["epoch"] for h in result.history] == [h["monitored_epoch"] for h in result.history] == [1, 2, 3]
     for epoch, record in enumerate(result.history, 1):
         assert {"epoch", "train_loss", "lr", "dev", "test", "monitored_epoch", "adversary"} == set(record)
-        assert record["adversary"] == {"train": {"tvd": round(0.1234567891 * epoch, 6)}}  # merged and rounded like the rest
+        assert record["adversary"] == {
+            "train": {"tvd": round(0.1234567891 * epoch, 6)}
+        }  # merged and rounded like the rest
 
 
 def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
@@ -397,11 +428,23 @@ def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
 def test_fit_with_train_loss_selection_records_it(config, data, tmp_path):
     seen = []
     job = TrainingJob(
-        data, None, None, adversary_like_settings(config, epochs=4, lr=0.3), "train", 10, 1, "cpu",
-        tmp_path / "model.pt", tmp_path / "metrics.json", tmp_path / "timing.json", {},
+        data,
+        None,
+        None,
+        adversary_like_settings(config, epochs=4, lr=0.3),
+        "train",
+        10,
+        1,
+        "cpu",
+        tmp_path / "model.pt",
+        tmp_path / "metrics.json",
+        tmp_path / "timing.json",
+        {},
     )
     metrics = fit(
-        parse_model_name("average-tanh", "binary"), job, log=quiet,
+        parse_model_name("average-tanh", "binary"),
+        job,
+        log=quiet,
         monitor=lambda model, splits, device: seen.append(len(splits["train"].examples)) or {"n_train": seen[-1]},
     )
     assert metrics["select_on"] == "train" and metrics["select_metric"] == "loss"

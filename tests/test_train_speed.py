@@ -10,13 +10,21 @@ import importlib.util
 
 import pytest
 import torch
+from tiny_tasks import ROOT, VOCAB, load_config, quiet, task_examples, tiny_settings
 from torch import nn
 
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import SplitData
-from attnexp.train import LazyAdam, LazyAdamW, _optimizer, build_and_initialise, supervised_objective, train_epochs, train_model
-from tiny_tasks import ROOT, VOCAB, load_config, quiet, task_examples, tiny_settings
+from attnexp.train import (
+    LazyAdam,
+    LazyAdamW,
+    _optimizer,
+    build_and_initialise,
+    supervised_objective,
+    train_epochs,
+    train_model,
+)
 
 torch.use_deterministic_algorithms(True)
 
@@ -29,7 +37,11 @@ def config():
 
 
 def tiny_splits() -> dict[str, SplitData]:
-    return {"train": SplitData(task_examples(48, 0, "tr")), "dev": SplitData(task_examples(16, 1, "d")), "test": SplitData(task_examples(16, 2, "te"))}
+    return {
+        "train": SplitData(task_examples(48, 0, "tr")),
+        "dev": SplitData(task_examples(16, 1, "d")),
+        "test": SplitData(task_examples(16, 2, "te")),
+    }
 
 
 def lstm(settings, seed=0):
@@ -55,7 +67,10 @@ def train_steps(model, settings, steps=5):
 # the optimiser each protocol builds
 
 
-@pytest.mark.parametrize("model, kind", [("lstm-tanh", torch.optim.Adam), ("han-rnn", torch.optim.Adam), ("transformer-cls", torch.optim.AdamW)])
+@pytest.mark.parametrize(
+    "model, kind",
+    [("lstm-tanh", torch.optim.Adam), ("han-rnn", torch.optim.Adam), ("transformer-cls", torch.optim.AdamW)],
+)
 def test_every_protocol_builds_torchs_fused_optimiser_updating_every_embedding_row(config, model, kind):
     settings = tiny_settings(config, model)
     assert settings["optimizer_implementation"] == "fused" and settings["embedding_update"] == "dense"
@@ -84,7 +99,9 @@ def test_for_loop_is_the_step_before_the_fused_default(config):
     before = lstm(settings)
     attention = [p for n, p in before.named_parameters() if n.startswith("attention.")]
     rest = [p for n, p in before.named_parameters() if not n.startswith("attention.")]
-    plain = torch.optim.Adam([{"params": rest, "weight_decay": 1e-5}, {"params": attention, "weight_decay": 0.0}], lr=1e-2, amsgrad=True)
+    plain = torch.optim.Adam(
+        [{"params": rest, "weight_decay": 1e-5}, {"params": attention, "weight_decay": 0.0}], lr=1e-2, amsgrad=True
+    )
     objective = supervised_objective(1.0)
     for i in range(5):
         batch = collate(task_examples(16, 10 + i, "s"), before.layout)
@@ -116,7 +133,9 @@ def test_fused_and_foreach_steps_match_the_for_loop_step(config, implementation)
 # the embedding's gradient: written sparse, clipped and stepped dense
 
 
-@pytest.mark.parametrize("model_name, clip", [("lstm-tanh", None), ("han-conv", 10.0), ("han-rnn", 1e-3), ("flan-none", 1e-3)])
+@pytest.mark.parametrize(
+    "model_name, clip", [("lstm-tanh", None), ("han-conv", 10.0), ("han-rnn", 1e-3), ("flan-none", 1e-3)]
+)
 def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_name, clip):
     """Five steps through `_EmbeddingGradients` (sparse backward, rows scattered into a dense
     gradient, clipping with the embedding's norm over its rows) end where nn.Embedding's dense
@@ -149,7 +168,9 @@ def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_na
         assert not torch.equal(model.embedding.weight, start)
         states.append(model.state_dict())
     for key, dense in states[1].items():
-        torch.testing.assert_close(states[0][key], dense, rtol=1e-4, atol=1e-5)  # Adam divides by |g|: rounding of tiny gradients shows
+        torch.testing.assert_close(
+            states[0][key], dense, rtol=1e-4, atol=1e-5
+        )  # Adam divides by |g|: rounding of tiny gradients shows
 
 
 def test_the_dense_gradient_holds_only_the_last_batchs_rows():
@@ -203,7 +224,10 @@ def embedding_steps(model, optimizer_class, tokens_per_step, **kwargs):
     ],
 )
 def test_lazy_adam_is_dense_adam_when_every_row_is_in_every_batch(dense_class, lazy_class, kwargs):
-    every_row = [[[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 3]], [[11, 10, 9, 8, 7, 6], [5, 4, 3, 2, 1, 1]]] * 3  # duplicates too
+    every_row = [
+        [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 3]],
+        [[11, 10, 9, 8, 7, 6], [5, 4, 3, 2, 1, 1]],
+    ] * 3  # duplicates too
     dense, lazy = embedding_model(False), embedding_model(True)
     embedding_steps(dense, dense_class, every_row, **kwargs)
     optimizer = embedding_steps(lazy, lazy_class, every_row, **kwargs)
@@ -238,7 +262,9 @@ def test_lazy_training_is_deterministic_and_leaves_the_embedding_dense(config):
     assert all(torch.equal(results[0].state_dict[k], results[1].state_dict[k]) for k in results[0].state_dict)
     # <UNK> (row 1) is in no batch: lazy Adam leaves it as initialised, dense Adam moves it
     start = lstm(settings).embedding.weight.detach()
-    dense = train_model(lstm(settings), tiny_splits(), settings | {"embedding_update": "dense"}, "dev", 0, CPU, log=quiet)
+    dense = train_model(
+        lstm(settings), tiny_splits(), settings | {"embedding_update": "dense"}, "dev", 0, CPU, log=quiet
+    )
     assert torch.equal(results[0].state_dict["embedding.weight"][1], start[1])
     assert not torch.equal(dense.state_dict["embedding.weight"][1], start[1])
 
@@ -274,7 +300,10 @@ def test_the_benchmarks_variants_switch_the_models_engines():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     older = {"embedding_backward": "dense", "han_layout": "chunks"}
-    assert module.VARIANTS["reference"] == {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"} | older
+    assert (
+        module.VARIANTS["reference"]
+        == {"recurrence": "per_direction", "dropout_draws": "bernoulli", "han_chunks": "fixed"} | older
+    )
     assert module.VARIANTS["previous"] == older
     assert module.VARIANTS["default"] == {}  # config.yaml as it stands
     from tiny_models import flat, hierarchical, random_examples

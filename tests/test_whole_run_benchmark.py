@@ -125,13 +125,31 @@ def test_the_whole_run_benchmark_runs_and_writes_its_tables(quick_run, tmp_path)
     np.save(vectors / "vectors.npy", np.random.RandomState(0).standard_normal((len(words), 300)).astype(np.float32))
     meta = {  # what train_model reads of a build_embeddings record: the digest it verifies, what it records
         "vectors_sha256": hashlib.sha256((vectors / "vectors.npy").read_bytes()).hexdigest(),
-        "source": "word2vec_local", "stand_in": "random vectors, for this test", "why": "this test writes them",
+        "source": "word2vec_local",
+        "stand_in": "random vectors, for this test",
+        "why": "this test writes them",
     }
     (vectors / "vectors.json").write_text(json.dumps(meta), encoding="utf-8")
     out = tmp_path / "whole_run.md"
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, str(REPO / "benchmarks" / "jain_wallace_whole_run.py"), "--original", str(checkout), "--data", str(data),
-               "--vectors", str(vectors), "--rounds", "1", "--epochs", "2", "--work", str(tmp_path / "work"), "--out", str(out)]
+    command = [
+        sys.executable,
+        str(REPO / "benchmarks" / "jain_wallace_whole_run.py"),
+        "--original",
+        str(checkout),
+        "--data",
+        str(data),
+        "--vectors",
+        str(vectors),
+        "--rounds",
+        "1",
+        "--epochs",
+        "2",
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+    ]
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     text = out.read_text(encoding="utf-8")

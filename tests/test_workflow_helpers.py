@@ -8,7 +8,14 @@ import sys
 
 import pytest
 
-from attnexp.workflow import ConsoleProgress, UnknownTargetError, command_line_targets, fail_cleanly, torch_threads, unknown_targets
+from attnexp.workflow import (
+    ConsoleProgress,
+    UnknownTargetError,
+    command_line_targets,
+    fail_cleanly,
+    torch_threads,
+    unknown_targets,
+)
 
 
 class Clock:
@@ -26,33 +33,53 @@ def test_epochs_are_echoed_at_most_every_interval_and_the_first_line_names_the_f
     for epoch in range(1, 9):
         progress(f"epoch {epoch}/8: train loss 0.41, test roc_auc 0.95 (12.0 s)")
         clock.now += 12.0
-    assert console.getvalue().splitlines() == [
-        "[models/sst/lstm-tanh/seed10/train] epoch 4/8: train loss 0.41, test roc_auc 0.95 (12.0 s) "  # 36 s after the first epoch
-        "[full log: results/models/sst/lstm-tanh/seed10/train.log]",
-        "[models/sst/lstm-tanh/seed10/train] epoch 7/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",
-        "[models/sst/lstm-tanh/seed10/train] epoch 8/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",  # the last, always
-    ]
+    assert (
+        console.getvalue().splitlines()
+        == [
+            "[models/sst/lstm-tanh/seed10/train] epoch 4/8: train loss 0.41, test roc_auc 0.95 (12.0 s) "  # 36 s after the first epoch
+            "[full log: results/models/sst/lstm-tanh/seed10/train.log]",
+            "[models/sst/lstm-tanh/seed10/train] epoch 7/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",
+            "[models/sst/lstm-tanh/seed10/train] epoch 8/8: train loss 0.41, test roc_auc 0.95 (12.0 s)",  # the last, always
+        ]
+    )
     quick = ConsoleProgress("results/models/a/train.log", io.StringIO(), every=30.0, clock=Clock())
     quick("epoch 1/2: train loss 0.5 (1.0 s)")
     quick("epoch 2/2: train loss 0.4 (1.0 s)")
-    assert quick.console.getvalue().splitlines() == ["[models/a/train] epoch 2/2: train loss 0.4 (1.0 s) [full log: results/models/a/train.log]"]
+    assert quick.console.getvalue().splitlines() == [
+        "[models/a/train] epoch 2/2: train loss 0.4 (1.0 s) [full log: results/models/a/train.log]"
+    ]
 
 
 def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_left_and_always_the_last():
     console, clock = io.StringIO(), Clock()
-    progress = ConsoleProgress("results/logs/jw_adversarial/imdb/lstm-tanh/seed10.log", console, every=30.0, clock=clock)
+    progress = ConsoleProgress(
+        "results/logs/jw_adversarial/imdb/lstm-tanh/seed10.log", console, every=30.0, clock=clock
+    )
     progress("adversary: 0/400 instances")  # the start: rate 0, no time left
     for done in range(40, 401, 40):
         clock.now += 10.0
         progress(f"adversary: {done}/400 instances")
     lines = console.getvalue().splitlines()
-    assert lines[0].startswith("[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left) [full log: ")
+    assert lines[0].startswith(
+        "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 120/400 instances (4.0/s, 70 s left) [full log: "
+    )
     assert lines[-1] == "[logs/jw_adversarial/imdb/lstm-tanh/seed10] adversary: 400/400 instances (4.0/s)"
     assert len(lines) == 4  # 120, 240, 360 (every 30 s) and the last
 
 
 def test_command_line_targets_are_read_by_snakemakes_own_parser():
-    argv = ["--cores", "2", "--configfile", "a.yaml", "b.yaml", "--config", "mirror=x", "--", "jain_walace", "results/x.txt"]
+    argv = [
+        "--cores",
+        "2",
+        "--configfile",
+        "a.yaml",
+        "b.yaml",
+        "--config",
+        "mirror=x",
+        "--",
+        "jain_walace",
+        "results/x.txt",
+    ]
     assert command_line_targets(argv) == ["jain_walace", "results/x.txt"]
     assert command_line_targets(["-n", "all", "--cores", "1"]) == ["all"]
     assert command_line_targets(["--not-a-snakemake-option"]) == []
@@ -73,8 +100,14 @@ def test_unknown_targets_name_the_closest_rule_and_pass_rules_files_and_existing
 @pytest.mark.parametrize(
     ("error", "line"),
     [
-        (OSError(errno.ENOSPC, "No space left on device", "results/models/m.pt"), "error: results/models/m.pt: no space left on the device: free some and rerun"),
-        (PermissionError(errno.EACCES, "Permission denied", "results/data"), "error: results/data: permission denied: check the folder's permissions"),
+        (
+            OSError(errno.ENOSPC, "No space left on device", "results/models/m.pt"),
+            "error: results/models/m.pt: no space left on the device: free some and rerun",
+        ),
+        (
+            PermissionError(errno.EACCES, "Permission denied", "results/data"),
+            "error: results/data: permission denied: check the folder's permissions",
+        ),
         (ValueError("train.jsonl:3: record has no 'label'"), "error: train.jsonl:3: record has no 'label'"),
     ],
 )
@@ -99,7 +132,9 @@ def test_a_job_runs_the_configured_torch_threads_and_says_when_it_was_given_fewe
     said = []
     assert torch_threads(2, 2, said.append) == 2 and said == []
     assert torch_threads(2, 1, said.append) == 2
-    assert said == ["threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads all the same, so that its results are those of the configured setting"]
+    assert said == [
+        "threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads all the same, so that its results are those of the configured setting"
+    ]
 
 
 def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
@@ -110,15 +145,17 @@ def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
         import os, signal
         from attnexp import io
         from attnexp.workflow import fail_cleanly, log_to
-        log = log_to({str(tmp_path / 'job.log')!r})
+        log = log_to({str(tmp_path / "job.log")!r})
         with fail_cleanly(ValueError):
-            with io.atomic_path({str(tmp_path / 'out.txt')!r}) as tmp:
+            with io.atomic_path({str(tmp_path / "out.txt")!r}) as tmp:
                 tmp.write_text("half")
                 os.kill(os.getpid(), signal.SIGTERM)
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"error: stopped by SIGTERM; the output being written was not kept [log: {tmp_path / 'job.log'}]"]
+    assert result.stderr.splitlines() == [
+        f"error: stopped by SIGTERM; the output being written was not kept [log: {tmp_path / 'job.log'}]"
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log"]
 
 
@@ -142,7 +179,10 @@ def test_the_console_shows_progress_and_errors_and_the_log_file_keeps_every_line
     logger.error("Error in rule train_model: log: results/models/a/train.log", extra={"event": "job_error"})
     for handler in logger.handlers:
         handler.flush()
-    assert console.getvalue().splitlines() == ["1 of 4 steps (25%) done", "Error in rule train_model: log: results/models/a/train.log"]
+    assert console.getvalue().splitlines() == [
+        "1 of 4 steps (25%) done",
+        "Error in rule train_model: log: results/models/a/train.log",
+    ]
     assert len((tmp_path / "snakemake.log").read_text().splitlines()) == 7
 
 
@@ -161,7 +201,10 @@ def test_a_registration_closed_by_its_reader_refuses_late_rule_files():
     claims += ["results/claims/b.csv"]
     assert list(claims.close()) == ["results/claims/a.csv", "results/claims/b.csv"]
     for late in (lambda: claims.append("x"), lambda: claims.extend(["x"]), lambda: claims.__iadd__(["x"])):
-        with pytest.raises(RegistrationClosed, match=r"claims files registered after rules/claims.smk read them: include this rule file before"):
+        with pytest.raises(
+            RegistrationClosed,
+            match=r"claims files registered after rules/claims.smk read them: include this rule file before",
+        ):
             late()
     assert len(claims) == 2
 

@@ -37,14 +37,18 @@ def flat(encoder="lstm", attention="tanh", n_classes=1):
     name = f"{encoder}-guided-lstm-tanh" if attention == "guided" else f"{encoder}-{attention}"
     spec = parse_model_name(name, "binary" if n_classes == 1 else "multiclass")
     torch.manual_seed(0)
-    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=spec.attention, embedding_dim=8, hidden_size=8)
+    cfg = FlatConfig(
+        vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=spec.attention, embedding_dim=8, hidden_size=8
+    )
     return build_model(spec, cfg).eval()
 
 
 def qa(encoder="lstm", attention="tanh", n_classes=3):
     spec = parse_model_name(f"{encoder}-{attention}", "qa")
     torch.manual_seed(0)
-    cfg = QAConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    cfg = QAConfig(
+        vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8
+    )
     return build_model(spec, cfg).eval()
 
 
@@ -53,8 +57,16 @@ def hierarchical(architecture="han", encoder="rnn", n_classes=2, dropout=0.0):
     spec = parse_model_name(f"{architecture}-{encoder}", "binary" if n_classes == 2 else "multiclass")
     torch.manual_seed(0)
     cfg = HierarchicalConfig(
-        vocab_size=VOCAB, n_classes=n_classes, architecture=architecture, encoder=encoder, embedding_dim=8, hidden_size=4,
-        conv_input_dropout=dropout, dropout_sentence=dropout, dropout_document=dropout, dropout_output=dropout,
+        vocab_size=VOCAB,
+        n_classes=n_classes,
+        architecture=architecture,
+        encoder=encoder,
+        embedding_dim=8,
+        hidden_size=4,
+        conv_input_dropout=dropout,
+        dropout_sentence=dropout,
+        dropout_document=dropout,
+        dropout_output=dropout,
     )
     return build_model(spec, cfg).eval()
 
@@ -63,7 +75,16 @@ def transformer(layers=2, heads=2, n_classes=2, dropout=0.0, max_length=64):
     """The project's small Transformer, shrunk (d 8)."""
     spec = parse_model_name("transformer-cls", "binary" if n_classes == 2 else "multiclass")
     torch.manual_seed(0)
-    cfg = TransformerConfig(vocab_size=VOCAB, n_classes=n_classes, layers=layers, heads=heads, d_model=8, ffn=16, dropout=dropout, max_length=max_length)
+    cfg = TransformerConfig(
+        vocab_size=VOCAB,
+        n_classes=n_classes,
+        layers=layers,
+        heads=heads,
+        d_model=8,
+        ffn=16,
+        dropout=dropout,
+        max_length=max_length,
+    )
     model = build_model(spec, cfg)
     with torch.no_grad():  # GPT-2's N(0, 0.02) makes an untrained model nearly constant: spread it out
         for parameter in model.parameters():

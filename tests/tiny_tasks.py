@@ -61,7 +61,9 @@ def write_dataset(root: Path, sizes=(48, 24, 24), vocab=VOCAB, relabel=None) -> 
     """train/dev/test.jsonl and vocab.txt in `root` -> their paths; `relabel` maps each label (e.g. to
     other class names)."""
     root.mkdir(parents=True, exist_ok=True)
-    files = DataFiles(**{split: root / f"{split}.jsonl" for split in ("train", "dev", "test")}, vocab=root / "vocab.txt")
+    files = DataFiles(
+        **{split: root / f"{split}.jsonl" for split in ("train", "dev", "test")}, vocab=root / "vocab.txt"
+    )
     for seed, (split, n) in enumerate(zip(("train", "dev", "test"), sizes)):
         records = task_records(n, seed, f"{split}-")
         if relabel is not None:
@@ -75,8 +77,18 @@ def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=Non
     """`fit` one tiny model of the binary task -> (metrics, checkpoint path)."""
     out_dir = Path(out_dir)
     job = TrainingJob(
-        data, None, guide, tiny_settings(config, model, **overrides), select_on, seed, 1, "cpu",
-        out_dir / "model.pt", out_dir / "metrics.json", out_dir / "timing.json", {"test": True},
+        data,
+        None,
+        guide,
+        tiny_settings(config, model, **overrides),
+        select_on,
+        seed,
+        1,
+        "cpu",
+        out_dir / "model.pt",
+        out_dir / "metrics.json",
+        out_dir / "timing.json",
+        {"test": True},
     )
     metrics = fit(parse_model_name(model, "binary"), job, log=quiet)
     return metrics, out_dir / "model.pt"

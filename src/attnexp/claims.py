@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -51,15 +51,39 @@ from attnexp import io
 from attnexp.markdown import to_markdown
 
 __all__ = [
-    "CLAIM_COLUMNS", "SETTING_COLUMNS", "MIN_SEEDS", "Setting", "run_setting", "claim", "finding", "numeric_verdict", "over_seeds", "claims_frame", "write_claims",
-    "read_claims", "concatenate", "claims_markdown",
+    "CLAIM_COLUMNS",
+    "SETTING_COLUMNS",
+    "MIN_SEEDS",
+    "Setting",
+    "run_setting",
+    "claim",
+    "finding",
+    "numeric_verdict",
+    "over_seeds",
+    "claims_frame",
+    "write_claims",
+    "read_claims",
+    "concatenate",
+    "claims_markdown",
 ]
 
 SETTING_COLUMNS = ("select_on", "embeddings", "stand_ins", "stands_for", "deviations")
 CLAIM_COLUMNS = (
-    ("paper", "table", "dataset", "model", "seed", "seeds", "quantity", "ours", "sd", "published", "tolerance", "verdict", "source", "condition")
-    + SETTING_COLUMNS
-)
+    "paper",
+    "table",
+    "dataset",
+    "model",
+    "seed",
+    "seeds",
+    "quantity",
+    "ours",
+    "sd",
+    "published",
+    "tolerance",
+    "verdict",
+    "source",
+    "condition",
+) + SETTING_COLUMNS
 MIN_SEEDS = 3  # a finding rests on at least this many seeds of each model it concerns
 
 
@@ -102,23 +126,61 @@ def numeric_verdict(ours: float, published: float, tolerance: float | None, not_
     return "match" if abs(ours - published) <= tolerance + 1e-12 else "differs"
 
 
-def claim(paper: str, table: str, dataset: str, model: str, seed: int, quantity: str, ours, published=None, tolerance=None, verdict: str | None = None, source: str = "",
-          condition: str = "", setting: Setting = Setting()) -> dict:
+def claim(
+    paper: str,
+    table: str,
+    dataset: str,
+    model: str,
+    seed: int,
+    quantity: str,
+    ours,
+    published=None,
+    tolerance=None,
+    verdict: str | None = None,
+    source: str = "",
+    condition: str = "",
+    setting: Setting = Setting(),
+) -> dict:
     """One row; the verdict is computed from the numbers unless given (qualitative claims). The
     condition column is the setting in words, then `condition` (what else the number depends on)."""
     if verdict is None:
         verdict = numeric_verdict(ours, published, tolerance)
     return {
-        "paper": paper, "table": table, "dataset": dataset, "model": model, "seed": seed, "seeds": 1, "quantity": quantity,
-        "ours": ours, "sd": None, "published": published, "tolerance": tolerance, "verdict": verdict, "source": source,
+        "paper": paper,
+        "table": table,
+        "dataset": dataset,
+        "model": model,
+        "seed": seed,
+        "seeds": 1,
+        "quantity": quantity,
+        "ours": ours,
+        "sd": None,
+        "published": published,
+        "tolerance": tolerance,
+        "verdict": verdict,
+        "source": source,
         "condition": "; ".join(part for part in (setting.words(), condition) if part),
-        "select_on": setting.select_on, "embeddings": setting.embeddings, "stand_ins": setting.stand_ins,
-        "stands_for": setting.stands_for, "deviations": ", ".join(setting.deviations),
+        "select_on": setting.select_on,
+        "embeddings": setting.embeddings,
+        "stand_ins": setting.stand_ins,
+        "stands_for": setting.stands_for,
+        "deviations": ", ".join(setting.deviations),
     }
 
 
-def finding(paper: str, table: str, dataset: str, model: str, quantity: str, per_seed: dict[int, float | None], holds: Callable[[float], bool],
-            rule: str, source: str, setting: Setting = Setting(), undefined: str = "undefined") -> dict:
+def finding(
+    paper: str,
+    table: str,
+    dataset: str,
+    model: str,
+    quantity: str,
+    per_seed: dict[int, float | None],
+    holds: Callable[[float], bool],
+    rule: str,
+    source: str,
+    setting: Setting = Setting(),
+    undefined: str = "undefined",
+) -> dict:
     """One finding of a paper on one model, over its seeds. `per_seed`: seed -> our quantity (None
     where it is undefined on that seed, `undefined` saying why); `holds`: whether a value shows the
     finding; `rule`: that test in words ("holds on a seed when the share is at least 0.5"). The
@@ -127,7 +189,9 @@ def finding(paper: str, table: str, dataset: str, model: str, quantity: str, per
     seeds = sorted(per_seed)
     values = [per_seed[s] for s in seeds]
     defined = [v for v in values if v is not None and not math.isnan(v)]
-    shown = ", ".join(f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values))
+    shown = ", ".join(
+        f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values)
+    )
     if len(seeds) < MIN_SEEDS:
         verdict = f"not comparable: {len(seeds)} seed{'' if len(seeds) == 1 else 's'}, a finding needs {MIN_SEEDS}"
     elif len(defined) < len(values):
@@ -138,8 +202,19 @@ def finding(paper: str, table: str, dataset: str, model: str, quantity: str, per
     ours = round(sum(defined) / len(defined), 4) if defined else None
     sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
     held_words = f"holds on {sum(map(holds, defined))} of {len(defined)} seeds" if defined else "no seed defines it"
-    row = claim(paper, table, dataset, model, None, quantity, ours, verdict=verdict, source=source,
-                condition=f"{rule}; {held_words} ({shown})", setting=setting)
+    row = claim(
+        paper,
+        table,
+        dataset,
+        model,
+        None,
+        quantity,
+        ours,
+        verdict=verdict,
+        source=source,
+        condition=f"{rule}; {held_words} ({shown})",
+        setting=setting,
+    )
     return row | {"seeds": len(seeds), "sd": sd}
 
 
@@ -167,14 +242,30 @@ def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
 def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
     """A claims table; `sealed` (a job reading another job's output): verified against its seal first."""
     text = {column: str for column in ("dataset", "model", "quantity", "verdict") + SETTING_COLUMNS}
-    table = io.read_table(path, sealed, dtype=text, keep_default_na=False, na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")})
+    table = io.read_table(
+        path,
+        sealed,
+        dtype=text,
+        keep_default_na=False,
+        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")},
+    )
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
     return _typed(table)
 
 
 # what identifies one claim across the seeds of its model (a verdict's kind is added: see over_seeds)
-_SAME_CLAIM = ("paper", "table", "dataset", "model", "quantity", "published", "tolerance", "source", "condition") + SETTING_COLUMNS
+_SAME_CLAIM = (
+    "paper",
+    "table",
+    "dataset",
+    "model",
+    "quantity",
+    "published",
+    "tolerance",
+    "source",
+    "condition",
+) + SETTING_COLUMNS
 _POOLED_KINDS = {"match": "numeric", "differs": "numeric", "holds": "qualitative", "does not hold": "qualitative"}
 
 
@@ -198,7 +289,14 @@ def _pooled(rows: pd.DataFrame, kind: str) -> dict:
     else:
         verdict, rule = first["verdict"], "the same verdict on every seed"
     condition = "; ".join(part for part in (first["condition"], f"{rule}; per seed {shown}") if part)
-    return first | {"seed": None, "seeds": len(seeds), "ours": ours, "sd": sd, "verdict": verdict, "condition": condition}
+    return first | {
+        "seed": None,
+        "seeds": len(seeds),
+        "ours": ours,
+        "sd": sd,
+        "verdict": verdict,
+        "condition": condition,
+    }
 
 
 def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
@@ -213,7 +311,9 @@ def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
     groups: dict[tuple, list[int]] = {}
     for i, row in table.iterrows():
         kind = _POOLED_KINDS.get(row["verdict"], row["verdict"])
-        key = (i,) if pd.isna(row["seed"]) else tuple(None if pd.isna(row[c]) else row[c] for c in _SAME_CLAIM) + (kind,)
+        key = (
+            (i,) if pd.isna(row["seed"]) else tuple(None if pd.isna(row[c]) else row[c] for c in _SAME_CLAIM) + (kind,)
+        )
         groups.setdefault(key, []).append(i)
     rows = []
     for key, members in groups.items():  # in the order of each claim's first row
@@ -239,5 +339,7 @@ def claims_markdown(table: pd.DataFrame) -> str:
         "# Claims: our numbers beside the published ones\n\n"
         "One row per compared number (`attnexp.claims`). Verdicts: `match`/`differs` within the tolerance, "
         "`holds`/`does not hold` for qualitative claims, `not comparable` where our setting differs from the paper's.\n\n"
-        + to_markdown(counts) + "\n" + to_markdown(shown)
+        + to_markdown(counts)
+        + "\n"
+        + to_markdown(shown)
     )

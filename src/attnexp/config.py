@@ -76,8 +76,16 @@ def _coerce_command_line_strings(config: dict, validator) -> None:
     boolean or null at that place and the string spells one, it becomes one (in place)."""
     for _ in range(10_000):  # one value per pass: a change can reveal errors below it
         for error in validator.iter_errors(config):
-            found = next((e for e in (error, *error.context) if e.validator == "type" and isinstance(e.instance, str)
-                          and _scalar(e.instance, e.validator_value) is not _NOT_A_SCALAR), None)
+            found = next(
+                (
+                    e
+                    for e in (error, *error.context)
+                    if e.validator == "type"
+                    and isinstance(e.instance, str)
+                    and _scalar(e.instance, e.validator_value) is not _NOT_A_SCALAR
+                ),
+                None,
+            )
             if found is not None:
                 *parents, last = found.absolute_path
                 holder = config
@@ -131,8 +139,11 @@ def _enable_listed_datasets(config: dict) -> list[str]:
     listed = config.get("datasets_enabled")
     if listed is None:
         return []
-    unknown = [f"config key 'datasets_enabled.{i}': no dataset {name!r} under `datasets` (expected one of {sorted(config['datasets'])})"
-               for i, name in enumerate(listed) if name not in config["datasets"]]
+    unknown = [
+        f"config key 'datasets_enabled.{i}': no dataset {name!r} under `datasets` (expected one of {sorted(config['datasets'])})"
+        for i, name in enumerate(listed)
+        if name not in config["datasets"]
+    ]
     if not unknown:
         for name, ds in config["datasets"].items():
             ds["enabled"] = name in listed
@@ -145,7 +156,9 @@ def _leave_out_models(config: dict) -> list[str]:
     problems = []
     for dataset, models in (config.get("serrano_smith") or {}).get("left_out", {}).items():
         if dataset not in config["datasets"]:
-            problems.append(f"config key 'serrano_smith.left_out.{dataset}': no dataset {dataset!r} under `datasets` (expected one of {sorted(config['datasets'])})")
+            problems.append(
+                f"config key 'serrano_smith.left_out.{dataset}': no dataset {dataset!r} under `datasets` (expected one of {sorted(config['datasets'])})"
+            )
             continue
         for model in models:
             try:
@@ -181,8 +194,24 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
 # The datasets with a reader of their own (`attnexp.data.readers.reader_for`, which a test keeps in step),
 # besides `planted_<name>` and datasets from files
 BUILT_IN_DATASETS = (
-    "sst", "imdb", "imdb_ratings", "20news", "20news20", "agnews", "babi1", "babi2", "babi3", "snli", "cnn",
-    "yelp", "amazon", "yahoo", "diabetes", "anemia", "synthetic", "synthetic_qa",
+    "sst",
+    "imdb",
+    "imdb_ratings",
+    "20news",
+    "20news20",
+    "agnews",
+    "babi1",
+    "babi2",
+    "babi3",
+    "snli",
+    "cnn",
+    "yelp",
+    "amazon",
+    "yahoo",
+    "diabetes",
+    "anemia",
+    "synthetic",
+    "synthetic_qa",
 )
 
 
@@ -192,22 +221,36 @@ def _files_problems(name: str, ds: dict) -> list[str]:
     key, files = f"datasets.{name}", ds["files"]
     problems = []
     if ds.get("sources") or ds.get("local_files"):
-        problems.append(f"config key '{key}.files': a dataset reads either its own files or sources/local_files, not both")
+        problems.append(
+            f"config key '{key}.files': a dataset reads either its own files or sources/local_files, not both"
+        )
     if ds["protocol"] not in ("jain_wallace", "serrano_smith"):
-        problems.append(f"config key '{key}.protocol': a dataset from files follows jain_wallace or serrano_smith preprocessing, got {ds['protocol']!r}")
+        problems.append(
+            f"config key '{key}.protocol': a dataset from files follows jain_wallace or serrano_smith preprocessing, got {ds['protocol']!r}"
+        )
     if ds["task"] == "qa":
-        problems.append(f"config key '{key}.task': a dataset from files is binary, multiclass or nli (classes, not answer words), got 'qa'")
+        problems.append(
+            f"config key '{key}.task': a dataset from files is binary, multiclass or nli (classes, not answer words), got 'qa'"
+        )
     if (ds["task"] == "nli") != bool(files["second_text"]):
-        problems.append(f"config key '{key}.files.second_text': task nli reads a second text column and only it does (task {ds['task']!r}, second_text {files['second_text']!r})")
+        problems.append(
+            f"config key '{key}.files.second_text': task nli reads a second text column and only it does (task {ds['task']!r}, second_text {files['second_text']!r})"
+        )
     for split in ("train", "dev", "test"):
         path = files.get(split)
         if path and not Path(path).is_file():
-            problems.append(f"config key '{key}.files.{split}': {path} is not a file (paths are relative to the run's working directory)")
+            problems.append(
+                f"config key '{key}.files.{split}': {path} is not a file (paths are relative to the run's working directory)"
+            )
         elif path and not files["format"] and Path(path).suffix.lower() not in (".csv", ".tsv", ".jsonl", ".parquet"):
-            problems.append(f"config key '{key}.files.{split}': cannot tell the format of {path} from its suffix; name it with 'format' (csv, tsv, jsonl, parquet)")
+            problems.append(
+                f"config key '{key}.files.{split}': cannot tell the format of {path} from its suffix; name it with 'format' (csv, tsv, jsonl, parquet)"
+            )
     for split, fraction in (("dev", "dev_fraction"), ("test", "test_fraction")):
         if not files[split] and fraction not in ds:
-            problems.append(f"config key '{key}.{fraction}': required when files.{split} is absent (the share of the training table split off as {split})")
+            problems.append(
+                f"config key '{key}.{fraction}': required when files.{split} is absent (the share of the training table split off as {split})"
+            )
     return problems
 
 
@@ -217,15 +260,22 @@ def _consistency_problems(config: dict) -> list[str]:
     problems = []
     mirror = config.get("mirror")
     if mirror and not Path(mirror).expanduser().is_dir():
-        problems.append(f"config key 'mirror': {mirror} is not a folder (the offline mirror of the source files: give the folder that holds them)")
+        problems.append(
+            f"config key 'mirror': {mirror} is not a folder (the offline mirror of the source files: give the folder that holds them)"
+        )
     for name, ds in config["datasets"].items():
         if not ds.get("files") and name not in BUILT_IN_DATASETS and not name.startswith("planted_"):
             hint = close_match(name, BUILT_IN_DATASETS, "built-in datasets")
-            problems.append(f"config key 'datasets.{name}': no built-in dataset has this name{hint}; a dataset of your own needs a 'files' block (docs/own-data.md)")
+            problems.append(
+                f"config key 'datasets.{name}': no built-in dataset has this name{hint}; a dataset of your own needs a 'files' block (docs/own-data.md)"
+            )
         for i, source in enumerate(ds.get("sources", [])):
             files = [(f"datasets.{name}.sources.{i}", source)]
             if source.get("substitute"):
-                files += [(f"datasets.{name}.sources.{i}.substitute.files.{j}", f) for j, f in enumerate(source["substitute"]["files"])]
+                files += [
+                    (f"datasets.{name}.sources.{i}.substitute.files.{j}", f)
+                    for j, f in enumerate(source["substitute"]["files"])
+                ]
             for key, entry in files:
                 digests = [a for a in ("sha256", "md5", "sha1") if entry.get(a)]
                 if len(digests) > 1:
@@ -239,21 +289,35 @@ def _consistency_problems(config: dict) -> list[str]:
                 problems.append(f"config key 'datasets.{name}.models.{i}': {err}")
                 continue
             if spec.family == "pretrained" and spec.encoder not in config["pretrained"]:
-                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} reads the pretrained encoder {spec.encoder!r}, which 'pretrained' does not name{close_match(spec.encoder, config['pretrained'], 'encoders')}")
+                problems.append(
+                    f"config key 'datasets.{name}.models.{i}': {model!r} reads the pretrained encoder {spec.encoder!r}, which 'pretrained' does not name{close_match(spec.encoder, config['pretrained'], 'encoders')}"
+                )
             elif spec.family == "pretrained" and ds["enabled"] and importlib.util.find_spec("transformers") is None:
-                problems.append(f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements.txt")
+                problems.append(
+                    f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements.txt"
+                )
         if ds["protocol"] == "planted":
             base = (ds.get("planted") or {}).get("base")
-            if not name.startswith("planted_") or base not in config["datasets"] or config["datasets"][base]["task"] != "binary":
-                problems.append(f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}")
+            if (
+                not name.startswith("planted_")
+                or base not in config["datasets"]
+                or config["datasets"][base]["task"] != "binary"
+            ):
+                problems.append(
+                    f"config key 'datasets.{name}.planted.base': a planted dataset is named planted_<name> and plants into a configured binary dataset, got {base!r}"
+                )
         elif ds.get("files"):
             problems += _files_problems(name, ds)
         elif ds["enabled"] and not ds.get("sources") and not ds.get("local_files") and ds["protocol"] != "generated":
-            problems.append(f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources, local_files nor files")
+            problems.append(
+                f"config key 'datasets.{name}.enabled': true, but the dataset has neither sources, local_files nor files"
+            )
         if ds.get("train_includes_dev") and name not in ("babi1", "babi2", "babi3"):
             problems.append(f"config key 'datasets.{name}.train_includes_dev': only the bAbI readers (babi1-3) read it")
         elif ds.get("train_includes_dev") and ds.get("select_on", config["train"]["select_on"]) != "test":
-            problems.append(f"config key 'datasets.{name}.train_includes_dev': true trains on the dev questions, so the dataset must select on test (select_on: test), not dev")
+            problems.append(
+                f"config key 'datasets.{name}.train_includes_dev': true trains on the dev questions, so the dataset must select on test (select_on: test), not dev"
+            )
     for paper in PAPERS.values():  # each paper's own checks of its section
         problems += paper.config_problems(config) if paper.config_problems else []
     # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable

@@ -70,9 +70,17 @@ def rows(schema: dict, config: dict) -> list[dict]:
         extra = node.get("additionalProperties")
         if path:
             leaf = not properties and not isinstance(extra, dict)
-            value, present = _value(config, path) if leaf and not any(p.startswith("<") for p in path) else (None, False)
-            out.append({"key": ".".join(path), "type": _kind(node), "value": _shown(value) if present else "",
-                        "description": " ".join(str(node.get("description", "")).split())})
+            value, present = (
+                _value(config, path) if leaf and not any(p.startswith("<") for p in path) else (None, False)
+            )
+            out.append(
+                {
+                    "key": ".".join(path),
+                    "type": _kind(node),
+                    "value": _shown(value) if present else "",
+                    "description": " ".join(str(node.get("description", "")).split()),
+                }
+            )
         if path[:1] == ["datasets"] and path[2:3] == ["train"]:
             return  # a dataset's overrides take the keys of train.protocols.<protocol>, listed there
         for key, sub in properties.items():
@@ -91,26 +99,38 @@ def rows(schema: dict, config: dict) -> list[dict]:
 
 def reference_markdown(schema: dict, config: dict) -> str:
     """One table per top-level section of the config."""
-    from attnexp.markdown import to_markdown
-
     import pandas as pd
+
+    from attnexp.markdown import to_markdown
 
     table = pd.DataFrame(rows(schema, config))
     scalar = [k for k in schema["properties"] if not (table["key"].str.startswith(k + ".")).any()]
     groups = [("general settings", scalar)] + [(k, [k]) for k in schema["properties"] if k not in scalar]
     parts = []
     for title, sections in groups:
-        part = table[table["key"].isin(sections) | table["key"].map(lambda key: any(key.startswith(s + ".") for s in sections))]
-        described = part[part["key"] == sections[0]]["description"] if len(sections) == 1 else part.iloc[:0]["description"]
+        part = table[
+            table["key"].isin(sections) | table["key"].map(lambda key: any(key.startswith(s + ".") for s in sections))
+        ]
+        described = (
+            part[part["key"] == sections[0]]["description"] if len(sections) == 1 else part.iloc[:0]["description"]
+        )
         shown = part.assign(key=part["key"].map(lambda k: f"`{k}`"))
         heading = f"### `{title}`" if len(sections) == 1 else f"### {title[0].upper()}{title[1:]}"
-        parts.append(f"{heading}\n\n" + (described.iloc[0] + "\n\n" if len(described) and described.iloc[0] else "")
-                     + to_markdown(shown.rename(columns={"value": "config.yaml"})))
-    return ("Generated from `schemas/config.schema.yaml` (types, descriptions) and `config.yaml` (values) by "
-            "`python -m attnexp.config_reference docs/configuration.md`; edit those, not this section.\n\n" + "\n".join(parts))
+        parts.append(
+            f"{heading}\n\n"
+            + (described.iloc[0] + "\n\n" if len(described) and described.iloc[0] else "")
+            + to_markdown(shown.rename(columns={"value": "config.yaml"}))
+        )
+    return (
+        "Generated from `schemas/config.schema.yaml` (types, descriptions) and `config.yaml` (values) by "
+        "`python -m attnexp.config_reference docs/configuration.md`; edit those, not this section.\n\n"
+        + "\n".join(parts)
+    )
 
 
-def update_page(page: Path, schema_path: Path = SCHEMA_PATH, config_path: Path = CONFIG_PATH, check: bool = False) -> bool:
+def update_page(
+    page: Path, schema_path: Path = SCHEMA_PATH, config_path: Path = CONFIG_PATH, check: bool = False
+) -> bool:
     """Rewrite the text between the markers; True when the page was (or, with `check`, would be) changed."""
     text = page.read_text(encoding="utf-8")
     if text.count(START) != 1 or text.count(END) != 1:
@@ -136,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.check:
-        print(f"{args.page}: {'out of date: run python -m attnexp.config_reference ' + str(args.page) if changed else 'up to date'}")
+        print(
+            f"{args.page}: {'out of date: run python -m attnexp.config_reference ' + str(args.page) if changed else 'up to date'}"
+        )
         return 1 if changed else 0
     print(f"{args.page}: {'updated' if changed else 'already up to date'}")
     return 0

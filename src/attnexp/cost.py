@@ -39,8 +39,18 @@ from collections import defaultdict
 from pathlib import Path
 
 __all__ = [
-    "job_type", "family", "tokens", "units", "parse_benchmark_path", "measured_jobs", "planned_jobs", "fit_rates", "price",
-    "price_markdown", "RATES_PATH", "main",
+    "job_type",
+    "family",
+    "tokens",
+    "units",
+    "parse_benchmark_path",
+    "measured_jobs",
+    "planned_jobs",
+    "fit_rates",
+    "price",
+    "price_markdown",
+    "RATES_PATH",
+    "main",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,12 +60,26 @@ ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forwar
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
 ALL_SPLITS = {"export_attention"}
 # job types that always count as compute, priced or not
-HEAVY = {"train_model", "explain", "explain_together", "jw_permutation", "jw_adversarial", "ss_interventions", "faithfulness_eraser",
-         "attention_attribution_heads", "attention_attribution_graphs", "export_attention", "preprocess_dataset", "build_embeddings"}
+HEAVY = {
+    "train_model",
+    "explain",
+    "explain_together",
+    "jw_permutation",
+    "jw_adversarial",
+    "ss_interventions",
+    "faithfulness_eraser",
+    "attention_attribution_heads",
+    "attention_attribution_graphs",
+    "export_attention",
+    "preprocess_dataset",
+    "build_embeddings",
+}
 
 
 def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
-    if rule == "explain_together":  # attention, gradient and leave-one-out: leave-one-out's cost, the others add two passes
+    if (
+        rule == "explain_together"
+    ):  # attention, gradient and leave-one-out: leave-one-out's cost, the others add two passes
         return ("explain", "loo")
     return (rule, wildcards.get("method")) if rule == "explain" else (rule, None)
 
@@ -66,7 +90,12 @@ def family(config: dict, dataset: str, model: str | None) -> str:
     if model is None:
         return "-"
     spec = model_spec(config, dataset, model)
-    return {"flat": spec.encoder, "qa": f"qa-{spec.encoder}", "hierarchical": spec.name.split("-")[0], "transformer": "transformer"}[spec.family]
+    return {
+        "flat": spec.encoder,
+        "qa": f"qa-{spec.encoder}",
+        "hierarchical": spec.name.split("-")[0],
+        "transformer": "transformer",
+    }[spec.family]
 
 
 def tokens(stats: dict, split: str) -> float:
@@ -128,8 +157,16 @@ def measured_jobs(results: Path, config: dict) -> list[dict]:
             fam = family(config, wildcards["dataset"], wildcards.get("model"))
         except ValueError:
             continue
-        jobs.append({"type": kind, "family": fam, "dataset": wildcards["dataset"], "seconds": seconds, "units": units(kind, data, None),
-                     "generated": config["datasets"][wildcards["dataset"]]["protocol"] == "generated"})
+        jobs.append(
+            {
+                "type": kind,
+                "family": fam,
+                "dataset": wildcards["dataset"],
+                "seconds": seconds,
+                "units": units(kind, data, None),
+                "generated": config["datasets"][wildcards["dataset"]]["protocol"] == "generated",
+            }
+        )
     for path in sorted((results / "models").glob("*/*/seed*/timing.json")):
         dataset, model = path.parts[-4], path.parts[-3]
         timing, data = json.loads(path.read_text()), stats(dataset)
@@ -140,8 +177,16 @@ def measured_jobs(results: Path, config: dict) -> list[dict]:
         except ValueError:
             continue
         kind = ("train_model", None)
-        jobs.append({"type": kind, "family": fam, "dataset": dataset, "seconds": timing["train_seconds"], "units": units(kind, data, timing["epochs_run"]),
-                     "generated": config["datasets"][dataset]["protocol"] == "generated"})
+        jobs.append(
+            {
+                "type": kind,
+                "family": fam,
+                "dataset": dataset,
+                "seconds": timing["train_seconds"],
+                "units": units(kind, data, timing["epochs_run"]),
+                "generated": config["datasets"][dataset]["protocol"] == "generated",
+            }
+        )
     return jobs
 
 
@@ -164,18 +209,41 @@ def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
     return {
         "about": about,
         "overhead_seconds": overhead,
-        "rates": [{"rule": r, "method": m, "family": f, "dataset": d, "seconds_per_unit": statistics.median(v), "jobs": len(v)}
-                  for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))],
-        "datasets": {name: {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
-                     for name, stats in sorted(datasets.items())},
+        "rates": [
+            {
+                "rule": r,
+                "method": m,
+                "family": f,
+                "dataset": d,
+                "seconds_per_unit": statistics.median(v),
+                "jobs": len(v),
+            }
+            for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))
+        ],
+        "datasets": {
+            name: {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
+            for name, stats in sorted(datasets.items())
+        },
     }
 
 
 def planned_jobs(*configfiles: Path, config_overrides: list[str] = ()) -> list[tuple[str, dict]]:
     """(rule, wildcards) of every job `snakemake --dry-run` plans from scratch for the config."""
     with tempfile.TemporaryDirectory() as workdir:
-        command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
-                   "--directory", workdir, "-n", "--cores", "8"]
+        command = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--workflow-profile",
+            "none",
+            "--directory",
+            workdir,
+            "-n",
+            "--cores",
+            "8",
+        ]
         if configfiles:
             command += ["--configfile", *map(str, configfiles)]
         if config_overrides:
@@ -245,11 +313,16 @@ def price_markdown(by_type: dict, light: dict, cores: tuple[int, ...], threads: 
     planned = sum(r["jobs"] for r in by_type.values())
     unpriced = sum(r["unpriced"] for r in by_type.values())
     borrowed = sum(r["borrowed"] for r in by_type.values())
-    lines = ["| job type | planned jobs | priced | of those, at another family's rate | job-hours priced | share |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| job type | planned jobs | priced | of those, at another family's rate | job-hours priced | share |",
+        "|---|---|---|---|---|---|",
+    ]
     for kind, row in sorted(by_type.items(), key=lambda item: (-item[1]["seconds"], item[0][0], item[0][1] or "")):
         name = kind[0] + (f" ({kind[1]})" if kind[1] else "")
         share = f"{row['seconds'] / total:.0%}" if total else "–"
-        lines.append(f"| {name} | {row['jobs']} | {row['jobs'] - row['unpriced']} | {row['borrowed']} | {row['seconds'] / 3600:,.2f} | {share} |")
+        lines.append(
+            f"| {name} | {row['jobs']} | {row['jobs'] - row['unpriced']} | {row['borrowed']} | {row['seconds'] / 3600:,.2f} | {share} |"
+        )
     lines += [
         "",
         f"Priced: {planned - unpriced} of {planned} compute jobs, {total:,.0f} job-seconds ({total / 3600:,.1f} h); "
@@ -266,11 +339,17 @@ def price_markdown(by_type: dict, light: dict, cores: tuple[int, ...], threads: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attnexp.cost", description="The expected cost of `snakemake` with a config, before it runs.")
-    parser.add_argument("--configfile", nargs="*", default=[], help="the overlays the run will use (as given to snakemake)")
+    parser = argparse.ArgumentParser(
+        prog="python -m attnexp.cost", description="The expected cost of `snakemake` with a config, before it runs."
+    )
+    parser.add_argument(
+        "--configfile", nargs="*", default=[], help="the overlays the run will use (as given to snakemake)"
+    )
     parser.add_argument("--config", nargs="*", default=[], help="the --config key=value settings the run will use")
     parser.add_argument("--cores", type=int, nargs="+", default=[2, 8], help="the machines to price the plan for")
-    parser.add_argument("--rates", type=Path, default=RATES_PATH, help="the measured rates (benchmarks/cost_model.py writes them)")
+    parser.add_argument(
+        "--rates", type=Path, default=RATES_PATH, help="the measured rates (benchmarks/cost_model.py writes them)"
+    )
     args = parser.parse_args(argv)
     try:
         from attnexp.config import load_config
@@ -283,8 +362,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     by_type, light, _ = price(plan, rates, config)
     threads = config["train"]["threads"]
-    print(f"The plan of `snakemake{''.join(' --configfile ' + f for f in args.configfile)}`: {len(plan)} jobs; "
-          f"{threads} thread(s) per job; rates: {rates['about']}\n")
+    print(
+        f"The plan of `snakemake{''.join(' --configfile ' + f for f in args.configfile)}`: {len(plan)} jobs; "
+        f"{threads} thread(s) per job; rates: {rates['about']}\n"
+    )
     print("\n".join(price_markdown(by_type, light, tuple(args.cores), threads)))
     return 0
 

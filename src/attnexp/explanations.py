@@ -13,7 +13,15 @@ import numpy as np
 from attnexp import io
 from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS
 
-__all__ = ["METHODS", "VECTORS", "SELF_ATTENTION_VECTORS", "SIGNED", "importance", "read_explanations", "explanation_sets"]
+__all__ = [
+    "METHODS",
+    "VECTORS",
+    "SELF_ATTENTION_VECTORS",
+    "SIGNED",
+    "importance",
+    "read_explanations",
+    "explanation_sets",
+]
 
 METHODS = EXPLANATION_METHODS
 VECTORS = ("attention", "gradient", "loo", "ig")
@@ -28,7 +36,9 @@ def importance(record: dict, measure: str) -> np.ndarray:
     if measure not in METHODS:
         raise ValueError(f"unknown importance measure {measure!r}; expected one of {METHODS}")
     if measure not in record:
-        raise ValueError(f"instance {record['id']!r} has no {measure!r} scores (its explanation file was not read, or the model has no self-attention)")
+        raise ValueError(
+            f"instance {record['id']!r} has no {measure!r} scores (its explanation file was not read, or the model has no self-attention)"
+        )
     return np.abs(record[measure]) if measure in SIGNED else np.asarray(record[measure])
 
 
@@ -42,9 +52,13 @@ def _read_file(path: Path) -> list[dict]:
         for method in present:
             vector = np.asarray(record[method], dtype=np.float64)
             if len(vector) != record["length"]:
-                raise ValueError(f"{path}: instance {record['id']!r} has {len(vector)} {method} values for length {record['length']}")
+                raise ValueError(
+                    f"{path}: instance {record['id']!r} has {len(vector)} {method} values for length {record['length']}"
+                )
             if not np.isfinite(vector).all():
-                raise ValueError(f"{path}: instance {record['id']!r} has non-finite {method} values; delete the file and rerun")
+                raise ValueError(
+                    f"{path}: instance {record['id']!r} has non-finite {method} values; delete the file and rerun"
+                )
             record[method] = vector
         if "probs" in record:
             record["probs"] = np.asarray(record["probs"], dtype=np.float64)
@@ -60,7 +74,9 @@ def read_explanations(paths) -> list[dict]:
     if not paths:
         raise ValueError("no explanation files given")
     if len({p.parent for p in paths}) > 1:
-        raise ValueError(f"explanation files of different runs given together: {sorted({str(p.parent) for p in paths})}")
+        raise ValueError(
+            f"explanation files of different runs given together: {sorted({str(p.parent) for p in paths})}"
+        )
     joined: list[dict] | None = None
     for path in paths:
         records = _read_file(path)
@@ -68,7 +84,9 @@ def read_explanations(paths) -> list[dict]:
             joined = records
             continue
         if [(r["id"], r["length"]) for r in records] != [(r["id"], r["length"]) for r in joined]:
-            raise ValueError(f"{path}: its instances (ids, lengths, order) differ from {paths[0]}'s: the files are not of one run's test set")
+            raise ValueError(
+                f"{path}: its instances (ids, lengths, order) differ from {paths[0]}'s: the files are not of one run's test set"
+            )
         for into, record in zip(joined, records):
             into.update(record)
     return joined

@@ -12,8 +12,8 @@ import math
 import numbers
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 
 def _umask() -> int:
@@ -93,9 +93,13 @@ def verify_digest(path: str | os.PathLike, recorded: str | None, record: str) ->
     """Refuse a file whose sha256 differs from the one `record` (a file name) holds for it, recorded
     when it was written: one ValueError naming the file and what to do."""
     if recorded is None:
-        raise ValueError(f"{path}: {record} records no digest for it (written by an older attnexp); delete the folder and rerun")
+        raise ValueError(
+            f"{path}: {record} records no digest for it (written by an older attnexp); delete the folder and rerun"
+        )
     if file_digest(path) != recorded:
-        raise ValueError(f"{path}: damaged, it does not match the digest {record} recorded when it was written; delete the folder and rerun")
+        raise ValueError(
+            f"{path}: damaged, it does not match the digest {record} recorded when it was written; delete the folder and rerun"
+        )
 
 
 def write_seal(path: str | os.PathLike, content: str | os.PathLike | None = None) -> None:
@@ -113,12 +117,16 @@ def verify_seal(path: str | os.PathLike, content: bytes | None = None) -> None:
     try:
         recorded = seal.read_text(encoding="utf-8").split()[0]
     except FileNotFoundError:
-        raise ValueError(f"{path}: no {seal.name} beside it, the digest written with it (written by an older attnexp, or copied without it); delete it and rerun") from None
+        raise ValueError(
+            f"{path}: no {seal.name} beside it, the digest written with it (written by an older attnexp, or copied without it); delete it and rerun"
+        ) from None
     except (IndexError, UnicodeDecodeError):
         raise ValueError(f"{seal}: not a sha256sum line; delete {path.name} and its seal, and rerun") from None
     actual = file_digest(path) if content is None else hashlib.sha256(content).hexdigest()
     if actual != recorded:
-        raise ValueError(f"{path}: damaged, it does not match the digest {seal.name} recorded when it was written; delete it and rerun")
+        raise ValueError(
+            f"{path}: damaged, it does not match the digest {seal.name} recorded when it was written; delete it and rerun"
+        )
 
 
 def _read_bytes(path: Path, sealed: bool) -> bytes:
@@ -192,13 +200,15 @@ def write_records_csv(path: str | os.PathLike, records: list[dict], seal: bool =
     start-up. Records it cannot type column by column as pandas would (none at all, differing keys,
     a column of mixed or other types) go through pandas itself."""
     columns = list(records[0]) if records else []
-    kinds = [_column_kind([r[c] for r in records]) for c in columns] if all(list(r) == columns for r in records) else [None]
+    kinds = (
+        [_column_kind([r[c] for r in records]) for c in columns] if all(list(r) == columns for r in records) else [None]
+    )
     if not records or None in kinds:
         import pandas as pd
 
         write_csv(path, pd.DataFrame(records), seal)
         return
-    formats = {bool: str, int: str, str: str, float: lambda x: "" if math.isnan(x) else "%.6g" % x}
+    formats = {bool: str, int: str, str: str, float: lambda x: "" if math.isnan(x) else f"{x:.6g}"}
     with atomic_path(path, seal) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")  # pandas' own settings: QUOTE_MINIMAL, '"' doubled
         writer.writerow(columns)

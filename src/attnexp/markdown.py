@@ -14,10 +14,14 @@ __all__ = ["to_markdown", "markdown_html"]
 def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
     """A GitHub Markdown table (pandas' own needs the optional `tabulate` package)."""
     table = table.drop(columns=list(drop))
+
     def cell(value) -> str:
         return "–" if pd.isna(value) else str(value).replace("|", "\\|")
 
-    lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines = [
+        "| " + " | ".join(str(c).replace("|", "\\|") for c in table.columns) + " |",
+        "|" + "---|" * len(table.columns),
+    ]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
@@ -65,7 +69,9 @@ def markdown_html(markdown: str, title: str) -> str:
             while i < len(lines) and lines[i].startswith("|"):
                 rows.append(_cells(lines[i]))
                 i += 1
-            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in header) + "</tr></thead><tbody>")
+            out.append(
+                "<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in header) + "</tr></thead><tbody>"
+            )
             out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in rows]
             out.append("</tbody></table>")
             continue
@@ -80,6 +86,7 @@ def markdown_html(markdown: str, title: str) -> str:
         elif line.strip():
             out.append(f"<p>{_inline(line)}</p>")
         i += 1
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body>\n" + "\n".join(out) + "\n</body></html>\n")
-
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body>\n" + "\n".join(out) + "\n</body></html>\n"
+    )

@@ -108,7 +108,9 @@ def pairwise_jsd_total(p: torch.Tensor, own: torch.Tensor | None = None) -> torc
     own = neg_entropy(p) if own is None else own  # (K, ...)
     if K == 1:
         return torch.zeros_like(own[0])
-    mixtures = torch.cat([(p[k : k + 1] + p[k + 1 :]) / 2 for k in range(K - 1)])  # (K(K−1)/2, ..., L); slices, not gathers
+    mixtures = torch.cat(
+        [(p[k : k + 1] + p[k + 1 :]) / 2 for k in range(K - 1)]
+    )  # (K(K−1)/2, ..., L); slices, not gathers
     return (K - 1) * own.sum(0) - 2 * neg_entropy(mixtures).sum(0)
 
 

@@ -47,9 +47,14 @@ __all__ = [
 # experiment -> (spec capability, what it means) it needs: each paper's own (`attnexp.papers`), and
 # the explanations (the J&W inputs), which need attention to read and input embeddings to attribute to
 REQUIREMENTS: Mapping[str, tuple[tuple[str, str], ...]] = RegistryView(
-    lambda papers: {**{key: paper.requirements for key, paper in papers.items()}, "explain": JAIN_WALLACE.requirements[:2]}
+    lambda papers: {
+        **{key: paper.requirements for key, paper in papers.items()},
+        "explain": JAIN_WALLACE.requirements[:2],
+    }
 )
-TITLES: Mapping[str, str] = RegistryView(lambda papers: {**{key: paper.title for key, paper in papers.items()}, "explain": "explanation"})
+TITLES: Mapping[str, str] = RegistryView(
+    lambda papers: {**{key: paper.title for key, paper in papers.items()}, "explain": "explanation"}
+)
 # Explanation methods, one cached job each (`attnexp.explain`), with the settings each job depends on
 # (changing IG's settings re-runs IG alone): `attention` carries the prediction every other file is
 # read with; rollout and attention attribution exist for self-attention models only.
@@ -73,7 +78,9 @@ SELF_ATTENTION_METHODS = ("rollout", "attattr")
 # faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
 RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}
 # experiment -> the dataset tasks it is defined for (absent: every task)
-TASKS: Mapping[str, tuple[str, ...]] = RegistryView(lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None})
+TASKS: Mapping[str, tuple[str, ...]] = RegistryView(
+    lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None}
+)
 
 
 def explain_settings(config: dict, methods) -> dict:
@@ -91,7 +98,7 @@ class RunKey(NamedTuple):
         return f"{root}/{self.dataset}/{self.model}/seed{self.seed}"
 
     @classmethod
-    def of_file(cls, path) -> "RunKey":
+    def of_file(cls, path) -> RunKey:
         """The run of a per-run file `.../{dataset}/{model}/seed{seed}/<file>`."""
         parts = str(path).replace("\\", "/").split("/")
         if len(parts) < 4 or not parts[-2].startswith("seed") or not parts[-2][4:].isdigit():
@@ -117,7 +124,9 @@ def training_seeds(config: dict, dataset: str) -> list[int]:
 def carries_rationale(dataset_config: dict) -> bool:
     """Whether a dataset's test records mark the tokens that decide the label (`rationale`): the
     generated and planted datasets, and a dataset from files with a rationale column."""
-    return dataset_config["protocol"] in ("generated", "planted") or bool((dataset_config.get("files") or {}).get("rationale"))
+    return dataset_config["protocol"] in ("generated", "planted") or bool(
+        (dataset_config.get("files") or {}).get("rationale")
+    )
 
 
 def missing_capabilities(spec: ModelSpec, experiment: str) -> list[str]:
@@ -130,7 +139,9 @@ def require(spec: ModelSpec, experiment: str) -> None:
     """One-line refusal naming the model and what it lacks."""
     missing = missing_capabilities(spec, experiment)
     if missing:
-        raise CapabilityError(f"model {spec.name!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
+        raise CapabilityError(
+            f"model {spec.name!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks"
+        )
 
 
 def _selection(config: dict, experiment: str) -> dict:
@@ -158,7 +169,8 @@ def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
         RunKey(dataset, model, seed)
         for dataset in _selected_datasets(config, experiment)
         for model in config["datasets"][dataset].get("models", [])
-        if (wanted is None or model in wanted) and not missing_capabilities(model_spec(config, dataset, model), experiment)
+        if (wanted is None or model in wanted)
+        and not missing_capabilities(model_spec(config, dataset, model), experiment)
         for seed in training_seeds(config, dataset)
     ]
 
@@ -177,7 +189,9 @@ def ranking_methods(rankings, spec: ModelSpec) -> tuple[str, ...]:
     """The explanation methods the faithfulness rankings of one model read (a self-attention method
     only for a model with self-attention)."""
     needed = {m for r in rankings if r in RANKING_METHODS for m in RANKING_METHODS[r]}
-    return tuple(m for m in EXPLANATION_METHODS if m in needed and (spec.self_attention or m not in SELF_ATTENTION_METHODS))
+    return tuple(
+        m for m in EXPLANATION_METHODS if m in needed and (spec.self_attention or m not in SELF_ATTENTION_METHODS)
+    )
 
 
 def run_dirs(config: dict, experiment: str, root: str) -> list[str]:
@@ -192,12 +206,16 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
     selected, problems = _selection(config, experiment), []
     for i, name in enumerate(selected["datasets"] or []):
         if name not in config["datasets"]:
-            problems.append(f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}")
+            problems.append(
+                f"config key '{experiment}.datasets.{i}': unknown dataset {name!r}{close_match(name, config['datasets'])}"
+            )
         elif not config["datasets"][name]["enabled"]:
             problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is not enabled")
         elif experiment in TASKS and config["datasets"][name]["task"] not in TASKS[experiment]:
             task = config["datasets"][name]["task"]
-            problems.append(f"config key '{experiment}.datasets.{i}': dataset {name!r} is a {task} task; the {TITLES[experiment]} experiments need {' or '.join(TASKS[experiment])}")
+            problems.append(
+                f"config key '{experiment}.datasets.{i}': dataset {name!r} is a {task} task; the {TITLES[experiment]} experiments need {' or '.join(TASKS[experiment])}"
+            )
     if problems or selected["models"] is None:
         return problems
     datasets = _selected_datasets(config, experiment)
@@ -205,15 +223,19 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
         hosts = [d for d in datasets if model in config["datasets"][d].get("models", [])]
         if not hosts:
             listed = sorted({m for d in datasets for m in config["datasets"][d].get("models", [])})
-            problems.append(f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset"
-                            f"{close_match(model, listed, 'models')}")
+            problems.append(
+                f"config key '{experiment}.models.{i}': {model!r} is not listed under `models` of a selected, enabled dataset"
+                f"{close_match(model, listed, 'models')}"
+            )
             continue
         # a name can mean different models on different datasets (flat on sst, QA on babi1): it is an
         # error only when it runs on none of them
         lacking = [missing_capabilities(model_spec(config, d, model), experiment) for d in hosts]
         if all(lacking):
             missing = lacking[0]
-            problems.append(f"config key '{experiment}.models.{i}': model {model!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks")
+            problems.append(
+                f"config key '{experiment}.models.{i}': model {model!r}: the {TITLES[experiment]} experiments need {' and '.join(missing)}, which it lacks"
+            )
     return problems
 
 
@@ -258,7 +280,9 @@ def wiegreffe_pinter_companions(config: dict, base: RunKey) -> Companions:
     return Companions(
         base=base,
         uniform=run(spec.uniform_twin),
-        seeds=[run(spec.name, seed) for seed in wp["dataset_seeds"].get(base.dataset, wp["seeds"]) if seed != base.seed],
+        seeds=[
+            run(spec.name, seed) for seed in wp["dataset_seeds"].get(base.dataset, wp["seeds"]) if seed != base.seed
+        ],
         adversaries=adversaries,
         diagnostic=diagnostic,
         full=base.dataset not in wp["table2_only"],

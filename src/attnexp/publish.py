@@ -55,12 +55,42 @@ from attnexp.claims import CLAIM_COLUMNS, concatenate, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PAPERS, RegistryView
 from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, Page, Table
-from attnexp.scorecard import MATCHED, MISSED, NOT_COMPARED, END, START, breakdown, findings_line, findings_tally, outcome, read_scorecard, same_data_stand_ins, scorecard, summary, update_readme
+from attnexp.scorecard import (
+    END,
+    MATCHED,
+    MISSED,
+    NOT_COMPARED,
+    START,
+    breakdown,
+    findings_line,
+    findings_tally,
+    outcome,
+    read_scorecard,
+    same_data_stand_ins,
+    scorecard,
+    summary,
+    update_readme,
+)
 from attnexp.workflow import JOB_COMMIT, checkout_commit
 
 __all__ = [
-    "PAGES", "Table", "Figures", "Page", "MAX_PNG_BYTES", "PublishError", "config_digest", "workflow_source", "write_run_record",
-    "read_run", "build", "publish", "small_png", "embeddings_comparison", "compute_by_stage", "invocations", "main",
+    "PAGES",
+    "Table",
+    "Figures",
+    "Page",
+    "MAX_PNG_BYTES",
+    "PublishError",
+    "config_digest",
+    "workflow_source",
+    "write_run_record",
+    "read_run",
+    "build",
+    "publish",
+    "small_png",
+    "embeddings_comparison",
+    "compute_by_stage",
+    "invocations",
+    "main",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,7 +118,8 @@ class PublishError(ValueError):
 # The pages of the papers and studies come from their descriptors (`Paper.page`, `attnexp.papers`); the
 # debate matrix heads the page the extension studies share, and the data and models page closes.
 BEYOND = Page(
-    BEYOND_THE_PAPERS, "Beyond the papers: faithfulness, the Transformer and the debate matrix",
+    BEYOND_THE_PAPERS,
+    "Beyond the papers: faithfulness, the Transformer and the debate matrix",
     "Every paper's test on every model side by side (the debate matrix), ERASER faithfulness of every ranking "
     "(DeYoung et al. 2020), and a small Transformer with head pruning by attention attribution (Hao et al. 2021) "
     "and attention rollout (Abnar & Zuidema 2020).",
@@ -96,7 +127,8 @@ BEYOND = Page(
     (Table("debate_matrix", "debate_matrix", fold=False),),
 )
 DATA_AND_MODELS = Page(
-    "data-and-models", "Data and models",
+    "data-and-models",
+    "Data and models",
     "The datasets after preprocessing beside Jain & Wallace's Table 1, and every trained model's test performance "
     "beside the published values (their claims are on the pages of the papers that published them).",
     (),
@@ -111,9 +143,14 @@ def _pages(papers: dict) -> tuple[Page, ...]:
     for paper in papers.values():
         if paper.page is None:
             continue
-        page = pages.get(paper.page.slug) or (BEYOND if paper.page.slug == BEYOND.slug else replace(paper.page, tables=(), figures=()))
+        page = pages.get(paper.page.slug) or (
+            BEYOND if paper.page.slug == BEYOND.slug else replace(paper.page, tables=(), figures=())
+        )
         pages[page.slug] = replace(
-            page, papers=page.papers + tuple(paper.anchors), tables=page.tables + paper.page.tables, figures=page.figures + paper.page.figures,
+            page,
+            papers=page.papers + tuple(paper.anchors),
+            tables=page.tables + paper.page.tables,
+            figures=page.figures + paper.page.figures,
         )
     pages.setdefault(BEYOND.slug, BEYOND)
     return (*pages.values(), DATA_AND_MODELS)
@@ -154,19 +191,30 @@ def workflow_source(basedir: str | Path, configfiles, overrides) -> dict:
         "commit": commit,
         "uncommitted_changes": dirty,
         "configfiles": [
-            {"path": _shown_path(f, basedir), "in_checkout": Path(os.path.abspath(f)).is_relative_to(os.path.abspath(basedir)), "sha256": _sha256(f)}
+            {
+                "path": _shown_path(f, basedir),
+                "in_checkout": Path(os.path.abspath(f)).is_relative_to(os.path.abspath(basedir)),
+                "sha256": _sha256(f),
+            }
             for f in files
         ],
         "config_overrides": {str(k): str(v) for k, v in dict(overrides or {}).items()},
     }
 
 
-def write_run_record(config: dict, source: dict, targets, snakemake_version: str, out_config: str | Path, out_record: str | Path) -> dict:
+def write_run_record(
+    config: dict, source: dict, targets, snakemake_version: str, out_config: str | Path, out_record: str | Path
+) -> dict:
     """results/run/config.yaml (the effective config) and results/run/run.json (its digest, the
     source, the Snakemake version and every target of the run's `all`)."""
     config = json.loads(json.dumps(dict(config), default=str))
     io.write_text(out_config, yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
-    record = {"config_digest": config_digest(config), **source, "snakemake": snakemake_version, "targets": sorted(set(targets))}
+    record = {
+        "config_digest": config_digest(config),
+        **source,
+        "snakemake": snakemake_version,
+        "targets": sorted(set(targets)),
+    }
     io.write_json(out_record, record)
     return record
 
@@ -193,17 +241,23 @@ def _claims_order(path: Path) -> tuple[int, str]:
     return (order.index(path.stem) if path.stem in order else len(order), path.stem)
 
 
-def _load_scorecard(root: Path, notes: list[str], same_data: frozenset[str] = frozenset()) -> tuple[pd.DataFrame | None, str]:
+def _load_scorecard(
+    root: Path, notes: list[str], same_data: frozenset[str] = frozenset()
+) -> tuple[pd.DataFrame | None, str]:
     tables = root / "results" / "tables"
     try:
         if (tables / "scorecard.csv").is_file():
             return read_scorecard(tables / "scorecard.csv"), "results/tables/scorecard.csv"
         if (tables / "claims.csv").is_file():
-            notes.append("no scorecard (results/tables/scorecard.csv): the claims of results/tables/claims.csv were scored here")
+            notes.append(
+                "no scorecard (results/tables/scorecard.csv): the claims of results/tables/claims.csv were scored here"
+            )
             return scorecard(read_claims(tables / "claims.csv"), same_data), "results/tables/claims.csv"
         files = sorted((root / "results" / "claims").glob("*.csv"), key=_claims_order)
         if files:
-            notes.append(f"no claims table (results/tables/claims.csv): the claims of {', '.join(f'results/claims/{f.name}' for f in files)} were scored here")
+            notes.append(
+                f"no claims table (results/tables/claims.csv): the claims of {', '.join(f'results/claims/{f.name}' for f in files)} were scored here"
+            )
             return scorecard(concatenate(files), same_data), "results/claims/*.csv"
     except (OSError, ValueError) as err:
         notes.append(f"the claims could not be read ({err})")
@@ -235,9 +289,13 @@ def read_run(root: str | Path) -> Run:
         except (OSError, ValueError, yaml.YAMLError) as err:
             notes.append(f"the run record could not be read ({err})")
             record = config = config_text = None
-    card, card_source = _load_scorecard(root, notes, same_data_stand_ins(config) if isinstance(config, dict) else frozenset())
+    card, card_source = _load_scorecard(
+        root, notes, same_data_stand_ins(config) if isinstance(config, dict) else frozenset()
+    )
     if not tables and card is None and not pngs:
-        raise PublishError(f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png")
+        raise PublishError(
+            f"{root}: no results to publish: none of results/tables/*.md, results/claims/*.csv, results/figures/**/*.png"
+        )
     return Run(root, tables, card, card_source, pngs, record, config, config_text, notes, job_commits(root))
 
 
@@ -254,7 +312,7 @@ def job_commits(root: str | Path) -> dict[str, list[str]]:
     for path in sorted(base.rglob("*.log")) if base.is_dir() else []:
         with open(path, encoding="utf-8", errors="replace") as f:
             first = f.readline().rstrip("\n")
-        commit = first[len(JOB_COMMIT):] if first.startswith(JOB_COMMIT) else NOT_RECORDED
+        commit = first[len(JOB_COMMIT) :] if first.startswith(JOB_COMMIT) else NOT_RECORDED
         found.setdefault(commit, []).append(path.relative_to(base).as_posix())
     return found
 
@@ -267,13 +325,23 @@ def _job_commit_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     if not commits:
         return [], []
     if len(commits) == 1:
-        (commit, logs), = commits.items()
+        ((commit, logs),) = commits.items()
         if commit == NOT_RECORDED:
             return [("jobs", f"{_count(total, 'job log')}; none names the commit it ran under")], []
-        return [("jobs", f"every one of the {_count(total, 'job')} ran at commit `{commit}` (the first line of its log)")], []
-    rows = [("jobs", f"{_count(total, 'job')} under {len(commits)} commits: " + "; ".join(f"`{c}` {len(logs)}" for c, logs in sorted(commits.items())))]
-    note = (f"**Mixed commits.** The jobs of this run ran under {len(commits)} different commits (published with "
-            "`--allow-mixed-commits`); the provenance lists which jobs ran under which.")
+        return [
+            ("jobs", f"every one of the {_count(total, 'job')} ran at commit `{commit}` (the first line of its log)")
+        ], []
+    rows = [
+        (
+            "jobs",
+            f"{_count(total, 'job')} under {len(commits)} commits: "
+            + "; ".join(f"`{c}` {len(logs)}" for c, logs in sorted(commits.items())),
+        )
+    ]
+    note = (
+        f"**Mixed commits.** The jobs of this run ran under {len(commits)} different commits (published with "
+        "`--allow-mixed-commits`); the provenance lists which jobs ran under which."
+    )
     return rows, [note]
 
 
@@ -287,8 +355,18 @@ def _job_commit_table(run: Run) -> list[str]:
         for log in logs:
             stage = log.split("/")[0].removesuffix(".log")
             stages[stage] = stages.get(stage, 0) + 1
-        rows.append({"commit": commit, "jobs": len(logs), "rules (jobs)": ", ".join(f"{k} ({v})" for k, v in sorted(stages.items()))})
-    return ["Jobs per commit (from the first line of each job's log under `results/logs/`):", "", to_markdown(pd.DataFrame(rows))]
+        rows.append(
+            {
+                "commit": commit,
+                "jobs": len(logs),
+                "rules (jobs)": ", ".join(f"{k} ({v})" for k, v in sorted(stages.items())),
+            }
+        )
+    return [
+        "Jobs per commit (from the first line of each job's log under `results/logs/`):",
+        "",
+        to_markdown(pd.DataFrame(rows)),
+    ]
 
 
 def _job_seconds(root: Path) -> list[tuple[str, float]]:
@@ -337,9 +415,15 @@ def invocations(root: str | Path) -> list[dict]:
         end = datetime.strptime(" ".join(stamps[-1].split()), "%a %b %d %H:%M:%S %Y")
         command = _COMMAND.search(text)
         targets = command.group(1).split(" -- ", 1)[1].split() if command and " -- " in command.group(1) else []
-        found.append({"start": begin.strftime("%Y-%m-%d %H:%M:%S"), "end": end.strftime("%Y-%m-%d %H:%M:%S"),
-                      "seconds": max(0.0, (end - begin).total_seconds()), "jobs": len(re.findall(r"^Finished job", text, re.M)),
-                      "targets": " ".join(targets) or "all"})
+        found.append(
+            {
+                "start": begin.strftime("%Y-%m-%d %H:%M:%S"),
+                "end": end.strftime("%Y-%m-%d %H:%M:%S"),
+                "seconds": max(0.0, (end - begin).total_seconds()),
+                "jobs": len(re.findall(r"^Finished job", text, re.M)),
+                "targets": " ".join(targets) or "all",
+            }
+        )
     return found
 
 
@@ -347,7 +431,9 @@ def _wall_time(root: Path) -> tuple[float, int, str] | None:
     """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
     invocations that ran jobs; their count; the last timestamp."""
     found = invocations(root)
-    return (sum(i["seconds"] for i in found), len(found), max(i["end"] for i in found)) if found else None  # overlapping invocations end out of order
+    return (
+        (sum(i["seconds"] for i in found), len(found), max(i["end"] for i in found)) if found else None
+    )  # overlapping invocations end out of order
 
 
 # ----------------------------------------------------------------------------- figures
@@ -377,8 +463,13 @@ def _groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[lis
         w = group["wildcards"]
         dataset = w.get("dataset", "")
         model = w.get("model", "")
-        return (datasets.index(dataset) if dataset in datasets else len(datasets), dataset,
-                figures.models.index(model) if model in figures.models else len(figures.models), model, int(w.get("seed", 0)))
+        return (
+            datasets.index(dataset) if dataset in datasets else len(datasets),
+            dataset,
+            figures.models.index(model) if model in figures.models else len(figures.models),
+            model,
+            int(w.get("seed", 0)),
+        )
 
     groups = sorted(found.values(), key=order)
     # one seed of each model (the first): the other seeds' figures show the same kind of result
@@ -420,7 +511,13 @@ def small_png(data: bytes, limit: int = MAX_PNG_BYTES, width: int = MAX_PNG_WIDT
     encoded = encode(image)
     scale = 1.0
     while len(encoded) > limit and image.width * scale >= 32:
-        sized = image if scale == 1.0 else image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
+        sized = (
+            image
+            if scale == 1.0
+            else image.resize(
+                (max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS
+            )
+        )
         encoded = encode(sized.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
         # the encoded size goes roughly with the pixel count: aim below the limit, then step down
         scale *= min(0.9, (limit / len(encoded)) ** 0.5 * 0.95)
@@ -441,7 +538,9 @@ def caption(name: str, wildcards: dict | None = None) -> str:
     if not path.is_file():
         return ""
     text = path.read_text(encoding="utf-8")
-    text = re.sub(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}", lambda m: str((wildcards or {}).get(m.group(1), m.group(1))), text)
+    text = re.sub(
+        r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}", lambda m: str((wildcards or {}).get(m.group(1), m.group(1))), text
+    )
     text = re.sub(r"``(.+?)``", r"`\1`", text, flags=re.S)
     text = text.replace("\\|", "|").replace("\\*", "*")
     return " ".join(text.split())
@@ -468,7 +567,12 @@ def _folded(text: str, rows: int = 40) -> str:
         return text
     start = table_lines[0]
     head = "\n".join(lines[:start]).rstrip("\n")
-    return (head + "\n\n" if head else "") + f"<details>\n<summary>{total} rows</summary>\n\n" + "\n".join(lines[start:]).strip("\n") + "\n\n</details>"
+    return (
+        (head + "\n\n" if head else "")
+        + f"<details>\n<summary>{total} rows</summary>\n\n"
+        + "\n".join(lines[start:]).strip("\n")
+        + "\n\n</details>"
+    )
 
 
 def _number(value):
@@ -504,8 +608,10 @@ def _misses(card: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def _summary_line(part: pd.DataFrame) -> str:
     s = summary(part).iloc[0]
-    return (f"**{s.claims} claims**: {s.matched} matched, {s.missed} missed ({s.unexplained} unexplained), "
-            f"{s.not_compared} not compared.")
+    return (
+        f"**{s.claims} claims**: {s.matched} matched, {s.missed} missed ({s.unexplained} unexplained), "
+        f"{s.not_compared} not compared."
+    )
 
 
 def _not_compared(card: pd.DataFrame) -> list[str]:
@@ -515,7 +621,11 @@ def _not_compared(card: pd.DataFrame) -> list[str]:
 
 # ----------------------------------------------------------------------------- the embeddings comparison
 
-_PAIRS = (("attention~loo", "τ(attention, LOO)"), ("attention~gradient", "τ(attention, |gradient|)"), ("gradient~loo", "τ(|gradient|, LOO)"))
+_PAIRS = (
+    ("attention~loo", "τ(attention, LOO)"),
+    ("attention~gradient", "τ(attention, |gradient|)"),
+    ("gradient~loo", "τ(|gradient|, LOO)"),
+)
 _MEAN_TAU = REPO / "references" / "jain_wallace_mean_tau.csv"
 
 
@@ -523,7 +633,7 @@ def _trained_runs(root: Path) -> dict[tuple[str, str, int], dict]:
     """(dataset, model, seed) -> metrics.json, for every J&W model with a correlation table in the run."""
     runs = {}
     for path in sorted((root / "results" / "jain_wallace").glob("*/*/seed*/correlations.csv")):
-        dataset, model, seed = path.parts[-4], path.parts[-3], int(path.parts[-2][len("seed"):])
+        dataset, model, seed = path.parts[-4], path.parts[-3], int(path.parts[-2][len("seed") :])
         metrics = root / "results" / "models" / dataset / model / f"seed{seed}" / "metrics.json"
         if metrics.is_file():
             runs[(dataset, model, seed)] = io.read_json(metrics) | {"_correlations": path}
@@ -535,8 +645,13 @@ def _comparison_row(key, trained: dict) -> dict:
 
     means = overall_means(pd.read_csv(trained["_correlations"]))
     test = trained.get("test", {})
-    row = {"dataset": key[0], "model": key[1], "seed": key[2], "embeddings": trained["provenance"].get("embeddings", "random"),
-           "test accuracy": test.get("accuracy")}
+    row = {
+        "dataset": key[0],
+        "model": key[1],
+        "seed": key[2],
+        "embeddings": trained["provenance"].get("embeddings", "random"),
+        "test accuracy": test.get("accuracy"),
+    }
     return row | {label: means.get(pair) for pair, label in _PAIRS}
 
 
@@ -545,9 +660,15 @@ def embeddings_comparison(main: Path, other: Path) -> tuple[list[str], pd.DataFr
     mean τ of each pair over all test instances, with J&W's committed means (BiLSTM, dev-selected) and,
     per model, which vectors come closer to them. Returns the Markdown lines and the rows."""
     ours, theirs = _trained_runs(main), _trained_runs(other)
-    keys = [k for k in ours if k in theirs and ours[k]["provenance"].get("embeddings") != theirs[k]["provenance"].get("embeddings")]
+    keys = [
+        k
+        for k in ours
+        if k in theirs and ours[k]["provenance"].get("embeddings") != theirs[k]["provenance"].get("embeddings")
+    ]
     if not keys:
-        raise PublishError(f"{other}: no J&W model of {main} was run there with other vectors (results/jain_wallace/*/*/seed*/correlations.csv)")
+        raise PublishError(
+            f"{other}: no J&W model of {main} was run there with other vectors (results/jain_wallace/*/*/seed*/correlations.csv)"
+        )
     published = pd.read_csv(_MEAN_TAU)
     rows, verdicts = [], []
     for key in sorted(keys):
@@ -555,24 +676,43 @@ def embeddings_comparison(main: Path, other: Path) -> tuple[list[str], pd.DataFr
         rows += pair_rows
         jw = published[(published.dataset == key[0]) & (published.model == key[1])].set_index("pair")["mean"]
         if len(jw):
-            rows.append({"dataset": key[0], "model": key[1], "seed": None, "embeddings": "J&W's committed means (dev-selected)", "test accuracy": None}
-                        | {label: float(jw[pair]) for pair, label in _PAIRS if pair in jw})
-            gaps = {r["embeddings"]: sum(abs(r[label] - jw[pair]) for pair, label in _PAIRS if pair in jw and r[label] is not None) / len(jw)
-                    for r in pair_rows}
+            rows.append(
+                {
+                    "dataset": key[0],
+                    "model": key[1],
+                    "seed": None,
+                    "embeddings": "J&W's committed means (dev-selected)",
+                    "test accuracy": None,
+                }
+                | {label: float(jw[pair]) for pair, label in _PAIRS if pair in jw}
+            )
+            gaps = {
+                r["embeddings"]: sum(
+                    abs(r[label] - jw[pair]) for pair, label in _PAIRS if pair in jw and r[label] is not None
+                )
+                / len(jw)
+                for r in pair_rows
+            }
             (a, ga), (b, gb) = gaps.items()
             closer = a if ga < gb else b
-            verdicts.append(f"- {key[1]} on {key[0]}: mean |ours − J&W| over the three pairs {ga:.3f} with {a}, {gb:.3f} with {b}: "
-                            f"{closer} comes closer to J&W's means.")
+            verdicts.append(
+                f"- {key[1]} on {key[0]}: mean |ours − J&W| over the three pairs {ga:.3f} with {a}, {gb:.3f} with {b}: "
+                f"{closer} comes closer to J&W's means."
+            )
     table = pd.DataFrame(rows)
     shown = table.copy()
     for column in ["test accuracy"] + [label for _, label in _PAIRS]:
         shown[column] = shown[column].map(_number)
     shown["seed"] = shown["seed"].map(lambda v: "" if v is None or pd.isna(v) else str(int(v)))
     lines = [
-        "## Embeddings: the GloVe stand-in against word2vec", "",
+        "## Embeddings: the GloVe stand-in against word2vec",
+        "",
         "The same models trained with each kind of vectors (this run's, and the companion run's), test-selected; mean Kendall τ "
-        "over all test instances. J&W's committed means are of their dev-selected BiLSTM retrain with 300-d pretrained vectors.", "",
-        to_markdown(shown), *verdicts, "",
+        "over all test instances. J&W's committed means are of their dev-selected BiLSTM retrain with 300-d pretrained vectors.",
+        "",
+        to_markdown(shown),
+        *verdicts,
+        "",
     ]
     return lines, table
 
@@ -606,7 +746,10 @@ _COMPARED = re.compile(r"; with (\S+) vectors \(([^)]*)\): \S+, (.+)$")
 def _grouped_comparisons(card: pd.DataFrame) -> pd.DataFrame:
     """The card with each cause's other-vectors number dropped and only its verdict kept, so that the
     README's count of misses by cause groups them (\"...; with word2vec_local vectors (...): match\")."""
-    causes = [_COMPARED.sub(lambda m: f"; with {m[1]} vectors ({m[2]}): {m[3]}", c) if isinstance(c, str) else c for c in card["cause"]]
+    causes = [
+        _COMPARED.sub(lambda m: f"; with {m[1]} vectors ({m[2]}): {m[3]}", c) if isinstance(c, str) else c
+        for c in card["cause"]
+    ]
     return card.assign(cause=causes)
 
 
@@ -650,15 +793,21 @@ def _missing(page: Page, run: Run) -> tuple[list[str], list[str], int, int]:
     figures_missing = figures_expected = 0
     if expected is not None:
         patterns = [_pattern(f) for figures in page.figures for f in figures.files]
-        wanted = [t for t in expected if t.startswith("results/figures/") and any(p.match(t[len("results/figures/"):]) for p in patterns)]
+        wanted = [
+            t
+            for t in expected
+            if t.startswith("results/figures/") and any(p.match(t[len("results/figures/") :]) for p in patterns)
+        ]
         figures_expected = len(wanted)
-        figures_missing = sum(t[len("results/figures/"):] not in run.pngs for t in wanted)
+        figures_missing = sum(t[len("results/figures/") :] not in run.pngs for t in wanted)
     return missing, unconfigured, figures_missing, figures_expected
 
 
 def _claims_section(part: pd.DataFrame) -> list[str]:
     lines = ["## Claims", "", _summary_line(part), ""]
-    misses = _misses(part, ["table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "cause"])
+    misses = _misses(
+        part, ["table", "dataset", "model", "seed", "quantity", "ours", "published", "tolerance", "verdict", "cause"]
+    )
     if len(misses):
         lines += ["Misses, unexplained first:", "", to_markdown(misses)]
     not_compared = _not_compared(part)
@@ -671,8 +820,17 @@ def _every_claim(part: pd.DataFrame) -> list[str]:
     shown = part.drop(columns=["paper"]).copy()
     for column in ("ours", "sd", "published", "tolerance"):
         shown[column] = shown[column].map(_number)
-    return ["## Every claim", "", "<details>", f"<summary>{len(shown)} claims: ours beside the published value, the verdict, "
-            "the tolerance basis and, for a miss, its cause</summary>", "", to_markdown(shown), "</details>", ""]
+    return [
+        "## Every claim",
+        "",
+        "<details>",
+        f"<summary>{len(shown)} claims: ours beside the published value, the verdict, "
+        "the tolerance basis and, for a miss, its cause</summary>",
+        "",
+        to_markdown(shown),
+        "</details>",
+        "",
+    ]
 
 
 def _tables_section(page: Page, run: Run) -> tuple[list[str], int]:
@@ -686,7 +844,12 @@ def _tables_section(page: Page, run: Run) -> tuple[list[str], int]:
         body += [f"### {title or table.name}", ""]
         if caption(table.caption):
             body += [caption(table.caption), ""]
-        body += [_folded(text) if table.fold else text, "", f"*From `results/tables/{table.name}.md` (and `.csv`) of the run.*", ""]
+        body += [
+            _folded(text) if table.fold else text,
+            "",
+            f"*From `results/tables/{table.name}.md` (and `.csv`) of the run.*",
+            "",
+        ]
         n_tables += 1
     return (["## Tables", ""] + body if body else body), n_tables
 
@@ -708,7 +871,12 @@ def _figures_section(page: Page, run: Run, files: dict[str, bytes], datasets: li
                     files[target] = small_png((run.root / "results" / "figures" / png).read_bytes())
                 label = Path(png).stem if not re.fullmatch(r"seed\d+", Path(png).stem) else Path(png).parent.parent.name
                 words = label.replace("_", " ")
-                shown_figures += [f"![{words}: {heading}]({target})", "", f"*{words[:1].upper() + words[1:]}, {heading}* (the run's `results/figures/{png}`)", ""]
+                shown_figures += [
+                    f"![{words}: {heading}]({target})",
+                    "",
+                    f"*{words[:1].upper() + words[1:]}, {heading}* (the run's `results/figures/{png}`)",
+                    "",
+                ]
                 n_figures += 1
     if not shown_figures:
         return [], n_figures
@@ -733,7 +901,9 @@ def _incomplete_notes(page: Page, run: Run) -> tuple[list[str], list[str]]:
     return lines, index_note
 
 
-def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str], extra: list[str] = ()) -> tuple[str, tuple[int, int, int], list[str]]:
+def _build_page(
+    page: Page, run: Run, name: str, files: dict[str, bytes], datasets: list[str], extra: list[str] = ()
+) -> tuple[str, tuple[int, int, int], list[str]]:
     """A page's Markdown, its counts and its lines for the index's note (what is missing); `extra`: a
     section of tables after the run's own (counted as one table)."""
     part = run.card[run.card["paper"].map(_page_of) == page.slug] if run.card is not None else None
@@ -747,7 +917,12 @@ def _build_page(page: Page, run: Run, name: str, files: dict[str, bytes], datase
     lines = [f"# {page.title}", "", *notes]
     lines += [page.about, "", f"From the run in `{name}` ([provenance]({INDEX}#provenance)).", ""]
     if part is not None and len(part):  # the first screen: the findings, then a key figure
-        findings = [sentence for paper in PAPERS.values() if paper.citation in page.papers and paper.findings for sentence in _paper_findings(part, paper)]
+        findings = [
+            sentence
+            for paper in PAPERS.values()
+            if paper.citation in page.papers and paper.findings
+            for sentence in _paper_findings(part, paper)
+        ]
         if findings:
             lines += ["## Findings", "", FINDINGS_INTRO, "", *findings, ""]
             lines += [line for line in figures if line.startswith("![")][:1] + [""]
@@ -771,7 +946,12 @@ def _without_local_folders(config_text: bytes) -> bytes:
     """The run's config with the folders of the machine that ran (`LOCAL_KEYS`) named `DIR`."""
     text = config_text.decode("utf-8")
     for key in LOCAL_KEYS:
-        text = re.sub(rf"^{key}: (?!null$).*$", f"{key}: {LOCAL_FOLDER}  # a folder of the machine that ran, not published", text, flags=re.M)
+        text = re.sub(
+            rf"^{key}: (?!null$).*$",
+            f"{key}: {LOCAL_FOLDER}  # a folder of the machine that ran, not published",
+            text,
+            flags=re.M,
+        )
     return text.encode("utf-8")
 
 
@@ -782,7 +962,9 @@ def _made_with(run: Run) -> tuple[str, str]:
     command = "snakemake --cores N" + "".join(f" --configfile {f}" for f in overlays)
     overrides = run.record.get("config_overrides") or {}
     if overrides:
-        command += " --config " + " ".join(f"{k}={LOCAL_FOLDER if k in LOCAL_KEYS else v}" for k, v in sorted(overrides.items()))
+        command += " --config " + " ".join(
+            f"{k}={LOCAL_FOLDER if k in LOCAL_KEYS else v}" for k, v in sorted(overrides.items())
+        )
     words = "`config.yaml`" + (" with " + ", ".join(f"`{f}`" for f in overlays) + " over it" if overlays else " alone")
     return command, words
 
@@ -810,10 +992,14 @@ def _config_notes(record: dict, words: str) -> list[str]:
         changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
         now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
         if changed and now != digest:  # edits that change no setting (comments) are not worth a note
-            notes.append(f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
-                         f"{'is' if len(changed) == 1 else 'are'} not the run's.")
+            notes.append(
+                f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
+                f"{'is' if len(changed) == 1 else 'are'} not the run's."
+            )
         elif not record.get("config_overrides") and now is not None and now != digest:
-            notes.append("This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has.")
+            notes.append(
+                "This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has."
+            )
     return notes
 
 
@@ -823,15 +1009,22 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     snake, words = _made_with(run)
     rows = [("made with", f"`{snake}` ({words})")]
     digest = record.get("config_digest", "")
-    rows.append(("config", f"digest `{digest[:16]}` (sha256 of the effective config); the effective config: [config.yaml](config.yaml) here, "
-                           f"`{RUN_CONFIG}` in the run folder"))
+    rows.append(
+        (
+            "config",
+            f"digest `{digest[:16]}` (sha256 of the effective config); the effective config: [config.yaml](config.yaml) here, "
+            f"`{RUN_CONFIG}` in the run folder",
+        )
+    )
     notes = _config_notes(record, words)
     commit, dirty = record.get("commit"), record.get("uncommitted_changes")
     here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
     if commit and here and commit != here:
-        notes.append(f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`.")
+        notes.append(
+            f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`."
+        )
     elif commit and dirty:
         notes.append(f"Made by commit `{commit[:12]}` with uncommitted changes.")
     rows.append(("Snakemake", str(record.get("snakemake", "unknown"))))
@@ -846,14 +1039,24 @@ def _time_rows(root: Path, jobs: list[tuple[str, float]]) -> list[tuple[str, str
     rows = []
     total, count = sum(seconds for _, seconds in jobs), len(jobs)
     if count:
-        rows.append(("compute time", f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
-                                     "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
-                                     "tables, figures and claims are not timed)"))
+        rows.append(
+            (
+                "compute time",
+                f"{_duration(total)}: the `s` column of the {count} benchmark files under `results/benchmarks/` summed "
+                "(the jobs of the rules with a benchmark: preprocessing, training, explanations, experiments; "
+                "tables, figures and claims are not timed)",
+            )
+        )
     wall = _wall_time(root)
     if wall:
         total_wall, n_invocations, last = wall
-        rows.append(("wall time", f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
-                                  f"({_count(n_invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}"))
+        rows.append(
+            (
+                "wall time",
+                f"{_duration(total_wall)}: from the start to the last job of each Snakemake invocation that ran jobs, summed "
+                f"({_count(n_invocations, 'invocation')}, logged in `.snakemake/log/`); the last ended {last}",
+            )
+        )
     return rows
 
 
@@ -864,14 +1067,20 @@ def _time_tables(root: Path, jobs: list[tuple[str, float]]) -> list[str]:
         stages = compute_by_stage(root, jobs)
         stages["hours"] = stages["seconds"].map(lambda v: f"{v / 3600:.2f}")
         stages["share"] = stages["share"].map(lambda v: f"{100 * v:.0f} %")
-        lines += ["Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):", "",
-                  to_markdown(stages[["stage", "jobs", "hours", "share"]])]
+        lines += [
+            "Compute time per stage (job seconds from `results/benchmarks/`; one job's threads are in the run's config):",
+            "",
+            to_markdown(stages[["stage", "jobs", "hours", "share"]]),
+        ]
     found = invocations(root)
     if found:
         table = pd.DataFrame(found)
         table["wall time"] = table["seconds"].map(_duration)
-        lines += ["Snakemake invocations that ran jobs (from `.snakemake/log/`), in order:", "",
-                  to_markdown(table[["start", "end", "wall time", "jobs", "targets"]])]
+        lines += [
+            "Snakemake invocations that ran jobs (from `.snakemake/log/`), in order:",
+            "",
+            to_markdown(table[["start", "end", "wall time", "jobs", "targets"]]),
+        ]
     return lines
 
 
@@ -879,7 +1088,9 @@ def _provenance(run: Run, name: str, command: str) -> tuple[list[str], list[str]
     """The provenance block and the notes for the top of the index (other config, other commit)."""
     rows, notes = [("run folder", f"`{name}`")], []
     if run.record is None:
-        notes.append(f"The run folder has no run record (`{RECORD}`): the config and the commit that made it are unknown.")
+        notes.append(
+            f"The run folder has no run record (`{RECORD}`): the config and the commit that made it are unknown."
+        )
         rows.append(("config, commit", f"not recorded (no `{RECORD}` in the run folder)"))
     else:
         record_rows, notes = _record_rows(run)
@@ -908,9 +1119,11 @@ FOUND_SHOWN = 6  # models named per verdict in a finding's sentence; the rest ar
 
 
 def _finding_models(part: pd.DataFrame) -> str:
-    """"sst lstm-tanh (0.654 ± 0.012)" for each row (at most `FOUND_SHOWN`, then how many more)."""
-    named = [f"{r.dataset} {r.model} ({_number(r.ours)}" + (f" ± {_number(r.sd)})" if not pd.isna(r.sd) else ")")
-             for r in part.head(FOUND_SHOWN).itertuples()]
+    """ "sst lstm-tanh (0.654 ± 0.012)" for each row (at most `FOUND_SHOWN`, then how many more)."""
+    named = [
+        f"{r.dataset} {r.model} ({_number(r.ours)}" + (f" ± {_number(r.sd)})" if not pd.isna(r.sd) else ")")
+        for r in part.head(FOUND_SHOWN).itertuples()
+    ]
     more = len(part) - len(named)
     return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
@@ -957,7 +1170,12 @@ def what_we_found(card: pd.DataFrame | None) -> list[str]:
     for paper in PAPERS.values():
         sentences = _paper_findings(card, paper) if paper.findings and paper.citation in tally else []
         if sentences:
-            lines += [f"**[{paper.citation}]({_page_of(paper.citation)}.md)**: {findings_line(paper.citation, *tally[paper.citation])}.", "", *sentences, ""]
+            lines += [
+                f"**[{paper.citation}]({_page_of(paper.citation)}.md)**: {findings_line(paper.citation, *tally[paper.citation])}.",
+                "",
+                *sentences,
+                "",
+            ]
     return lines
 
 
@@ -968,8 +1186,14 @@ def _scorecard_section(run: Run) -> list[str]:
         return ["## Scorecard", "", "No claims in this run.", ""]
     table = summary(card).rename(columns={"not_compared": "not compared"})
     table["paper"] = [f"[{p}]({_page_of(p)}.md)" for p in table["paper"]]
-    return ["## Scorecard", "", f"From `{run.card_source}` of the run; every claim: [scorecard.csv](scorecard.csv) "
-            "(the claims with the basis of each tolerance and the cause of each miss) and [claims.csv](claims.csv).", "", to_markdown(table)]
+    return [
+        "## Scorecard",
+        "",
+        f"From `{run.card_source}` of the run; every claim: [scorecard.csv](scorecard.csv) "
+        "(the claims with the basis of each tolerance and the cause of each miss) and [claims.csv](claims.csv).",
+        "",
+        to_markdown(table),
+    ]
 
 
 def _misses_section(run: Run) -> list[str]:
@@ -978,9 +1202,17 @@ def _misses_section(run: Run) -> list[str]:
     if card is None or not len(card):
         return []
     lines = []
-    misses = _misses(card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause", "cause_status"])
+    misses = _misses(
+        card, ["paper", "table", "dataset", "model", "quantity", "ours", "published", "cause", "cause_status"]
+    )
     if len(misses):
-        lines += ["## Misses", "", "Every missed claim with its cause, the unexplained ones first.", "", to_markdown(misses)]
+        lines += [
+            "## Misses",
+            "",
+            "Every missed claim with its cause, the unexplained ones first.",
+            "",
+            to_markdown(misses),
+        ]
     detail = breakdown(card)
     detail = detail[detail["outcome"] == NOT_COMPARED]
     if len(detail):
@@ -988,7 +1220,9 @@ def _misses_section(run: Run) -> list[str]:
     return lines
 
 
-def build(run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "", note: str = "") -> Built:
+def build(
+    run: Run, name: str, command: str, comparison: Run | None = None, comparison_name: str = "", note: str = ""
+) -> Built:
     """Every page in memory. `comparison`: the companion run of the embeddings comparison (its J&W
     models with other vectors), shown on the J&W page and named in the causes of embedding misses.
     `note`: Markdown from whoever ran it, on how the run was made, shown at the top of the index (one
@@ -1006,8 +1240,14 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     provenance, notes = _provenance(run, name, command)
     top = []
     if incomplete or run.notes:
-        unsure = " (without a run record, outputs this run's config never asked for count as missing too)" if run.record is None else ""
-        top.append(f"**Incomplete run.** Missing{unsure}:\n>\n" + "\n".join(f"> - {item}" for item in incomplete + run.notes))
+        unsure = (
+            " (without a run record, outputs this run's config never asked for count as missing too)"
+            if run.record is None
+            else ""
+        )
+        top.append(
+            f"**Incomplete run.** Missing{unsure}:\n>\n" + "\n".join(f"> - {item}" for item in incomplete + run.notes)
+        )
     top += notes + [" ".join(block.split()) for block in re.split(r"\n\s*\n", note) if block.strip()]
     lines = ["# Replication results", ""]
     if top:
@@ -1026,7 +1266,9 @@ def build(run: Run, name: str, command: str, comparison: Run | None = None, comp
     lines += ["## Pages", ""]
     for page in PAGES.values():
         t, f, c = counts[f"{page.slug}.md"]
-        lines.append(f"- [{page.title}]({page.slug}.md): {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}")
+        lines.append(
+            f"- [{page.title}]({page.slug}.md): {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}"
+        )
     lines += [""] + _misses_section(run) + provenance
     totals = tuple(sum(c[i] for c in counts.values()) for i in range(3))
     lines.append(f"<!-- attnexp.publish: tables={totals[0]} figures={totals[1]} claims={totals[2]} -->")
@@ -1092,9 +1334,17 @@ def _relative(path: str | Path) -> str:
     return Path(relative).as_posix() if relative.count("..") <= 2 else Path(text).as_posix()
 
 
-def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = None, force: bool = False, name: str | None = None,
-            embeddings_comparison: str | Path | None = None, comparison_name: str | None = None, note: str | Path | None = None,
-            allow_mixed_commits: bool = False) -> Built:
+def publish(
+    run_dir: str | Path,
+    out: str | Path,
+    readme: str | Path | None = None,
+    force: bool = False,
+    name: str | None = None,
+    embeddings_comparison: str | Path | None = None,
+    comparison_name: str | None = None,
+    note: str | Path | None = None,
+    allow_mixed_commits: bool = False,
+) -> Built:
     """Read the run, refuse one whose jobs ran under several commits (unless `allow_mixed_commits`),
     build every page in memory, refuse an emptier page (unless `force`), write. `note`: a Markdown
     file on how the run was made, shown at the top of the index."""
@@ -1117,9 +1367,12 @@ def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = No
     if len(run.job_commits) > 1:
         if not allow_mixed_commits:
             counts = ", ".join(f"{commit} ({len(logs)})" for commit, logs in sorted(run.job_commits.items()))
-            raise PublishError(f"{run_dir}: its jobs ran under {len(run.job_commits)} commits (jobs: {counts}); a published run is made by one "
-                               "commit: rerun it from one commit in a fresh folder, or pass --allow-mixed-commits to publish it with a table "
-                               "of which jobs ran under which", code=1)
+            raise PublishError(
+                f"{run_dir}: its jobs ran under {len(run.job_commits)} commits (jobs: {counts}); a published run is made by one "
+                "commit: rerun it from one commit in a fresh folder, or pass --allow-mixed-commits to publish it with a table "
+                "of which jobs ran under which",
+                code=1,
+            )
         command += " --allow-mixed-commits"
     built = build(run, name, command, comparison, comparison_name or "", note_text)
     readme = Path(readme) if readme else None
@@ -1145,7 +1398,13 @@ def publish(run_dir: str | Path, out: str | Path, readme: str | Path | None = No
         if built.card is None:
             raise PublishError(f"{readme}: no claims in the run to write its status block from")
         link = Path(os.path.relpath(out / INDEX, readme.parent)).as_posix()
-        update_readme(readme, _grouped_comparisons(built.card), f"the run in `{name}`", command="python -m attnexp.publish --readme", link=link)
+        update_readme(
+            readme,
+            _grouped_comparisons(built.card),
+            f"the run in `{name}`",
+            command="python -m attnexp.publish --readme",
+            link=link,
+        )
     return built
 
 
@@ -1153,24 +1412,49 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m attnexp.publish",
         description="Turn a run folder into the published results section: an index page with the scorecard and the "
-                    "provenance, one page per paper with its tables and figures.",
+        "provenance, one page per paper with its tables and figures.",
     )
     parser.add_argument("run", help="the run folder (the --directory of the Snakemake run)")
     parser.add_argument("--out", required=True, help="the folder of the pages, e.g. docs/replication")
-    parser.add_argument("--readme", help="also regenerate the status block of this README (between the scorecard markers), linking the pages")
+    parser.add_argument(
+        "--readme",
+        help="also regenerate the status block of this README (between the scorecard markers), linking the pages",
+    )
     parser.add_argument("--name", help="how the pages name the run (default: the run folder as given)")
-    parser.add_argument("--force", action="store_true", help="replace pages even with ones that have fewer tables, figures or claims")
-    parser.add_argument("--embeddings-comparison", metavar="RUN2", help="a companion run of the same J&W models with other vectors "
-                        "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses")
+    parser.add_argument(
+        "--force", action="store_true", help="replace pages even with ones that have fewer tables, figures or claims"
+    )
+    parser.add_argument(
+        "--embeddings-comparison",
+        metavar="RUN2",
+        help="a companion run of the same J&W models with other vectors "
+        "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses",
+    )
     parser.add_argument("--comparison-name", help="how the pages name the companion run (default: its folder as given)")
-    parser.add_argument("--allow-mixed-commits", action="store_true", help="publish a run whose jobs ran under several commits "
-                        "(their first log lines differ), with a table of which jobs ran under which")
-    parser.add_argument("--note", metavar="FILE", help="a Markdown file on how the run was made (e.g. what was rerun with which commit), shown at the top of the index")
+    parser.add_argument(
+        "--allow-mixed-commits",
+        action="store_true",
+        help="publish a run whose jobs ran under several commits "
+        "(their first log lines differ), with a table of which jobs ran under which",
+    )
+    parser.add_argument(
+        "--note",
+        metavar="FILE",
+        help="a Markdown file on how the run was made (e.g. what was rerun with which commit), shown at the top of the index",
+    )
     args = parser.parse_args(argv)
     try:
-        built = publish(args.run, args.out, readme=args.readme, force=args.force, name=args.name,
-                        embeddings_comparison=args.embeddings_comparison, comparison_name=args.comparison_name, note=args.note,
-                        allow_mixed_commits=args.allow_mixed_commits)
+        built = publish(
+            args.run,
+            args.out,
+            readme=args.readme,
+            force=args.force,
+            name=args.name,
+            embeddings_comparison=args.embeddings_comparison,
+            comparison_name=args.comparison_name,
+            note=args.note,
+            allow_mixed_commits=args.allow_mixed_commits,
+        )
     except PublishError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.code
@@ -1178,8 +1462,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     t, f, c = built.counts[INDEX]
-    print(f"{args.out}: {len(PAGES) + 1} pages, {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}"
-          + (f"; read the note{'s' if len(built.notes) > 1 else ''} at the top of {Path(args.out) / INDEX}" if built.notes else ""))
+    print(
+        f"{args.out}: {len(PAGES) + 1} pages, {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}"
+        + (
+            f"; read the note{'s' if len(built.notes) > 1 else ''} at the top of {Path(args.out) / INDEX}"
+            if built.notes
+            else ""
+        )
+    )
     return 0
 
 

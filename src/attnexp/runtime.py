@@ -236,9 +236,13 @@ def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     guides: dict[str, dict[str, np.ndarray]] = {}
     for record in io.read_jsonl(path, sealed=True):
         if len(record["attention"]) != record["length"]:
-            raise ValueError(f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}")
+            raise ValueError(
+                f"{path}: instance {record['id']!r} stores {len(record['attention'])} weights for length {record['length']}"
+            )
         if not np.isfinite(np.asarray(record["attention"], dtype=np.float64)).all():
-            raise ValueError(f"{path}: instance {record['id']!r} has non-finite attention weights; delete the file and rerun")
+            raise ValueError(
+                f"{path}: instance {record['id']!r} has non-finite attention weights; delete the file and rerun"
+            )
         guides.setdefault(record["split"], {})[record["id"]] = np.asarray(record["attention"], dtype=np.float32)
     return guides
 
@@ -250,7 +254,9 @@ def _check_guides(examples: list[Example], guides: dict[str, np.ndarray], split:
         if e.id not in guides:
             raise ValueError(f"the guide attention has no {split} instance {e.id!r}")
         if len(guides[e.id]) != len(e.tokens):
-            raise ValueError(f"the guide attention of {split} instance {e.id!r} has {len(guides[e.id])} weights, the instance has {len(e.tokens)} tokens")
+            raise ValueError(
+                f"the guide attention of {split} instance {e.id!r} has {len(guides[e.id])} weights, the instance has {len(e.tokens)} tokens"
+            )
     extra = sorted(set(guides) - {e.id for e in examples})
     if extra:
         raise ValueError(f"the guide attention has {len(extra)} {split} instances the dataset lacks, e.g. {extra[0]!r}")
@@ -349,7 +355,9 @@ def open_words(data: DataFiles, vocab: list[str]) -> list[str]:
     return list(extra)
 
 
-def checkpoint_metadata(spec: ModelSpec, config, vocab: list[str], classes: list, extra_words: list[str] | None = None) -> dict:
+def checkpoint_metadata(
+    spec: ModelSpec, config, vocab: list[str], classes: list, extra_words: list[str] | None = None
+) -> dict:
     """What a checkpoint must agree with to be loaded: the model spec and config (hashed), the
     vocabulary (hashed) and the classes. The spec record is what restoring rebuilds the model from."""
     record = config_record(config)
@@ -438,9 +446,13 @@ def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dic
     metadata, state = payload["metadata"], payload["state_dict"]
     recorded = metadata.get("weights_sha256") if isinstance(metadata, dict) else None
     if recorded is None:
-        raise CheckpointError(f"{path}: no weights digest in its metadata (written by an older attnexp); delete it and rerun to retrain")
+        raise CheckpointError(
+            f"{path}: no weights digest in its metadata (written by an older attnexp); delete it and rerun to retrain"
+        )
     if weights_digest(state) != recorded:
-        raise CheckpointError(f"{path}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain")
+        raise CheckpointError(
+            f"{path}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"
+        )
     bad = _non_finite(state)
     if bad:
         raise CheckpointError(f"{path}: the weights are not finite: {', '.join(bad)}; delete it and rerun to retrain")
@@ -460,7 +472,9 @@ def _foreign_checkpoint(path: str | Path, reason: str) -> str:
 
 # What in a torch.load error is no reason: its header, and its advice, wrong for a file the pipeline
 # did not write (load it unsafely with weights_only=False, file an issue, allowlist its globals)
-_NOT_A_REASON = re.compile(r"weights.only|file an issue|safe_globals|documentation|pytorch\.org|In PyTorch \d", re.IGNORECASE)
+_NOT_A_REASON = re.compile(
+    r"weights.only|file an issue|safe_globals|documentation|pytorch\.org|In PyTorch \d", re.IGNORECASE
+)
 
 
 def _load_failure(path: str | Path, err: Exception) -> str:
@@ -488,12 +502,15 @@ def _load_weights(model: nn.Module, state: dict, path: str | Path) -> None:
         if k in state and tuple(state[k].shape) != tuple(v.shape)
     ]
     if problems:
-        raise CheckpointError(f"{path}: the weights do not fit the model its spec describes:\n  " + "\n  ".join(problems))
+        raise CheckpointError(
+            f"{path}: the weights do not fit the model its spec describes:\n  " + "\n  ".join(problems)
+        )
     model.load_state_dict(state)
 
 
 # ---------------------------------------------------------------------------------------------
 # Restoring a trained run
+
 
 @dataclass
 class Run:
@@ -512,7 +529,9 @@ class Run:
         return load_examples(data, split, self.vocab, self.classes)
 
 
-def restore_run(path: str | Path, data: DataFiles, expected_model: str | None = None, device: str | torch.device | None = None) -> Run:
+def restore_run(
+    path: str | Path, data: DataFiles, expected_model: str | None = None, device: str | torch.device | None = None
+) -> Run:
     """Rebuild a trained model from its checkpoint's own spec and config (nothing is re-derived from
     its name), refusing it if the vocabulary of `data` differs, or if its spec names another model
     than `expected_model` (e.g. the `{model}` wildcard of the rule asking); on `device` if given,
@@ -550,7 +569,15 @@ def restore_run(path: str | Path, data: DataFiles, expected_model: str | None = 
 # Exporting attention (W&P's guided models read it)
 
 
-def export_attention(checkpoint: str | Path, data: DataFiles, out: str | Path, batch_size: int, guide_path=None, device: str = "cpu", threads: int = 1) -> None:
+def export_attention(
+    checkpoint: str | Path,
+    data: DataFiles,
+    out: str | Path,
+    batch_size: int,
+    guide_path=None,
+    device: str = "cpu",
+    threads: int = 1,
+) -> None:
     """Per instance of every split: id, split, length, the selected model's attention over the
     attended items and its class probabilities (W&P save these for the guided models, D-ALIGN). The
     model runs on `device` (the config's setting: auto | cpu | cuda), with `threads` torch threads

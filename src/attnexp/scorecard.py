@@ -66,8 +66,28 @@ from attnexp.markdown import to_markdown
 from attnexp.papers import PRETRAINED_VECTORS, Protocol, RegistryView
 
 __all__ = [
-    "SCORECARD_COLUMNS", "Protocol", "PAPERS", "STAND_IN_VECTORS", "TOLERANCE_BASES", "DEVIATION_KINDS", "outcome", "tolerance_basis", "cause",
-    "same_data_stand_ins", "scorecard", "summary", "breakdown", "scorecard_markdown", "read_scorecard", "write_scorecard", "readme_status", "update_readme", "FINDINGS", "is_finding", "findings_tally", "findings_line",
+    "SCORECARD_COLUMNS",
+    "Protocol",
+    "PAPERS",
+    "STAND_IN_VECTORS",
+    "TOLERANCE_BASES",
+    "DEVIATION_KINDS",
+    "outcome",
+    "tolerance_basis",
+    "cause",
+    "same_data_stand_ins",
+    "scorecard",
+    "summary",
+    "breakdown",
+    "scorecard_markdown",
+    "read_scorecard",
+    "write_scorecard",
+    "readme_status",
+    "update_readme",
+    "FINDINGS",
+    "is_finding",
+    "findings_tally",
+    "findings_line",
 ]
 
 SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
@@ -79,27 +99,45 @@ START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 # pretrained vectors that stand in for the papers' files (config `embeddings.source`), in words
 STAND_IN_VECTORS = {"glove6b50": "GloVe 6B 50-d for the paper's 300-d pretrained vectors"}
 # the claims' `paper` value -> what its numbers were made with (each paper's `anchors`, `attnexp.papers`)
-PAPERS: Mapping[str, Protocol] = RegistryView(lambda papers: {citation: protocol for paper in papers.values() for citation, protocol in paper.anchors.items()})
+PAPERS: Mapping[str, Protocol] = RegistryView(
+    lambda papers: {citation: protocol for paper in papers.values() for citation, protocol in paper.anchors.items()}
+)
 
 # (paper or None for any, table, quantity prefix) -> why the tolerance is what it is: each paper's own,
 # then those of the tables every paper shares; the first entry that fits a row is its basis
 SHARED_TOLERANCE_BASES = {
-    (None, "test performance", ""):
-        "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)",
+    (
+        None,
+        "test performance",
+        "",
+    ): "claims.performance_tolerance: J&W's own test- and dev-selected BiLSTMs differ by up to 0.026 in a binary-task test metric (their repository, commits 675b0dc and 425a89a)",
 }
 # (paper, table, quantity prefix) of every registered finding (`Paper.findings`): what tells a finding
 # claim from a number pooled over seeds, which has no single seed either
 FINDINGS: Mapping[tuple[str, str, str], str] = RegistryView(
-    lambda papers: {(paper.citation, table, prefix): words for paper in papers.values() for table, prefix, words in paper.findings}
+    lambda papers: {
+        (paper.citation, table, prefix): words for paper in papers.values() for table, prefix, words in paper.findings
+    }
 )
 TOLERANCE_BASES: Mapping[tuple[str | None, str, str], str] = RegistryView(
-    lambda papers: {(paper.citation, table, prefix): basis for paper in papers.values() for table, prefix, basis in paper.tolerance_bases} | SHARED_TOLERANCE_BASES
+    lambda papers: (
+        {
+            (paper.citation, table, prefix): basis
+            for paper in papers.values()
+            for table, prefix, basis in paper.tolerance_bases
+        }
+        | SHARED_TOLERANCE_BASES
+    )
 )
 
 # a D-… id's kind when it names one of the causes above (docs/decisions.md); any other id is a protocol deviation
 DEVIATION_KINDS = {
-    "D-EMB": "embeddings", "D-SEL": "checkpoint selection",
-    "D-DATA": "data stand-in", "D-IMDB": "data stand-in", "D-SS-IMDB": "data stand-in", "D-SS-YAHOO": "data stand-in",
+    "D-EMB": "embeddings",
+    "D-SEL": "checkpoint selection",
+    "D-DATA": "data stand-in",
+    "D-IMDB": "data stand-in",
+    "D-SS-IMDB": "data stand-in",
+    "D-SS-YAHOO": "data stand-in",
     "D-SS-BUDGET": "budget cut",
 }
 
@@ -173,7 +211,11 @@ def setting_differences(row, same_data: frozenset[str] = frozenset()) -> list[st
     """How the row's setting differs from the paper's: rules 1-5 of the module docstring, in order."""
     setting = _setting(row)
     protocol, causes = PAPERS.get(row["paper"]), []
-    if protocol and protocol.models and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs ")):
+    if (
+        protocol
+        and protocol.models
+        and not all(re.fullmatch(protocol.models, m) for m in str(row["model"]).split(" vs "))
+    ):
         causes.append(f"model outside the paper ({row['model']})")
     changing = [f.strip() for f in setting["stand_ins"].split(",") if f.strip() not in ("none", "", *same_data)]
     if changing:
@@ -190,7 +232,12 @@ def setting_differences(row, same_data: frozenset[str] = frozenset()) -> list[st
             causes.append(f"embeddings ({STAND_IN_VECTORS[ours]}, D-EMB)")
         else:
             causes.append(f"embeddings ({ours}; the paper: {protocol.embeddings_label})")
-    if protocol and protocol.select_on and _missing(row["tolerance"]) and (setting["select_on"] or protocol.select_on) != protocol.select_on:
+    if (
+        protocol
+        and protocol.select_on
+        and _missing(row["tolerance"])
+        and (setting["select_on"] or protocol.select_on) != protocol.select_on
+    ):
         causes.append("checkpoint selection (D-SEL)")
     causes += _named(setting["deviations"])
     return list(dict.fromkeys(causes))
@@ -203,7 +250,10 @@ def scorecard(claims: pd.DataFrame, same_data: frozenset[str] = frozenset()) -> 
     table["tolerance_basis"] = [tolerance_basis(r) for r in rows]
     table["cause"] = [cause(r, same_data) for r in rows]
     # a named cause is what the setting makes likely; only a run without it (a companion run) establishes it
-    table["cause_status"] = ["suspected" if outcome(r["verdict"]) == MISSED and c != "unexplained" else "" for r, c in zip(rows, table["cause"])]
+    table["cause_status"] = [
+        "suspected" if outcome(r["verdict"]) == MISSED and c != "unexplained" else ""
+        for r, c in zip(rows, table["cause"])
+    ]
     table["setting"] = [paper_setting(r, same_data) for r in rows]
     return table[list(SCORECARD_COLUMNS)]
 
@@ -227,14 +277,33 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
         counts = part["outcome"].value_counts()
         matched = part[part["outcome"] == MATCHED]
         at_paper = int((matched["setting"] == PAPERS_SETTING).sum()) if "setting" in part else None
-        rows.append({
-            "paper": paper, "role": PAPERS[paper].role if paper in PAPERS else "unregistered", "claims": len(part),
-            "matched": len(matched), "at the paper's setting": at_paper, "under a stand-in": None if at_paper is None else len(matched) - at_paper,
-            "missed": int(counts.get(MISSED, 0)),
-            "unexplained": int(((part["outcome"] == MISSED) & (part["cause"] == "unexplained")).sum()),
-            "not_compared": int(counts.get(NOT_COMPARED, 0)),
-        })
-    return pd.DataFrame(rows, columns=["paper", "role", "claims", "matched", "at the paper's setting", "under a stand-in", "missed", "unexplained", "not_compared"])
+        rows.append(
+            {
+                "paper": paper,
+                "role": PAPERS[paper].role if paper in PAPERS else "unregistered",
+                "claims": len(part),
+                "matched": len(matched),
+                "at the paper's setting": at_paper,
+                "under a stand-in": None if at_paper is None else len(matched) - at_paper,
+                "missed": int(counts.get(MISSED, 0)),
+                "unexplained": int(((part["outcome"] == MISSED) & (part["cause"] == "unexplained")).sum()),
+                "not_compared": int(counts.get(NOT_COMPARED, 0)),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "paper",
+            "role",
+            "claims",
+            "matched",
+            "at the paper's setting",
+            "under a stand-in",
+            "missed",
+            "unexplained",
+            "not_compared",
+        ],
+    )
 
 
 def breakdown(card: pd.DataFrame) -> pd.DataFrame:
@@ -262,23 +331,52 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
         "(`attnexp.scorecard`: model outside the paper, data stand-in, embeddings, checkpoint selection, a `D-…` protocol "
         "deviation of docs/decisions.md, or `unexplained`). Matched: `match`/`holds`; missed: `differs`/`does not hold`; "
         "not compared: `not comparable`, `reference only`, `not public`, `undefined`.\n\n"
-        "## Per paper\n\n" + to_markdown(summary(card).rename(columns={"not_compared": "not compared"}))
-        + "\n## Misses and claims not compared, by cause\n\n" + to_markdown(breakdown(card))
-        + "\n## Every claim\n\n" + to_markdown(shown)
+        "## Per paper\n\n"
+        + to_markdown(summary(card).rename(columns={"not_compared": "not compared"}))
+        + "\n## Misses and claims not compared, by cause\n\n"
+        + to_markdown(breakdown(card))
+        + "\n## Every claim\n\n"
+        + to_markdown(shown)
     )
 
 
 def read_scorecard(path: str | Path) -> pd.DataFrame:
-    text = {c: str for c in ("paper", "table", "dataset", "model", "quantity", "verdict", "source", "condition", "tolerance_basis", "cause", "cause_status", "setting")
-            + SETTING_COLUMNS}
-    table = pd.read_csv(path, dtype=text | {"seed": "Int64", "seeds": "Int64"}, keep_default_na=False,
-                        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")})
+    text = {
+        c: str
+        for c in (
+            "paper",
+            "table",
+            "dataset",
+            "model",
+            "quantity",
+            "verdict",
+            "source",
+            "condition",
+            "tolerance_basis",
+            "cause",
+            "cause_status",
+            "setting",
+        )
+        + SETTING_COLUMNS
+    }
+    table = pd.read_csv(
+        path,
+        dtype=text | {"seed": "Int64", "seeds": "Int64"},
+        keep_default_na=False,
+        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")},
+    )
     if tuple(table.columns) != SCORECARD_COLUMNS:
         raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")
     return table
 
 
-def write_scorecard(claims_path: str | Path, out_csv: str | Path, out_md: str | Path, same_data: frozenset[str] = frozenset(), sealed: bool = False) -> pd.DataFrame:
+def write_scorecard(
+    claims_path: str | Path,
+    out_csv: str | Path,
+    out_md: str | Path,
+    same_data: frozenset[str] = frozenset(),
+    sealed: bool = False,
+) -> pd.DataFrame:
     """results/tables/claims.csv -> results/tables/scorecard.{csv,md}; returns the scorecard.
     `sealed`: the claims table is a job's output, verified against its seal (`io.verify_seal`)."""
     card = scorecard(read_claims(claims_path, sealed), same_data)
@@ -293,7 +391,10 @@ def is_finding(card: pd.DataFrame) -> pd.Series:
     findings = list(FINDINGS)
 
     def registered(row) -> bool:
-        return any(row["paper"] == paper and row["table"] == table and str(row["quantity"]).startswith(prefix) for paper, table, prefix in findings)
+        return any(
+            row["paper"] == paper and row["table"] == table and str(row["quantity"]).startswith(prefix)
+            for paper, table, prefix in findings
+        )
 
     return card["seed"].isna() & card.apply(registered, axis=1).astype(bool) if len(card) else card["seed"].isna()
 
@@ -311,19 +412,25 @@ def findings_tally(card: pd.DataFrame) -> list[tuple[str, int, int, int]]:
 
 
 def findings_line(paper: str, held: int, compared: int, not_compared: int) -> str:
-    """"where compared, 3 of 5 finding–model pairs hold (2 not compared)"."""
+    """ "where compared, 3 of 5 finding–model pairs hold (2 not compared)"."""
     said = f"where compared, {held} of {compared} finding–model pairs hold" if compared else "no finding compared"
     return said + (f" ({not_compared} not compared)" if not_compared else "")
 
 
-def readme_status(card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None) -> str:
+def readme_status(
+    card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None
+) -> str:
     """The README's status block: per paper the counts, then the misses and non-comparisons by cause;
     with `link`, a line pointing to the published results section (`attnexp.publish`) first."""
     lines = [
-        f"Generated from {source} by `{command}`.", "",
+        f"Generated from {source} by `{command}`.",
+        "",
     ]
     if link:
-        lines += [f"The published results, with each paper's tables, figures and every claim: [{link.rsplit('/', 1)[0] if '/' in link else link}]({link}).", ""]
+        lines += [
+            f"The published results, with each paper's tables, figures and every claim: [{link.rsplit('/', 1)[0] if '/' in link else link}]({link}).",
+            "",
+        ]
     tally = findings_tally(card)
     if tally:
         lines += ["The papers' findings, each tested on every seed of the models it concerns:", ""]
@@ -339,7 +446,13 @@ def readme_status(card: pd.DataFrame, source: str, command: str = "python -m att
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def update_readme(readme: str | Path, card: pd.DataFrame, source: str, command: str = "python -m attnexp.scorecard --readme", link: str | None = None) -> bool:
+def update_readme(
+    readme: str | Path,
+    card: pd.DataFrame,
+    source: str,
+    command: str = "python -m attnexp.scorecard --readme",
+    link: str | None = None,
+) -> bool:
     """Replace the text between the scorecard markers of `readme` with `readme_status`; True when it changed."""
     readme = Path(readme)
     text = readme.read_text(encoding="utf-8")
@@ -358,11 +471,15 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m attnexp.scorecard",
         description="Make the scorecard from a claims table (--csv/--md), or rewrite a README's status block from a scorecard (--readme).",
     )
-    parser.add_argument("table", help="results/tables/claims.csv (with --csv/--md) or results/tables/scorecard.csv (with --readme)")
+    parser.add_argument(
+        "table", help="results/tables/claims.csv (with --csv/--md) or results/tables/scorecard.csv (with --readme)"
+    )
     parser.add_argument("--csv", help="write the scorecard CSV here")
     parser.add_argument("--md", help="write the scorecard Markdown here")
     parser.add_argument("--readme", help="rewrite the text between the scorecard markers of this file")
-    parser.add_argument("--source", help="how the README names the run the scorecard comes from (Markdown; default: the table's path)")
+    parser.add_argument(
+        "--source", help="how the README names the run the scorecard comes from (Markdown; default: the table's path)"
+    )
     args = parser.parse_args(argv)
     try:
         if args.readme:

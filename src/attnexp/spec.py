@@ -14,9 +14,9 @@ its module) is registered in `attnexp.models`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
-from typing import Callable
 
 __all__ = ["Family", "FAMILIES", "register_family", "ModelSpec", "parse_model_name", "adversary_name", "lambda_tag"]
 
@@ -37,7 +37,7 @@ class Family:
     binary_outputs: int  # outputs for a two-class task: 1 (a sigmoid, J&W's BC models) or 2 (a softmax)
     # The family's own names, for a family added with `register_family`: (name, task) -> its spec, or
     # None when the name is not one of its own. The four families of the papers are parsed below.
-    parse_name: Callable[[str, str], "ModelSpec | None"] | None = None
+    parse_name: Callable[[str, str], ModelSpec | None] | None = None
     # reads every word of the dataset, not only the training vocabulary's (a pretrained encoder's
     # tokenizer covers words the training split lacks; `attnexp.runtime.open_words`)
     open_vocabulary: bool = False
@@ -46,29 +46,77 @@ class Family:
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
-        Family("flat", "jain_wallace", classifier=True, attributable_input=True, linear_readout=True,
-               self_attention=False, word_vectors=True, imitable=True, binary_outputs=1),
-        Family("qa", "jain_wallace_qa", classifier=False, attributable_input=True, linear_readout=False,
-               self_attention=False, word_vectors=True, imitable=False, binary_outputs=2),
-        Family("hierarchical", "serrano_smith", classifier=True, attributable_input=False, linear_readout=True,
-               self_attention=False, word_vectors=True, imitable=False, binary_outputs=2),
-        Family("transformer", "transformer", classifier=True, attributable_input=True, linear_readout=False,
-               self_attention=True, word_vectors=False, imitable=True, binary_outputs=2),
+        Family(
+            "flat",
+            "jain_wallace",
+            classifier=True,
+            attributable_input=True,
+            linear_readout=True,
+            self_attention=False,
+            word_vectors=True,
+            imitable=True,
+            binary_outputs=1,
+        ),
+        Family(
+            "qa",
+            "jain_wallace_qa",
+            classifier=False,
+            attributable_input=True,
+            linear_readout=False,
+            self_attention=False,
+            word_vectors=True,
+            imitable=False,
+            binary_outputs=2,
+        ),
+        Family(
+            "hierarchical",
+            "serrano_smith",
+            classifier=True,
+            attributable_input=False,
+            linear_readout=True,
+            self_attention=False,
+            word_vectors=True,
+            imitable=False,
+            binary_outputs=2,
+        ),
+        Family(
+            "transformer",
+            "transformer",
+            classifier=True,
+            attributable_input=True,
+            linear_readout=False,
+            self_attention=True,
+            word_vectors=False,
+            imitable=True,
+            binary_outputs=2,
+        ),
         # a pretrained encoder (BERT, DistilBERT) fine-tuned and read out at `[CLS]`: `<encoder>-cls`,
         # the encoder named under `pretrained` in the config (attnexp.models.pretrained)
-        Family("pretrained", "pretrained", classifier=True, attributable_input=True, linear_readout=False,
-               self_attention=True, word_vectors=False, imitable=False, binary_outputs=2,
-               parse_name=lambda name, task: _parse_pretrained(name, task), open_vocabulary=True),
+        Family(
+            "pretrained",
+            "pretrained",
+            classifier=True,
+            attributable_input=True,
+            linear_readout=False,
+            self_attention=True,
+            word_vectors=False,
+            imitable=False,
+            binary_outputs=2,
+            parse_name=lambda name, task: _parse_pretrained(name, task),
+            open_vocabulary=True,
+        ),
     )
 }
 
 
-def _parse_pretrained(name: str, task: str) -> "ModelSpec | None":
+def _parse_pretrained(name: str, task: str) -> ModelSpec | None:
     encoder, _, readout = name.rpartition("-")
     if readout != "cls" or not encoder.isalnum() or encoder == "transformer":
         return None
     if task not in ("binary", "multiclass"):
-        raise ValueError(f"model {name!r}: a pretrained encoder is fine-tuned here for classification tasks, not {task}")
+        raise ValueError(
+            f"model {name!r}: a pretrained encoder is fine-tuned here for classification tasks, not {task}"
+        )
     return ModelSpec(name, "pretrained", encoder, "cls")
 
 
@@ -80,6 +128,7 @@ def register_family(family: Family) -> None:
     if family.parse_name is None:
         raise ValueError(f"model family {family.name!r}: a new family needs parse_name, which names its models")
     FAMILIES[family.name] = family
+
 
 FLAT_ENCODERS = ("lstm", "cnn", "average")
 FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
@@ -198,15 +247,19 @@ class ModelSpec:
         return asdict(self)
 
     @classmethod
-    def from_record(cls, record: dict) -> "ModelSpec":
+    def from_record(cls, record: dict) -> ModelSpec:
         """Keys with a default may be absent (records written before they existed)."""
         known = {f.name for f in fields(cls)}
         required = {"name", "family", "encoder", "attention"}
         if not isinstance(record, dict) or not required <= set(record) <= known:
             got = sorted(record) if isinstance(record, dict) else type(record).__name__
-            raise ValueError(f"a model spec record needs the keys {sorted(required)} and at most {sorted(known)}, got {got}")
+            raise ValueError(
+                f"a model spec record needs the keys {sorted(required)} and at most {sorted(known)}, got {got}"
+            )
         if record["family"] not in FAMILIES:
-            raise ValueError(f"a model spec record of an unknown family {record['family']!r}: expected one of {sorted(FAMILIES)}")
+            raise ValueError(
+                f"a model spec record of an unknown family {record['family']!r}: expected one of {sorted(FAMILIES)}"
+            )
         return cls(**record)
 
 
@@ -262,14 +315,25 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
             raise ValueError(f"model {name!r}: guided models are defined for classification tasks, not {task}")
         source_spec = parse_model_name(source, task)
         if source_spec.family not in ("flat", "transformer") or source_spec.attention == "guided":
-            raise ValueError(f"model {name!r}: the guide must be a flat or Transformer model with its own attention, got {source!r}")
+            raise ValueError(
+                f"model {name!r}: the guide must be a flat or Transformer model with its own attention, got {source!r}"
+            )
         return ModelSpec(name, "flat", head, "guided", guide=source)
     if ADVERSARY in name:
         base, _, tag = name.rpartition(ADVERSARY)
         base_spec = parse_model_name(base, task)
         if not (base_spec.imitable and base_spec.has_own_attention) or task != "binary":
-            raise ValueError(f"model {name!r}: an adversary imitates a flat or Transformer binary classifier with its own attention, got {base!r} on a {task} task")
-        return ModelSpec(name, base_spec.family, base_spec.encoder, base_spec.attention, imitates=base, adversary_lambda=_parse_lambda_tag(tag, name))
+            raise ValueError(
+                f"model {name!r}: an adversary imitates a flat or Transformer binary classifier with its own attention, got {base!r} on a {task} task"
+            )
+        return ModelSpec(
+            name,
+            base_spec.family,
+            base_spec.encoder,
+            base_spec.attention,
+            imitates=base,
+            adversary_lambda=_parse_lambda_tag(tag, name),
+        )
     if head in FLAT_ENCODERS and rest in FLAT_ATTENTIONS:
         if task in {"qa", "nli"}:
             if rest == "uniform":

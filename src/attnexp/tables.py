@@ -32,7 +32,10 @@ def dataset_table(stats: list[dict], published: pd.DataFrame) -> pd.DataFrame:
             "test_1": _count(splits["test"], "1") if binary else None,
             "classes": len(splits["train"]["by_label"]),
             "substitutes": ", ".join(src["file"] for src in s["sources"] if src["substitute"]) or "none",
-            "substitute_notes": " | ".join(dict.fromkeys(src["substitute"] for src in s["sources"] if src["substitute"])) or None,
+            "substitute_notes": " | ".join(
+                dict.fromkeys(src["substitute"] for src in s["sources"] if src["substitute"])
+            )
+            or None,
         }
         if s["dataset"] in published.index:
             pub = published.loc[s["dataset"]]
@@ -40,11 +43,34 @@ def dataset_table(stats: list[dict], published: pd.DataFrame) -> pd.DataFrame:
                 row[f"published_{column}"] = pub[column]
             row["published_source"] = pub["source"]
         rows.append(row)
-    columns = ["dataset", "classes", "vocab_size", "published_vocab_size", "mean_length", "published_avg_length",
-               "train_0", "published_train_0", "train_1", "published_train_1", "dev",
-               "test_0", "published_test_0", "test_1", "published_test_1", "substitutes", "substitute_notes", "published_source"]
+    columns = [
+        "dataset",
+        "classes",
+        "vocab_size",
+        "published_vocab_size",
+        "mean_length",
+        "published_avg_length",
+        "train_0",
+        "published_train_0",
+        "train_1",
+        "published_train_1",
+        "dev",
+        "test_0",
+        "published_test_0",
+        "test_1",
+        "published_test_1",
+        "substitutes",
+        "substitute_notes",
+        "published_source",
+    ]
     table = pd.DataFrame(rows).reindex(columns=columns)
-    return table.astype({c: "Int64" for c in columns if c.startswith(("train", "test", "published_t", "published_v", "vocab", "dev", "classes"))})
+    return table.astype(
+        {
+            c: "Int64"
+            for c in columns
+            if c.startswith(("train", "test", "published_t", "published_v", "vocab", "dev", "classes"))
+        }
+    )
 
 
 PERFORMANCE_METRICS = ("accuracy", "macro_f1", "f1_class1", "roc_auc")
@@ -67,17 +93,44 @@ def performance_table(runs: list[dict], published: pd.DataFrame) -> pd.DataFrame
     for run in sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"])):
         for metric, value in _our_metrics(run).items():
             base = {
-                "dataset": run["dataset"], "model": run["model"], "seed": run["seed"], "select_on": run["select_on"],
+                "dataset": run["dataset"],
+                "model": run["model"],
+                "seed": run["seed"],
+                "select_on": run["select_on"],
                 "embeddings": run["provenance"].get("embeddings", "random"),
                 "substitutes": run["provenance"].get("substitutes", "none"),
-                "metric": metric, "ours": round(value, 4),
+                "metric": metric,
+                "ours": round(value, 4),
             }
-            matches = published[(published.dataset == run["dataset"]) & (published.model == run["model"]) & (published.metric == metric)]
+            matches = published[
+                (published.dataset == run["dataset"]) & (published.model == run["model"]) & (published.metric == metric)
+            ]
             if matches.empty:
                 rows.append(base | {"published": None, "published_selection": None, "paper": None, "source": None})
             for pub in matches.itertuples():
-                rows.append(base | {"published": pub.value, "published_selection": pub.selection, "paper": pub.paper, "source": pub.source})
-    columns = ["dataset", "model", "seed", "select_on", "embeddings", "substitutes", "metric", "ours", "published", "published_selection", "paper", "source"]
+                rows.append(
+                    base
+                    | {
+                        "published": pub.value,
+                        "published_selection": pub.selection,
+                        "paper": pub.paper,
+                        "source": pub.source,
+                    }
+                )
+    columns = [
+        "dataset",
+        "model",
+        "seed",
+        "select_on",
+        "embeddings",
+        "substitutes",
+        "metric",
+        "ours",
+        "published",
+        "published_selection",
+        "paper",
+        "source",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -88,7 +141,13 @@ def performance_markdown(table: pd.DataFrame) -> str:
     rows = []
     for (dataset, model, seed), group in table.groupby(["dataset", "model", "seed"], sort=True):
         first = group.iloc[0]
-        row = {"dataset": dataset, "model": model, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings}
+        row = {
+            "dataset": dataset,
+            "model": model,
+            "seed": seed,
+            "select_on": first.select_on,
+            "embeddings": first.embeddings,
+        }
         for metric in PERFORMANCE_METRICS:
             cells = group[group.metric == metric]
             if cells.empty:
@@ -96,7 +155,8 @@ def performance_markdown(table: pd.DataFrame) -> str:
                 continue
             published = [
                 f"{p.published:.3f}{'*' if p.published_selection == first.select_on else ''}[{sources[p.source]}]"
-                for p in cells.itertuples() if not pd.isna(p.published)
+                for p in cells.itertuples()
+                if not pd.isna(p.published)
             ]
             row[metric] = f"{cells.iloc[0].ours:.3f}" + (f" ({', '.join(published)})" if published else "")
         rows.append(row)
@@ -114,10 +174,26 @@ def performance_claims(table: pd.DataFrame, tolerance: float) -> list[dict]:
     selected on another split than ours is `not comparable` (D-SEL)."""
     rows = []
     for r in table.dropna(subset=["published"]).itertuples():
-        why = None if r.published_selection == r.select_on else f"ours selected on {r.select_on}, published on {r.published_selection} (D-SEL)"
+        why = (
+            None
+            if r.published_selection == r.select_on
+            else f"ours selected on {r.select_on}, published on {r.published_selection} (D-SEL)"
+        )
         setting = Setting(r.select_on, r.embeddings, r.substitutes).deviating("D-SEL" if why else None)
-        rows.append(claim(
-            r.paper, "test performance", r.dataset, r.model, int(r.seed), r.metric, float(r.ours), float(r.published),
-            tolerance, numeric_verdict(float(r.ours), float(r.published), tolerance, why), r.source, setting=setting,
-        ))
+        rows.append(
+            claim(
+                r.paper,
+                "test performance",
+                r.dataset,
+                r.model,
+                int(r.seed),
+                r.metric,
+                float(r.ours),
+                float(r.published),
+                tolerance,
+                numeric_verdict(float(r.ours), float(r.published), tolerance, why),
+                r.source,
+                setting=setting,
+            )
+        )
     return rows

@@ -35,10 +35,11 @@ import copy
 import json
 import math
 import time
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generator, Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -107,7 +108,9 @@ def supervised_objective(pos_weight: float | None) -> Objective:
         logits, _ = model(batch)
         if logits.shape[-1] == 1:
             weight = torch.where(batch.labels == 1, pos_weight, 1.0)
-            return F.binary_cross_entropy_with_logits(logits.squeeze(-1), batch.labels.float(), weight=weight, reduction="sum")
+            return F.binary_cross_entropy_with_logits(
+                logits.squeeze(-1), batch.labels.float(), weight=weight, reduction="sum"
+            )
         return F.cross_entropy(logits, batch.labels, reduction="sum")
 
     return objective
@@ -124,7 +127,9 @@ class _LazyRows:
     def step(self, closure=None):
         if closure is not None:
             raise ValueError("the lazy optimiser takes no closure")
-        sparse = [(g, p, p.grad) for g in self.param_groups for p in g["params"] if p.grad is not None and p.grad.is_sparse]
+        sparse = [
+            (g, p, p.grad) for g in self.param_groups for p in g["params"] if p.grad is not None and p.grad.is_sparse
+        ]
         for _, p, _ in sparse:
             p.grad = None  # torch's dense step skips them
         try:
@@ -202,7 +207,12 @@ def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
         ("adam", True): LazyAdam,
         ("adamw", True): LazyAdamW,
     }[settings["optimizer"], lazy]
-    return optimizer(groups, lr=settings["lr"], amsgrad=settings["amsgrad"], **OPTIMIZER_IMPLEMENTATIONS[settings["optimizer_implementation"]])
+    return optimizer(
+        groups,
+        lr=settings["lr"],
+        amsgrad=settings["amsgrad"],
+        **OPTIMIZER_IMPLEMENTATIONS[settings["optimizer_implementation"]],
+    )
 
 
 def _warmup_schedule(optimizer: torch.optim.Optimizer, warmup: float | None, total_steps: int):
@@ -260,9 +270,13 @@ class _EmbeddingGradients:
         self.lazy = settings["embedding_update"] == "lazy"
         embedding = getattr(model, "embedding", None)
         if self.lazy and not isinstance(embedding, nn.Embedding):
-            raise ValueError(f"embedding_update: lazy needs a model with an `embedding` layer, {type(model).__name__} has none")
+            raise ValueError(
+                f"embedding_update: lazy needs a model with an `embedding` layer, {type(model).__name__} has none"
+            )
         if self.lazy and settings["grad_clip"] is not None:
-            raise ValueError("embedding_update: lazy gives the embedding sparse gradients, which grad_clip cannot clip: set grad_clip: null or embedding_update: dense")
+            raise ValueError(
+                "embedding_update: lazy gives the embedding sparse gradients, which grad_clip cannot clip: set grad_clip: null or embedding_update: dense"
+            )
         trainable = isinstance(embedding, nn.Embedding) and embedding.weight.requires_grad
         self.embedding = embedding if trainable else None
         self._gradient: torch.Tensor | None = None  # dense: the persistent (V, E) gradient
@@ -292,7 +306,9 @@ class _EmbeddingGradients:
             rows, values = grad.indices()[0], grad.values()
         if max_norm is not None:
             dense = [p.grad for p in model.parameters() if p.grad is not None and (p is not weight or values is None)]
-            norms = [torch.linalg.vector_norm(g) for g in dense] + ([torch.linalg.vector_norm(values)] if values is not None else [])
+            norms = [torch.linalg.vector_norm(g) for g in dense] + (
+                [torch.linalg.vector_norm(values)] if values is not None else []
+            )
             if norms:
                 coefficient = torch.clamp(max_norm / (torch.linalg.vector_norm(torch.stack(norms)) + 1e-6), max=1.0)
                 if not bool(coefficient == 1.0):  # times one changes nothing; a non-finite norm spreads as in torch
@@ -318,10 +334,15 @@ class _Schedules:
         self.plateau = None
         if settings["lr_plateau"] is not None:
             self.plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                optimizer, mode="max", factor=settings["lr_plateau"]["factor"], patience=settings["lr_plateau"]["patience"]
+                optimizer,
+                mode="max",
+                factor=settings["lr_plateau"]["factor"],
+                patience=settings["lr_plateau"]["patience"],
             )
         # steps per epoch: exact without a padded-token cap (the Transformer protocol has none)
-        self.warmup = _warmup_schedule(optimizer, settings["warmup"], settings["epochs"] * -(-n_train // settings["batch_size"]))
+        self.warmup = _warmup_schedule(
+            optimizer, settings["warmup"], settings["epochs"] * -(-n_train // settings["batch_size"])
+        )
 
     def after_step(self) -> None:
         if self.warmup is not None:
@@ -436,7 +457,9 @@ def _train_epoch(run: _Run, order: list[np.ndarray], timing: _Timing) -> float:
     return total_loss
 
 
-def _evaluate_epoch(run: _Run, epoch: int, train_loss: float, checkpoints: _CheckpointSelection, started: float) -> tuple[dict, float]:
+def _evaluate_epoch(
+    run: _Run, epoch: int, train_loss: float, checkpoints: _CheckpointSelection, started: float
+) -> tuple[dict, float]:
     """After an epoch's training: dev and test metrics, the monitor's, the epoch offered to the
     checkpoint selection, and its log line. -> its history record (rounded) and selection score."""
     settings = run.settings
@@ -454,7 +477,11 @@ def _evaluate_epoch(run: _Run, epoch: int, train_loss: float, checkpoints: _Chec
         record.update(run.monitor(run.model, run.splits, run.device))
     score = checkpoints.comparable(score)
     improved = checkpoints.consider(epoch, score, run.model, dev, test)
-    criterion = "kept on the lowest one" if run.select_on == "train" else f"{run.select_on} {settings['select_metric']} {score:.4f}"
+    criterion = (
+        "kept on the lowest one"
+        if run.select_on == "train"
+        else f"{run.select_on} {settings['select_metric']} {score:.4f}"
+    )
     run.log(
         f"epoch {epoch}/{settings['epochs']}: train loss {record['train_loss']:.4f}, "
         f"{criterion} (dev acc {dev['accuracy']:.4f}, "
@@ -511,12 +538,16 @@ def train_epochs(
         objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
     lengths = np.array([e.length(model.layout) for e in train.examples])
     schedules = _Schedules(optimizer, settings, len(lengths))
-    run = _Run(model, splits, settings, select_on, device, objective, optimizer, embedding_gradients, schedules, monitor, log)
+    run = _Run(
+        model, splits, settings, select_on, device, objective, optimizer, embedding_gradients, schedules, monitor, log
+    )
     checkpoints, timing, history = _CheckpointSelection(settings), _Timing(), []
     with embedding_gradients.sparse():
         for epoch in range(1, settings["epochs"] + 1):
             started = time.perf_counter()
-            order = length_bucketed_batches(lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"])
+            order = length_bucketed_batches(
+                lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"]
+            )
             train_loss = _train_epoch(run, order, timing) / len(train.examples)
             evaluation_start = time.perf_counter()
             timing.step_seconds += evaluation_start - started
@@ -614,11 +645,15 @@ def fit(
     vectors = load_vectors(job.vectors_path) if job.vectors_path else None
     model, config = build_and_initialise(spec, vocab + extra_words, len(classes), vectors, job.settings)
     n_params = sum(p.numel() for p in model.parameters())
-    log(f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}")
+    log(
+        f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}"
+    )
     result = train_model(model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor)
     save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes, extra_words))
     metrics = _metrics(spec, job, classes, result)
     io.write_json(job.out_metrics, metrics, seal=True)
     io.write_json(job.out_timing, result.timing)
-    log(f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}")
+    log(
+        f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}"
+    )
     return metrics

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 # Log lines that are progress: a training epoch, or "<what>: <done>/<total> instances"
 _EPOCH = re.compile(r"^epoch (\d+)/(\d+)")
@@ -30,7 +31,9 @@ class ConsoleProgress:
     and instance counts with the rate and the time left. A job of a few seconds shows at most its last
     line; the first echoed line names the log with the full record (every epoch is there)."""
 
-    def __init__(self, log_path: str, console: TextIO, every: float = 30.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, log_path: str, console: TextIO, every: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ):
         parts = Path(log_path).with_suffix("").parts
         self.label = "/".join(parts[1:] if parts and parts[0] == "results" else parts)
         self.log_path, self.console, self.every, self.clock = log_path, console, every, clock
@@ -109,7 +112,9 @@ class Registration(list):
 
     def _open(self) -> None:
         if self.closed:
-            raise RegistrationClosed(f"{self.what} registered after {self.reader} read them: include this rule file before {self.reader} in the Snakefile")
+            raise RegistrationClosed(
+                f"{self.what} registered after {self.reader} read them: include this rule file before {self.reader} in the Snakefile"
+            )
 
     def append(self, item) -> None:
         self._open()
@@ -163,7 +168,9 @@ def unknown_targets(requested: list[str], rules: list[str], target_rules: list[s
             continue
         close = difflib.get_close_matches(target, rules, n=1, cutoff=0.6)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        problems.append(f"unknown target '{target}': no rule of that name.{hint} Targets: {', '.join(target_rules)}, or an output file")
+        problems.append(
+            f"unknown target '{target}': no rule of that name.{hint} Targets: {', '.join(target_rules)}, or an output file"
+        )
     if problems:
         raise UnknownTargetError("\n".join(problems))
 
@@ -267,8 +274,10 @@ def torch_threads(configured: int, given: int, log: Callable[[str], None]) -> in
     it). Snakemake gives a job fewer threads when `--cores` is lower; the job still runs the
     configured count, for results that are those of the config, and its log says so."""
     if given < configured:
-        log(f"threads: Snakemake scheduled this job on {given} core(s) (--cores); it runs train.threads = {configured} "
-            f"torch threads all the same, so that its results are those of the configured setting")
+        log(
+            f"threads: Snakemake scheduled this job on {given} core(s) (--cores); it runs train.threads = {configured} "
+            f"torch threads all the same, so that its results are those of the configured setting"
+        )
     return configured
 
 

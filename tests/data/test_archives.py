@@ -51,9 +51,7 @@ def _special(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInf
     return info, None
 
 
-def make_tar(
-    path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz"
-) -> Path:
+def make_tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]], mode: str = "w:gz") -> Path:
     with tarfile.open(path, mode) as tar:
         for info, data in members:
             tar.addfile(info, io.BytesIO(data) if data is not None else None)
@@ -82,9 +80,7 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 
 # --------------------------------------------------------------------------- unsafe archives
 
-GOOD_FIRST = [
-    _file("ok.txt")
-]  # A harmless member first: proves nothing is written before the check.
+GOOD_FIRST = [_file("ok.txt")]  # A harmless member first: proves nothing is written before the check.
 
 UNSAFE_TARS = {
     "traversal": GOOD_FIRST + [_file("../evil")],
@@ -167,9 +163,7 @@ def _assert_extracted(dest: Path, files: list[str]) -> None:
     assert sorted(p.name for p in dest.parent.iterdir()) == [dest.name]  # No staging leftovers.
 
 
-@pytest.mark.parametrize(
-    ("name", "mode"), [("c.tar.gz", "w:gz"), ("c.tgz", "w:gz"), ("c.tar", "w"), ("c.bin", "w:xz")]
-)
+@pytest.mark.parametrize(("name", "mode"), [("c.tar.gz", "w:gz"), ("c.tgz", "w:gz"), ("c.tar", "w"), ("c.bin", "w:xz")])
 def test_good_tar_extracts(layout: tuple[Path, Path], name: str, mode: str) -> None:
     folder, dest = layout
     files = safe_extract(_good_tar(folder / name, mode), dest)
@@ -297,9 +291,7 @@ CHANGES = {
 
 
 @pytest.mark.parametrize("case", sorted(CHANGES))
-def test_a_changed_unpacked_folder_is_refused_in_one_line_and_removed(
-    layout: tuple[Path, Path], case: str
-) -> None:
+def test_a_changed_unpacked_folder_is_refused_in_one_line_and_removed(layout: tuple[Path, Path], case: str) -> None:
     folder, dest = layout
     archive = _good_tar(folder / "c.tar.gz")
     sha256 = _sha256(archive.read_bytes())

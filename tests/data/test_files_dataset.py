@@ -51,8 +51,14 @@ def _cfg(tmp_path, suffix=".csv", rows=ROWS, test_rows=ROWS, **files):
     block = {
         "train": _write(tmp_path / f"train{suffix}", rows),
         "test": _write(tmp_path / f"test{suffix}", test_rows),
-        "dev": None, "format": None, "text": "Text Col", "label": "Gold Label", "labels": None,
-        "second_text": None, "rationale": "Why", "id": None,
+        "dev": None,
+        "format": None,
+        "text": "Text Col",
+        "label": "Gold Label",
+        "labels": None,
+        "second_text": None,
+        "rationale": "Why",
+        "id": None,
     } | files
     return {"files": block, "task": "binary", "split_seed": 3, "dev_fraction": 0.34}
 
@@ -72,8 +78,14 @@ def test_labels_are_sorted_strings_unless_listed_and_the_names_reach_stats(tmp_p
     assert {d.extra["label_name"]: d.label for d in splits["test"]} == {"bad": 0, "good": 1}
     listed = read(None, _cfg(tmp_path, labels=["good", "bad"]))
     assert {d.extra["label_name"]: d.label for d in listed["test"]} == {"good": 0, "bad": 1}
-    cfg = _cfg(tmp_path) | {"min_count": 1, "count_by": "document", "length_filter": None, "expected": {},
-                            "size_tolerance": 0.0, "protocol": "jain_wallace"}
+    cfg = _cfg(tmp_path) | {
+        "min_count": 1,
+        "count_by": "document",
+        "length_filter": None,
+        "expected": {},
+        "size_tolerance": 0.0,
+        "protocol": "jain_wallace",
+    }
     stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "out", "none", log=lambda m: None)
     assert stats["classes"] == ["bad", "good"]
     records = read_records(tmp_path / "out" / "test.jsonl")
@@ -100,9 +112,18 @@ def test_missing_dev_and_test_are_split_off_deterministically(tmp_path):
 def test_an_id_column_and_a_second_text_column(tmp_path):
     header = ("uid", "premise", "hypothesis", "y")
     rows = [(f"p{i}", "A man sleeps.", "Someone rests.", ["yes", "no", "maybe"][i % 3]) for i in range(9)]
-    files = {"train": _write(tmp_path / "t.csv", rows, header), "test": _write(tmp_path / "s.csv", rows[:3], header),
-             "dev": _write(tmp_path / "d.csv", rows[3:6], header), "format": None, "text": "premise",
-             "label": "y", "labels": None, "second_text": "hypothesis", "rationale": None, "id": "uid"}
+    files = {
+        "train": _write(tmp_path / "t.csv", rows, header),
+        "test": _write(tmp_path / "s.csv", rows[:3], header),
+        "dev": _write(tmp_path / "d.csv", rows[3:6], header),
+        "format": None,
+        "text": "premise",
+        "label": "y",
+        "labels": None,
+        "second_text": "hypothesis",
+        "rationale": None,
+        "id": "uid",
+    }
     with pytest.raises(FileDatasetError, match=r"d\.csv:2: the id 'p3' was already used at .*t\.csv:5"):
         read(None, {"files": files, "task": "nli", "split_seed": 1})
     files["id"] = None
@@ -112,12 +133,32 @@ def test_an_id_column_and_a_second_text_column(tmp_path):
 
 
 BAD_INPUTS = {
-    "a missing column": (dict(label="Sentiment"), None, r"train\.csv: no column 'Sentiment'; the file has 'Text Col', 'Gold Label', 'Why'"),
+    "a missing column": (
+        dict(label="Sentiment"),
+        None,
+        r"train\.csv: no column 'Sentiment'; the file has 'Text Col', 'Gold Label', 'Why'",
+    ),
     "an empty split": ({}, [], r"test\.csv: the test table has no rows"),
-    "a label seen only in test": ({}, ROWS + [("Meh.", "neutral", "")], r"test\.csv:8: the label 'neutral' does not occur in the training split \(bad, good\)"),
-    "a text that tokenises to nothing": ({}, ROWS + [("   ", "good", "")], r"test\.csv:8: the text column 'Text Col' tokenises to no tokens"),
-    "a rationale that does not fit its text": ({}, ROWS + [("Short text.", "good", "[[1, 5]]")], r"test\.csv:8: the rationale span \[1, 5\] does not fit the text; expected \[start, end\) spans over its 2 words"),
-    "a mask of the wrong length": ({}, ROWS + [("Short text.", "good", "1 0 1")], r"test\.csv:8: the rationale mask has 3 entries; expected .* 0/1 mask of 2 entries"),
+    "a label seen only in test": (
+        {},
+        ROWS + [("Meh.", "neutral", "")],
+        r"test\.csv:8: the label 'neutral' does not occur in the training split \(bad, good\)",
+    ),
+    "a text that tokenises to nothing": (
+        {},
+        ROWS + [("   ", "good", "")],
+        r"test\.csv:8: the text column 'Text Col' tokenises to no tokens",
+    ),
+    "a rationale that does not fit its text": (
+        {},
+        ROWS + [("Short text.", "good", "[[1, 5]]")],
+        r"test\.csv:8: the rationale span \[1, 5\] does not fit the text; expected \[start, end\) spans over its 2 words",
+    ),
+    "a mask of the wrong length": (
+        {},
+        ROWS + [("Short text.", "good", "1 0 1")],
+        r"test\.csv:8: the rationale mask has 3 entries; expected .* 0/1 mask of 2 entries",
+    ),
     "three classes for a binary task": (dict(labels=None), None, None),
 }
 
@@ -130,7 +171,14 @@ def test_each_bad_input_is_one_named_error_and_nothing_is_written(tmp_path, case
         pattern = r"train\.csv: a binary task needs 2 classes, the training split has 3 \(bad, good, mixed\)"
     else:
         cfg = _cfg(tmp_path, test_rows=ROWS if test_rows is None else test_rows, **files)
-    cfg |= {"min_count": 1, "count_by": "document", "length_filter": None, "expected": {}, "size_tolerance": 0.0, "protocol": "jain_wallace"}
+    cfg |= {
+        "min_count": 1,
+        "count_by": "document",
+        "length_filter": None,
+        "expected": {},
+        "size_tolerance": 0.0,
+        "protocol": "jain_wallace",
+    }
     out = tmp_path / "out"
     with pytest.raises(FileDatasetError, match=pattern) as err:
         build_dataset("mine", cfg, SourceFiles([]), [], out, "none", log=lambda m: None)
@@ -141,7 +189,7 @@ def test_each_bad_input_is_one_named_error_and_nothing_is_written(tmp_path, case
 def test_malformed_lines_name_file_and_line(tmp_path):
     cfg = _cfg(tmp_path)
     bad_csv = tmp_path / "train.csv"
-    bad_csv.write_text("Text Col,Gold Label,Why\nfine,good,\n\"broken\",good,,extra\n", encoding="utf-8")
+    bad_csv.write_text('Text Col,Gold Label,Why\nfine,good,\n"broken",good,,extra\n', encoding="utf-8")
     cfg["files"]["train"] = str(bad_csv)
     with pytest.raises(FileDatasetError, match=r"train\.csv:3: expected 3 fields \(Text Col, Gold Label, Why\), got 4"):
         read(None, cfg)
@@ -174,10 +222,16 @@ def test_the_worked_example_block_validates_with_defaults_filled(config_with_rev
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda ds: ds["files"].update(train="nowhere.csv"), "'datasets.reviews.files.train': nowhere.csv is not a file"),
+        (
+            lambda ds: ds["files"].update(train="nowhere.csv"),
+            "'datasets.reviews.files.train': nowhere.csv is not a file",
+        ),
         (lambda ds: ds.pop("dev_fraction"), "'datasets.reviews.dev_fraction': required when files.dev is absent"),
         (lambda ds: ds.update(task="nli"), "'datasets.reviews.files.second_text': task nli reads a second text column"),
-        (lambda ds: ds.update(protocol="generated"), "'datasets.reviews.protocol': a dataset from files follows jain_wallace or serrano_smith"),
+        (
+            lambda ds: ds.update(protocol="generated"),
+            "'datasets.reviews.protocol': a dataset from files follows jain_wallace or serrano_smith",
+        ),
         (lambda ds: ds.pop("files"), "'datasets.reviews': no built-in dataset has this name"),
         (lambda ds: ds["files"].update(text=None), "'datasets.reviews.files.text'"),
     ],

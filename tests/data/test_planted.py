@@ -13,7 +13,13 @@ from attnexp.data.documents import Document
 from attnexp.data.planted import ARTICLES, CLASS_TOKENS, _with_inserted, plant, read
 from attnexp.data.readers import SourceFiles, reader_for
 
-ARTICLE = {"manipulation": "article", "lr_probs": [[0.5, 0.5], [0.5, 0.5]], "im_probs": [[1.0, 0.0], [0.0, 1.0]], "marker": "zqx", "base": "base"}
+ARTICLE = {
+    "manipulation": "article",
+    "lr_probs": [[0.5, 0.5], [0.5, 0.5]],
+    "im_probs": [[1.0, 0.0], [0.0, 1.0]],
+    "marker": "zqx",
+    "base": "base",
+}
 
 
 def doc(tokens, label=0, sentences=None):
@@ -68,7 +74,15 @@ def test_read_plants_each_split_of_the_base_deterministically(tmp_path):
     base = tmp_path / "base"
     base.mkdir()
     for split in ("train", "dev", "test"):
-        rows = [{"id": f"{split}{i}", "tokens": ["the", "w", str(i)] if i % 3 else ["w"], "label": i % 2, "sentences": [[0, 3 if i % 3 else 1]]} for i in range(12)]
+        rows = [
+            {
+                "id": f"{split}{i}",
+                "tokens": ["the", "w", str(i)] if i % 3 else ["w"],
+                "label": i % 2,
+                "sentences": [[0, 3 if i % 3 else 1]],
+            }
+            for i in range(12)
+        ]
         (base / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     cfg = {"name": "planted_base", "split_seed": 7, "planted": ARTICLE}
     splits = reader_for("planted_base")(SourceFiles([base]), cfg)
@@ -78,7 +92,9 @@ def test_read_plants_each_split_of_the_base_deterministically(tmp_path):
     assert all(not (set(d.tokens) & (ARTICLES - {CLASS_TOKENS[d.label]})) for d in splits["train"])
     bad = tmp_path / "multi"
     bad.mkdir()
-    (bad / "train.jsonl").write_text(json.dumps({"id": "x", "tokens": ["the"], "label": 3, "sentences": [[0, 1]]}) + "\n")
+    (bad / "train.jsonl").write_text(
+        json.dumps({"id": "x", "tokens": ["the"], "label": 3, "sentences": [[0, 1]]}) + "\n"
+    )
     with pytest.raises(ValueError, match="binary 0/1"):
         read(SourceFiles([bad]), {**cfg, "planted": {**ARTICLE, "base": "multi"}})
 

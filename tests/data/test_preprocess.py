@@ -25,9 +25,14 @@ from attnexp.data.preprocess import (
 def doc(id, tokens, label=0, sentences=None, question=None, **extra):
     if isinstance(tokens, int):
         tokens = [f"t{i}" for i in range(tokens)]
-    return Document(id=id, tokens=list(tokens), label=label,
-                    sentences=sentences if sentences is not None else [(0, len(tokens))],
-                    question=question, extra=extra)
+    return Document(
+        id=id,
+        tokens=list(tokens),
+        label=label,
+        sentences=sentences if sentences is not None else [(0, len(tokens))],
+        question=question,
+        extra=extra,
+    )
 
 
 def ids(docs):
@@ -42,8 +47,15 @@ def test_document_to_record_field_order_and_values():
     d = doc("x1", ["a", "b", "c"], label=1, sentences=[(0, 2), (2, 3)], question=["q"], rationale=[0], distractors=[2])
     record = d.to_record()
     assert list(record) == ["id", "tokens", "label", "question", "sentences", "rationale", "distractors"]
-    assert record == {"id": "x1", "tokens": ["a", "b", "c"], "label": 1, "question": ["q"],
-                      "sentences": [[0, 2], [2, 3]], "rationale": [0], "distractors": [2]}
+    assert record == {
+        "id": "x1",
+        "tokens": ["a", "b", "c"],
+        "label": 1,
+        "question": ["q"],
+        "sentences": [[0, 2], [2, 3]],
+        "rationale": [0],
+        "distractors": [2],
+    }
     without_question = doc("x2", ["a"]).to_record()
     assert list(without_question) == ["id", "tokens", "label", "sentences"]
 
@@ -261,11 +273,13 @@ def test_dataset_stats_mean_length_rounded_and_string_labels():
 # check_expected_sizes
 
 
-STATS = {"splits": {
-    "train": {"n": 190, "by_label": {"0": 100, "1": 90}},
-    "dev": {"n": 20, "by_label": {"0": 10, "1": 10}},
-    "test": {"n": 50, "by_label": {"0": 50}},
-}}
+STATS = {
+    "splits": {
+        "train": {"n": 190, "by_label": {"0": 100, "1": 90}},
+        "dev": {"n": 20, "by_label": {"0": 10, "1": 10}},
+        "test": {"n": 50, "by_label": {"0": 50}},
+    }
+}
 
 
 def test_check_expected_sizes_within_tolerance():
@@ -368,7 +382,13 @@ def test_build_dataset_end_to_end(tmp_path, fake_reader):
     assert files == "FILES" and cfg["name"] == "toy" and cfg["min_count"] == 2
 
     # exactly the five outputs; no temporary files left
-    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl", "stats.json", "test.jsonl", "train.jsonl", "vocab.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "dev.jsonl",
+        "stats.json",
+        "test.jsonl",
+        "train.jsonl",
+        "vocab.txt",
+    ]
 
     train = _read_jsonl(out / "train.jsonl")
     assert train == [
@@ -378,7 +398,15 @@ def test_build_dataset_end_to_end(tmp_path, fake_reader):
     ]
     assert list(train[0]) == ["id", "tokens", "label", "sentences", "rationale"]
     dev = _read_jsonl(out / "dev.jsonl")
-    assert dev == [{"id": "v1", "tokens": ["hello", "world", "!"], "label": 0, "question": ["who", "said", "qqq"], "sentences": [[0, 3]]}]
+    assert dev == [
+        {
+            "id": "v1",
+            "tokens": ["hello", "world", "!"],
+            "label": 0,
+            "question": ["who", "said", "qqq"],
+            "sentences": [[0, 3]],
+        }
+    ]
     assert list(dev[0]) == ["id", "tokens", "label", "question", "sentences"]
     assert [r["id"] for r in _read_jsonl(out / "test.jsonl")] == ["x1", "x4"]
 
@@ -401,7 +429,10 @@ def test_build_dataset_end_to_end(tmp_path, fake_reader):
     assert stats == expected_stats
     written = json.loads((out / "stats.json").read_text(encoding="utf-8"))
     # stats.json also records each file's digest, which every reader checks
-    assert written.pop("files") == {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt")}
+    assert written.pop("files") == {
+        name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+        for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt")
+    }
     assert written == expected_stats
     assert "toy/train: 5 read, 3 after the length filter" in messages
     assert "toy/dev: 2 read, 1 after the length filter" in messages
@@ -415,7 +446,9 @@ def test_build_dataset_missing_bound_none(tmp_path, fake_reader):
 
 
 def test_build_dataset_without_length_filter(tmp_path, fake_reader):
-    stats = build_dataset("toy", _cfg(length_filter=None, expected={}), None, [], tmp_path, "split_extreme", log=lambda m: None)
+    stats = build_dataset(
+        "toy", _cfg(length_filter=None, expected={}), None, [], tmp_path, "split_extreme", log=lambda m: None
+    )
     assert [stats["splits"][s]["n"] for s in ("train", "dev", "test")] == [5, 2, 4]
 
 
@@ -442,14 +475,24 @@ def test_build_dataset_substitute_skips_only_affected_splits(tmp_path, fake_read
 
 
 def test_build_dataset_generated_protocol_keeps_tokens(tmp_path, fake_reader):
-    build_dataset("toy", _cfg(protocol="generated", length_filter=None, expected={}), None, [], tmp_path, "split_extreme", log=lambda m: None)
+    build_dataset(
+        "toy",
+        _cfg(protocol="generated", length_filter=None, expected={}),
+        None,
+        [],
+        tmp_path,
+        "split_extreme",
+        log=lambda m: None,
+    )
     train = _read_jsonl(tmp_path / "train.jsonl")
     assert train[0]["tokens"] == ["The", "Cat", "sat", "."]
     assert train[1]["tokens"] == ["A", "cat", "ran", "in", "2019"]
 
 
 def test_build_dataset_rejects_wrong_splits(tmp_path, monkeypatch):
-    monkeypatch.setattr("attnexp.data.preprocess.reader_for", lambda name, cfg=None: lambda files, cfg: {"train": [], "test": []})
+    monkeypatch.setattr(
+        "attnexp.data.preprocess.reader_for", lambda name, cfg=None: lambda files, cfg: {"train": [], "test": []}
+    )
     with pytest.raises(ValueError, match="expected"):
         build_dataset("toy", _cfg(), None, [], tmp_path, "split_extreme", log=lambda m: None)
 
@@ -495,26 +538,42 @@ def test_a_split_file_changed_after_it_was_written_is_refused_when_read(tmp_path
     digest = hashlib.sha256((tmp_path / "test.jsonl").read_bytes()).hexdigest()
     (tmp_path / "stats.json").write_text(json.dumps(stats | {"files": {"test.jsonl": digest}}), encoding="utf-8")
     assert read_records(tmp_path / "test.jsonl") == [GOOD]
-    (tmp_path / "test.jsonl").write_text(json.dumps(GOOD | {"label": 0}) + "\n", encoding="utf-8")  # an edit, valid JSON
-    with pytest.raises(ValueError, match=rf"^{re.escape(str(tmp_path / 'test.jsonl'))}: damaged, it does not match the digest stats.json recorded"):
+    (tmp_path / "test.jsonl").write_text(
+        json.dumps(GOOD | {"label": 0}) + "\n", encoding="utf-8"
+    )  # an edit, valid JSON
+    with pytest.raises(
+        ValueError,
+        match=rf"^{re.escape(str(tmp_path / 'test.jsonl'))}: damaged, it does not match the digest stats.json recorded",
+    ):
         read_records(tmp_path / "test.jsonl")
 
 
 def test_data_files_are_the_files_a_rule_names_and_no_others():
-    named = {"train": "results/data/sst/train.jsonl", "test": "results/data/sst/test.jsonl", "model": "m.pt", "stats": "s.json"}
+    named = {
+        "train": "results/data/sst/train.jsonl",
+        "test": "results/data/sst/test.jsonl",
+        "model": "m.pt",
+        "stats": "s.json",
+    }
     files = DataFiles.of(named)
     assert files == DataFiles(train=Path("results/data/sst/train.jsonl"), test=Path("results/data/sst/test.jsonl"))
     assert files.path("test") == Path(named["test"]) and str(files.train) == named["train"]
-    with pytest.raises(ValueError, match=r"^this job was given no dev file of its dataset \(its rule names none as the input 'dev'\)$"):
+    with pytest.raises(
+        ValueError, match=r"^this job was given no dev file of its dataset \(its rule names none as the input 'dev'\)$"
+    ):
         files.path("dev")
-    with pytest.raises(ValueError, match=r"'stats' is no file of a preprocessed dataset; expected one of train, dev, test, vocab"):
+    with pytest.raises(
+        ValueError, match=r"'stats' is no file of a preprocessed dataset; expected one of train, dev, test, vocab"
+    ):
         files.path("stats")
 
 
 def test_a_document_reads_back_from_its_record():
     """Document.from_record is to_record's inverse, QA question and per-instance annotations included."""
     plain = Document("d1", ["a", "b"], 1, [(0, 2)])
-    annotated = Document("d2", ["a", "b", "c"], "pos", [(0, 1), (1, 3)], question=["why"], extra={"rationale": [[0, 1]]})
+    annotated = Document(
+        "d2", ["a", "b", "c"], "pos", [(0, 1), (1, 3)], question=["why"], extra={"rationale": [[0, 1]]}
+    )
     for document in (plain, annotated):
         record = json.loads(json.dumps(document.to_record()))  # as written to and read from a split file
         assert Document.from_record(record).to_record() == record

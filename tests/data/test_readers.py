@@ -66,14 +66,19 @@ def test_reader_for():
 # --------------------------------------------------------------------------------------------------
 # SST (PTB trees)
 
-SST_TRAIN = "\n".join([
-    "(3 (2 It) (4 (2 's) (3 (2 a) (4 (3 lovely) (2 film)))))",
-    "(2 (2 Just) (2 okay))",
-    "(1 (2 -LRB-) (2 co-writer) (2 -RRB-) (1 (1 fails) (2 .)))",
-    "",
-    "(0 (0 Awful) (2 !))",
-    "(4 (4 Great) (2 stuff))",
-]) + "\n"
+SST_TRAIN = (
+    "\n".join(
+        [
+            "(3 (2 It) (4 (2 's) (3 (2 a) (4 (3 lovely) (2 film)))))",
+            "(2 (2 Just) (2 okay))",
+            "(1 (2 -LRB-) (2 co-writer) (2 -RRB-) (1 (1 fails) (2 .)))",
+            "",
+            "(0 (0 Awful) (2 !))",
+            "(4 (4 Great) (2 stuff))",
+        ]
+    )
+    + "\n"
+)
 SST_DEV = "(4 (2 It) (4 (2 does) (2 n't) (2 21st)))\n"
 SST_TEST = "(1 (2 The) (1 (2 5.50) (1 dollars)))\n(2 (2 meh) (2 .))\n"
 
@@ -148,7 +153,8 @@ def test_imdb_binary_read(imdb_root):
     train_dev = splits["train"] + splits["dev"]
     # short train reviews: pos 0, 2, 3 (10 has 5 words); neg 1, 4, 5 (6 has 6 words)
     assert sorted(d.id for d in train_dev) == sorted(
-        ["train/pos/0", "train/pos/2", "train/pos/3", "train/neg/1", "train/neg/4", "train/neg/5"])
+        ["train/pos/0", "train/pos/2", "train/pos/3", "train/neg/1", "train/neg/4", "train/neg/5"]
+    )
     # dev = round(0.5 * 3) = 2 per label
     assert _labels(splits["dev"]) == {0: 2, 1: 2}
     assert _labels(splits["train"]) == {0: 1, 1: 1}
@@ -175,8 +181,14 @@ def test_imdb_word_count_counts_only_tokens_with_a_letter_or_digit():
 def test_imdb_reviews_in_numeric_id_order(imdb_root):
     reviews = imdb._reviews(SourceFiles([imdb_root]), "train")
     assert [r[0] for r in reviews] == [
-        "train/neg/1", "train/neg/4", "train/neg/5", "train/neg/6",
-        "train/pos/0", "train/pos/2", "train/pos/3", "train/pos/10",
+        "train/neg/1",
+        "train/neg/4",
+        "train/neg/5",
+        "train/neg/6",
+        "train/pos/0",
+        "train/pos/2",
+        "train/pos/3",
+        "train/pos/10",
     ]
     assert [r[2] for r in reviews[:4]] == [1, 2, 3, 4]
 
@@ -332,7 +344,9 @@ def _agnews_csv(root, name, rows):
 
 
 def _agnews_rows(n_per_class, prefix):
-    return [(str(c), f"{prefix} title {c}-{i}", f"{prefix} text {c} {i}.") for i in range(n_per_class) for c in (1, 2, 3, 4)]
+    return [
+        (str(c), f"{prefix} title {c}-{i}", f"{prefix} text {c} {i}.") for i in range(n_per_class) for c in (1, 2, 3, 4)
+    ]
 
 
 def test_agnews_read(tmp_path):
@@ -343,7 +357,11 @@ def test_agnews_read(tmp_path):
     assert _labels(splits["train"]) == {0: 8, 1: 8}
     assert _labels(splits["dev"]) == {0: 2, 1: 2}
     assert [(d.id, d.label) for d in splits["test"]] == [
-        ("test-000001", 0), ("test-000003", 1), ("test-000005", 0), ("test-000007", 1)]
+        ("test-000001", 0),
+        ("test-000003", 1),
+        ("test-000005", 0),
+        ("test-000007", 1),
+    ]
     # text = the description column only
     assert splits["test"][0].tokens == ["Test", "text", "1", "0", "."]
     assert splits["test"][1].tokens == ["Test", "text", "3", "0", "."]
@@ -391,8 +409,21 @@ def test_babi_parse_task_file(tmp_path):
     assert first.question == ["Where", "is", "Mary", "?"]
     assert first.label == "bathroom"
     # questions are not statements: the second passage has the four statements so far
-    assert second.tokens == first.tokens + [".", "Daniel", "went", "back", "to", "the", "hallway",
-                                            ".", "Sandra", "moved", "to", "the", "garden"]
+    assert second.tokens == first.tokens + [
+        ".",
+        "Daniel",
+        "went",
+        "back",
+        "to",
+        "the",
+        "hallway",
+        ".",
+        "Sandra",
+        "moved",
+        "to",
+        "the",
+        "garden",
+    ]
     assert second.sentences == [(0, 5), (6, 11), (12, 18), (19, 24)]
     assert second.label == "hallway"
     # a line with id 1 starts a new story; the answer is lower-cased
@@ -411,15 +442,20 @@ def test_babi_read(tmp_path):
     assert [d.label for d in splits["test"]] == ["bathroom", "hallway", "kitchen"]
     assert sorted(d.label for d in splits["train"] + splits["dev"]) == sorted(f"room{i}" for i in range(10))
     # J&W's Table 2 models: trained on every training question; the same dev questions report
-    whole = babi.read(SourceFiles([tmp_path]), {"name": "babi2", "dev_fraction": 0.3, "split_seed": 16377, "train_includes_dev": True})
+    whole = babi.read(
+        SourceFiles([tmp_path]), {"name": "babi2", "dev_fraction": 0.3, "split_seed": 16377, "train_includes_dev": True}
+    )
     assert [d.id for d in whole["dev"]] == [d.id for d in splits["dev"]]
     assert [d.id for d in whole["train"]] == sorted(d.id for d in splits["train"] + splits["dev"])
 
 
-@pytest.mark.parametrize("text, where", [
-    ("1 Mary moved.\nx Where is Mary?\tMary\t1\n", r":2: expected '<id> <text>'"),
-    ("1 Mary moved.\n2 Where is Mary?\tMary\n", r":2: expected 'question\?<TAB>answer<TAB>support'"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("1 Mary moved.\nx Where is Mary?\tMary\t1\n", r":2: expected '<id> <text>'"),
+        ("1 Mary moved.\n2 Where is Mary?\tMary\n", r":2: expected 'question\?<TAB>answer<TAB>support'"),
+    ],
+)
 def test_babi_malformed_line(tmp_path, text, where):
     path = _write(tmp_path, "qa1_single-supporting-fact_train.txt", text)
     with pytest.raises(ValueError, match=where):
@@ -461,8 +497,11 @@ def test_snli_label_ids_sorted_by_name():
 
 
 def test_snli_without_a_training_file_carves_train_and_dev_from_dev(tmp_path):
-    dev_lines = "".join(_snli_line(gold, f"Premise {i}.", f"Hypothesis {i}.")
-                        for i in range(20) for gold in ("entailment", "neutral", "contradiction", "-"))
+    dev_lines = "".join(
+        _snli_line(gold, f"Premise {i}.", f"Hypothesis {i}.")
+        for i in range(20)
+        for gold in ("entailment", "neutral", "contradiction", "-")
+    )
     _write(tmp_path, "snli_1.0_dev.jsonl", dev_lines)
     _write(tmp_path, "snli_1.0_test.jsonl", "".join(_snli_line(*p) for p in SNLI_PAIRS))
     splits = snli.read(SourceFiles([tmp_path]), {"substitute_dev_fraction": 0.15, "split_seed": 16377})

@@ -13,7 +13,10 @@ def _dataset():
     return {
         "sources": [
             {
-                "file": "corpus.tar.gz", "url": "https://example.org/corpus.tar.gz", "sha256": SHA_A, "extract": True,
+                "file": "corpus.tar.gz",
+                "url": "https://example.org/corpus.tar.gz",
+                "sha256": SHA_A,
+                "extract": True,
                 "substitute": {
                     "note": "first rows only",
                     "splits_affected": ["train", "dev"],
@@ -64,8 +67,12 @@ def test_substitutes_used_when_canonical_missing(mirror):
         CANONICAL[1],  # a source without a substitute is always canonical
     ]
     assert resolved[0].as_record() == {
-        "file": "train.part.csv", "url": None, "digest": ["sha256", SHA_B], "extract": False,
-        "substitute": "first rows only", "splits_affected": ["train", "dev"],
+        "file": "train.part.csv",
+        "url": None,
+        "digest": ["sha256", SHA_B],
+        "extract": False,
+        "substitute": "first rows only",
+        "splits_affected": ["train", "dev"],
     }
 
 
@@ -94,8 +101,12 @@ def test_substitute_null_and_no_sources(mirror):
 
 def test_canonical_record():
     assert CANONICAL[0].as_record() == {
-        "file": "corpus.tar.gz", "url": "https://example.org/corpus.tar.gz", "digest": ["sha256", SHA_A],
-        "extract": True, "substitute": None, "splits_affected": [],
+        "file": "corpus.tar.gz",
+        "url": "https://example.org/corpus.tar.gz",
+        "digest": ["sha256", SHA_A],
+        "extract": True,
+        "substitute": None,
+        "splits_affected": [],
     }
 
 

@@ -26,8 +26,15 @@ def splits(g):
 
 def test_config_generator_block_is_the_spec(g):
     assert g == {
-        "background_types": 2000, "zipf_exponent": 1.1, "min_length": 8, "max_length": 40, "max_cues": 3,
-        "cue_types": 10, "distractor_prob": 0.3, "min_sentence": 5, "max_sentence": 12,
+        "background_types": 2000,
+        "zipf_exponent": 1.1,
+        "min_length": 8,
+        "max_length": 40,
+        "max_cues": 3,
+        "cue_types": 10,
+        "distractor_prob": 0.3,
+        "min_sentence": 5,
+        "max_sentence": 12,
         "sizes": {"train": 4000, "dev": 500, "test": 500},
     }
 

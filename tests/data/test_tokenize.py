@@ -90,8 +90,33 @@ def test_tokenize_single_chunks(text, expected):
 def test_tokenize_sentence_keeps_case_and_splits_on_whitespace():
     text = "Mr. Smith can't pay $5.50 for the co-writer's \"21st-century\" 1990s film, gonna cost 28k."
     assert tokenize(text) == [
-        "Mr.", "Smith", "ca", "n't", "pay", "$", "5.50", "for", "the", "co", "-", "writer", "'s",
-        '"', "21st", "-", "century", '"', "1990s", "film", ",", "gon", "na", "cost", "28", "k", ".",
+        "Mr.",
+        "Smith",
+        "ca",
+        "n't",
+        "pay",
+        "$",
+        "5.50",
+        "for",
+        "the",
+        "co",
+        "-",
+        "writer",
+        "'s",
+        '"',
+        "21st",
+        "-",
+        "century",
+        '"',
+        "1990s",
+        "film",
+        ",",
+        "gon",
+        "na",
+        "cost",
+        "28",
+        "k",
+        ".",
     ]
 
 

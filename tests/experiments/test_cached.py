@@ -7,12 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import flat, hierarchical, qa, random_documents, random_examples, transformer
 
-from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, decode_heads, readout, real_positions
+from attnexp.experiments.cached import (
+    CachedBatch,
+    DecodedReadout,
+    Readout,
+    cached_batches,
+    decode_heads,
+    readout,
+    real_positions,
+)
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import collate
 from attnexp.models.outputs import probabilities
-from tiny_models import flat, hierarchical, qa, random_documents, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 

@@ -23,30 +23,61 @@ def stage_files(root: Path, model: str, stages=("jw", "ss", "ff")) -> dict[str, 
     run = f"sst/{model}/seed10"
     files = {}
     if "jw" in stages:
-        files["jw_correlations"] = write(root / "jain_wallace" / run / "correlations.csv", [
-            {"id": "a", "pair": "attention~gradient", "tau": 0.5}, {"id": "b", "pair": "attention~gradient", "tau": 0.1},
-            {"id": "c", "pair": "attention~gradient", "tau": None},  # undefined τ: left out of the mean
-            {"id": "a", "pair": "attention~loo", "tau": -0.2}, {"id": "a", "pair": "gradient~loo", "tau": 0.9},
-        ])
-        files["jw_permutation"] = write(root / "jain_wallace" / run / "permutation.csv", [{"median_output_difference": v} for v in (0.1, 0.3, 0.2)])
-        files["jw_adversarial"] = write(root / "jain_wallace" / run / "adversarial.csv", [{"eps_max_jsd": v} for v in (0.2, 0.4)])
+        files["jw_correlations"] = write(
+            root / "jain_wallace" / run / "correlations.csv",
+            [
+                {"id": "a", "pair": "attention~gradient", "tau": 0.5},
+                {"id": "b", "pair": "attention~gradient", "tau": 0.1},
+                {"id": "c", "pair": "attention~gradient", "tau": None},  # undefined τ: left out of the mean
+                {"id": "a", "pair": "attention~loo", "tau": -0.2},
+                {"id": "a", "pair": "gradient~loo", "tau": 0.9},
+            ],
+        )
+        files["jw_permutation"] = write(
+            root / "jain_wallace" / run / "permutation.csv", [{"median_output_difference": v} for v in (0.1, 0.3, 0.2)]
+        )
+        files["jw_adversarial"] = write(
+            root / "jain_wallace" / run / "adversarial.csv", [{"eps_max_jsd": v} for v in (0.2, 0.4)]
+        )
     if "ss" in stages:
         # 4 instances: the top item flips in 2 (one of them with the random item too), the random one in 1 more
         flips = [(True, True), (True, False), (False, True), (False, False)]
-        files["ss_erasure"] = write(root / "serrano_smith" / run / "single_erasure.csv", [
-            {"id": str(i), "top_by": by, "flip_top": t, "flip_random": r, "delta_js": 0.1}
-            for by in ("attention", "gradient", "attn_x_grad") for i, (t, r) in enumerate(flips)
-        ])
+        files["ss_erasure"] = write(
+            root / "serrano_smith" / run / "single_erasure.csv",
+            [
+                {"id": str(i), "top_by": by, "flip_top": t, "flip_random": r, "delta_js": 0.1}
+                for by in ("attention", "gradient", "attn_x_grad")
+                for i, (t, r) in enumerate(flips)
+            ],
+        )
         removal = []
-        for name, fractions in {"attention": [0.2, 0.4, None], "gradient": [0.1, 0.1, 0.3], "random": [0.5, None, None]}.items():
+        for name, fractions in {
+            "attention": [0.2, 0.4, None],
+            "gradient": [0.1, 0.1, 0.3],
+            "random": [0.5, None, None],
+        }.items():
             for i, f in enumerate(fractions):
-                removal.append({"id": str(i), "ranking": name, "flipped": f is not None, "fraction": f, "removed_mass": f})
+                removal.append(
+                    {"id": str(i), "ranking": name, "flipped": f is not None, "fraction": f, "removed_mass": f}
+                )
         files["ss_removal"] = write(root / "serrano_smith" / run / "removal.csv", removal)
     if "ff" in stages:
-        files["ff_eraser"] = write(root / "faithfulness" / run / "eraser.csv", [
-            {"ranking": r, "id": i, "bin": b, "comprehensiveness": c + (0.1 if b == 0.5 else 0.0), "sufficiency": s, "unit": "tokens"}
-            for r, c, s in (("attention", 0.2, 0.3), ("loo", 0.4, 0.1), ("random", 0.05, 0.5)) for i in ("a", "b") for b in (0.1, 0.5)
-        ])
+        files["ff_eraser"] = write(
+            root / "faithfulness" / run / "eraser.csv",
+            [
+                {
+                    "ranking": r,
+                    "id": i,
+                    "bin": b,
+                    "comprehensiveness": c + (0.1 if b == 0.5 else 0.0),
+                    "sufficiency": s,
+                    "unit": "tokens",
+                }
+                for r, c, s in (("attention", 0.2, 0.3), ("loo", 0.4, 0.1), ("random", 0.05, 0.5))
+                for i in ("a", "b")
+                for b in (0.1, 0.5)
+            ],
+        )
     return files
 
 
@@ -71,7 +102,9 @@ def test_each_stage_is_summarised_as_by_hand(tmp_path):
     assert value["ff_comp_random"] == pytest.approx(0.1) and value["ff_suff_attention"] == pytest.approx(0.3)
     assert "ff_suff_loo" not in value and not any(m.startswith("wp_") for m in value.index)  # no W&P tables given
     assert list(matrix["measure"]) == [m for m in MEASURES if m in set(matrix["measure"])]  # MEASURES order
-    assert set(matrix[["dataset", "model", "seed"]].itertuples(index=False, name=None)) == {("sst", "transformer-cls", 10)}
+    assert set(matrix[["dataset", "model", "seed"]].itertuples(index=False, name=None)) == {
+        ("sst", "transformer-cls", 10)
+    }
 
 
 def test_wiegreffe_pinter_rows_are_matched_by_run_and_missing_stages_stay_blank(tmp_path):
@@ -79,13 +112,27 @@ def test_wiegreffe_pinter_rows_are_matched_by_run_and_missing_stages_stay_blank(
     run = {"dataset": "sst", "model": "transformer-cls", "seed": 10}
     other = {"dataset": "sst", "model": "lstm-tanh", "seed": 10}
     uniform = pd.DataFrame([run | {"base_f1": 0.8, "uniform_f1": 0.79}, other | {"base_f1": 0.7, "uniform_f1": 0.6}])
-    diagnostic = pd.DataFrame([run | {"guide": g, "f1": f} for g, f in (("uniform", 0.7), ("trained", 0.75), ("base", 0.72), ("adversary", 0.6))])
+    diagnostic = pd.DataFrame(
+        [
+            run | {"guide": g, "f1": f}
+            for g, f in (("uniform", 0.7), ("trained", 0.75), ("base", 0.72), ("adversary", 0.6))
+        ]
+    )
     adversary = pd.DataFrame([run | {"jsd": 0.4}])
     matrix = debate_matrix(files, uniform, diagnostic, adversary)
     by_model = {model: part.set_index("measure")["value"] for model, part in matrix.groupby("model")}
     t = by_model["transformer-cls"]
-    assert (t["wp_f1"], t["wp_uniform_f1"], t["wp_mlp_guided_f1"], t["wp_mlp_uniform_f1"], t["wp_mlp_trained_f1"], t["wp_adversary_jsd"]) == (0.8, 0.79, 0.72, 0.7, 0.75, 0.4)
-    assert not any(m.startswith("jw_") or m.startswith("wp_") for m in by_model["han-rnn"].index)  # HAN: S&S and the battery only
+    assert (
+        t["wp_f1"],
+        t["wp_uniform_f1"],
+        t["wp_mlp_guided_f1"],
+        t["wp_mlp_uniform_f1"],
+        t["wp_mlp_trained_f1"],
+        t["wp_adversary_jsd"],
+    ) == (0.8, 0.79, 0.72, 0.7, 0.75, 0.4)
+    assert not any(
+        m.startswith("jw_") or m.startswith("wp_") for m in by_model["han-rnn"].index
+    )  # HAN: S&S and the battery only
     assert by_model["lstm-tanh"].index.tolist() == ["wp_f1", "wp_uniform_f1"]  # W&P Table 2 only
 
 
@@ -95,7 +142,9 @@ def test_markdown_puts_models_side_by_side_and_refuses_an_empty_matrix(tmp_path)
     write_debate_matrix(files, **out)
     text = out["out_md"].read_text()
     assert "## sst" in text and "| paper | test | lstm-tanh | transformer-cls | reading |" in text
-    assert "| Serrano & Smith | erasing the top-attention item flips the decision, % |  | 50.0 |" in text  # blank: not run
+    assert (
+        "| Serrano & Smith | erasing the top-attention item flips the decision, % |  | 50.0 |" in text
+    )  # blank: not run
     assert "| Jain & Wallace | τ(attention, gradient magnitude), mean | 0.300 | 0.300 |" in text
     assert pd.read_csv(out["out_csv"]).shape[1] == 8
     with pytest.raises(ValueError, match="no numbers"):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny_models import random_examples, transformer
 
 from attnexp.explain.attention_attribution import attention_attribution, repeat_batch, token_attribution
-from attnexp.models.outputs import class_probability
 from attnexp.models.inputs import collate
-from tiny_models import random_examples, transformer
+from attnexp.models.outputs import class_probability
 
 
 def setup(lengths=(5, 8), layers=3, seed=0):
@@ -30,7 +30,9 @@ def test_completeness_every_layer(layer):
     """Σ_{h,i,j} Attr_{l,h} -> F(A_l) - F(0·A_l) as m grows (the top layer has its [CLS] row only)."""
     model, batch, target = setup()
     attribution, own = attention_attribution(model, batch, target, layer, steps=400)
-    gap = probability_with_scaled_layer(model, batch, target, layer, 1.0) - probability_with_scaled_layer(model, batch, target, layer, 0.0)
+    gap = probability_with_scaled_layer(model, batch, target, layer, 1.0) - probability_with_scaled_layer(
+        model, batch, target, layer, 0.0
+    )
     assert attribution.sum(dim=(1, 2, 3)).numpy() == pytest.approx(gap.numpy(), abs=2e-3)
     assert attribution.shape == own.shape
 

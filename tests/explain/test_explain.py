@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples, transformer
 
 from attnexp import io
 from attnexp.explain import explain_examples, read_explanations, write_explanations
@@ -21,19 +22,26 @@ from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
 from attnexp.models.inputs import PAD, UNK, Example, collate
+from attnexp.models.outputs import probabilities
 from attnexp.models.qa import QAClassifier
 from attnexp.plan import CapabilityError
-from attnexp.models.outputs import probabilities
-from tiny_models import flat, hierarchical, load_benchmark, qa, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 
 # Token counts (no SOS/EOS): unequal, so every row but the longest is padded; one single-token instance
 LENGTHS = [7, 3, 11, 1, 5, 8]
 EXPLAIN_SETTINGS = {
-    "batch_size": 4, "loo_op": "delete", "ig_target": "logit", "ig_baseline": "pad", "ig_method": "gausslegendre",
-    "ig_steps": 20, "ig_max_steps": 80, "ig_tolerance": 0.01,
-    "rollout_readout": "cls", "attattr_steps": 10, "attattr_riemann": "right",
+    "batch_size": 4,
+    "loo_op": "delete",
+    "ig_target": "logit",
+    "ig_baseline": "pad",
+    "ig_method": "gausslegendre",
+    "ig_steps": 20,
+    "ig_max_steps": 80,
+    "ig_tolerance": 0.01,
+    "rollout_readout": "cls",
+    "attattr_steps": 10,
+    "attattr_riemann": "right",
 }
 
 
@@ -265,7 +273,12 @@ def pad_baseline(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
 
 @pytest.mark.parametrize(
     "factory",
-    [lambda: flat("lstm", "tanh", 1), lambda: flat("cnn", "dot", 3), lambda: flat("average", "tanh", 1), lambda: qa("lstm", "dot")],
+    [
+        lambda: flat("lstm", "tanh", 1),
+        lambda: flat("cnn", "dot", 3),
+        lambda: flat("average", "tanh", 1),
+        lambda: qa("lstm", "dot"),
+    ],
     ids=["lstm-tanh-bc", "cnn-dot-3", "average-tanh-bc", "qa-lstm-dot"],
 )
 def test_integrated_gradients_completeness(factory):
@@ -273,7 +286,9 @@ def test_integrated_gradients_completeness(factory):
     examples = make_examples(question=isinstance(model, QAClassifier))
     batch = collate(examples, "sos_eos")
     cls = predicted_of(model, batch)
-    result = integrated_gradients(model, batch, cls, target="logit", baseline="pad", steps=20, max_steps=80, tolerance=0.01)
+    result = integrated_gradients(
+        model, batch, cls, target="logit", baseline="pad", steps=20, max_steps=80, tolerance=0.01
+    )
     e, reference, real = pad_baseline(model, batch)
     gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
     totals = result.scores.sum(-1)
@@ -365,7 +380,11 @@ def test_integrated_gradients_riemann_trapezoid_runs():
 
 @pytest.mark.parametrize(
     "kwargs, name",
-    [({"target": "loss"}, "ig_target"), ({"baseline": "zero"}, "ig_baseline"), ({"method": "riemann_left"}, "ig_method")],
+    [
+        ({"target": "loss"}, "ig_target"),
+        ({"baseline": "zero"}, "ig_baseline"),
+        ({"method": "riemann_left"}, "ig_method"),
+    ],
 )
 def test_integrated_gradients_refuse_unknown_settings(kwargs, name):
     model = flat()
@@ -408,7 +427,11 @@ def test_explain_examples_returns_one_record_per_example_in_order(factory):
         assert r["ig_steps"] == int(ig.steps[0]) and r["ig_delta"] == pytest.approx(float(ig.delta[0]), abs=1e-4)
 
 
-@pytest.mark.parametrize("factory", [lambda: flat("lstm", "tanh"), lambda: qa("lstm", "tanh"), lambda: transformer(layers=2)], ids=["flat", "qa", "transformer"])
+@pytest.mark.parametrize(
+    "factory",
+    [lambda: flat("lstm", "tanh"), lambda: qa("lstm", "tanh"), lambda: transformer(layers=2)],
+    ids=["flat", "qa", "transformer"],
+)
 def test_the_gradient_alone_gives_the_records_of_the_gradient_beside_other_methods(factory):
     """A gradient-only call (J&W's gradient job) takes its mask from the gradient's own forward pass,
     without the no-grad pass the other methods read: the same lengths and scores."""
@@ -435,7 +458,9 @@ def test_explain_examples_of_the_transformer_add_rollout_and_attention_attributi
         attribution = token_attribution(model, batch, target, steps=10)[0, 1 : n + 1].numpy()
         assert np.allclose(r["attattr"], attribution, atol=1e-6) and np.abs(r["attattr"]).max() > 0
         assert np.sum(r["attention"]) == pytest.approx(1.0, abs=1e-6) and r["ig_converged"]
-    assert "rollout" not in explain_examples(flat("lstm", "tanh"), examples[:2], EXPLAIN_SETTINGS, log=lambda _: None)[0]
+    assert (
+        "rollout" not in explain_examples(flat("lstm", "tanh"), examples[:2], EXPLAIN_SETTINGS, log=lambda _: None)[0]
+    )
 
 
 def test_explain_examples_refuses_guided_and_hierarchical_models():
@@ -443,7 +468,10 @@ def test_explain_examples_refuses_guided_and_hierarchical_models():
     guided = flat("lstm", "guided")
     with pytest.raises(CapabilityError) as err:
         explain_examples(guided, examples, EXPLAIN_SETTINGS, log=lambda _: None)
-    assert str(err.value) == "model 'lstm-guided-lstm-tanh': the explanation experiments need its own trained attention, which it lacks"
+    assert (
+        str(err.value)
+        == "model 'lstm-guided-lstm-tanh': the explanation experiments need its own trained attention, which it lacks"
+    )
     with pytest.raises(CapabilityError) as err:
         explain_examples(hierarchical("han", "rnn"), examples, EXPLAIN_SETTINGS, log=lambda _: None)
     assert str(err.value) == (
@@ -456,9 +484,18 @@ def test_explain_examples_refuses_guided_and_hierarchical_models():
 
 def explanation_line(**overrides) -> dict:
     record = {
-        "id": "a", "length": 3, "label": 1, "predicted": 0, "probs": [0.6, 0.4], "attention": [0.2, 0.3, 0.5],
-        "gradient": [0.1, -0.2, 0.3], "loo": [0.0, 0.01, 0.02], "ig": [0.5, -0.1, 0.2], "ig_delta": 0.001,
-        "ig_steps": 20, "ig_converged": True,
+        "id": "a",
+        "length": 3,
+        "label": 1,
+        "predicted": 0,
+        "probs": [0.6, 0.4],
+        "attention": [0.2, 0.3, 0.5],
+        "gradient": [0.1, -0.2, 0.3],
+        "loo": [0.0, 0.01, 0.02],
+        "ig": [0.5, -0.1, 0.2],
+        "ig_delta": 0.001,
+        "ig_steps": 20,
+        "ig_converged": True,
     }
     return record | overrides
 
@@ -470,7 +507,15 @@ def write_lines(path: Path, records: list[dict]) -> Path:
 
 
 def test_read_explanations_reads_vectors_as_arrays(tmp_path):
-    records = read_explanations(write_lines(tmp_path / "ok.jsonl", [explanation_line(), explanation_line(id="b", length=1, attention=[1.0], gradient=[0.0], loo=[0.0], ig=[0.0])]))
+    records = read_explanations(
+        write_lines(
+            tmp_path / "ok.jsonl",
+            [
+                explanation_line(),
+                explanation_line(id="b", length=1, attention=[1.0], gradient=[0.0], loo=[0.0], ig=[0.0]),
+            ],
+        )
+    )
     assert [r["id"] for r in records] == ["a", "b"]
     assert isinstance(records[0]["gradient"], np.ndarray) and records[0]["gradient"].tolist() == [0.1, -0.2, 0.3]
     assert isinstance(records[0]["probs"], np.ndarray)
@@ -511,7 +556,15 @@ def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
     run_dir = tmp_path / "synthetic" / "lstm-tanh" / "seed10"
     methods = ("attention", "gradient", "loo")
     for method in methods:
-        write_explanations(checkpoint, data, {method: run_dir / f"{method}.jsonl"}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None)
+        write_explanations(
+            checkpoint,
+            data,
+            {method: run_dir / f"{method}.jsonl"},
+            EXPLAIN_SETTINGS,
+            seed=10,
+            threads=1,
+            log=lambda _: None,
+        )
     together = {method: tmp_path / "together" / f"{method}.jsonl" for method in methods}
     write_explanations(checkpoint, data, together, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None)
     for method in methods:
@@ -524,7 +577,9 @@ def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
     assert {"attention", "gradient", "loo", "probs", "predicted"} <= set(joined[0]) and "ig" not in joined[0]
 
 
-def test_explanations_on_the_cpu_device_are_the_default_files_and_cuda_without_a_gpu_names_the_key(tmp_path, monkeypatch):
+def test_explanations_on_the_cpu_device_are_the_default_files_and_cuda_without_a_gpu_names_the_key(
+    tmp_path, monkeypatch
+):
     """`device: cpu`, and `auto` on a machine without a GPU, write the bytes a call without a device
     writes (the CPU path is unchanged); `cuda` without a GPU fails before any file is written."""
     from tiny_tasks import load_config, run_fit, write_dataset
@@ -537,18 +592,32 @@ def test_explanations_on_the_cpu_device_are_the_default_files_and_cuda_without_a
         for device in (None, "cpu", "auto"):
             out = tmp_path / str(device) / f"{method}.jsonl"
             kwargs = {} if device is None else {"device": device}
-            write_explanations(checkpoint, data, {method: out}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None, **kwargs)
+            write_explanations(
+                checkpoint, data, {method: out}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None, **kwargs
+            )
             written[device] = out.read_bytes()
         assert written["cpu"] == written[None] and written["auto"] == written[None], method
     with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
-        write_explanations(checkpoint, data, {"loo": tmp_path / "cuda.jsonl"}, EXPLAIN_SETTINGS, seed=10, threads=1, log=lambda _: None, device="cuda")
+        write_explanations(
+            checkpoint,
+            data,
+            {"loo": tmp_path / "cuda.jsonl"},
+            EXPLAIN_SETTINGS,
+            seed=10,
+            threads=1,
+            log=lambda _: None,
+            device="cuda",
+        )
     assert not (tmp_path / "cuda.jsonl").exists()
 
 
 def test_read_explanations_refuses_files_of_different_instances_or_runs(tmp_path):
     (tmp_path / "run").mkdir()
     attention = write_lines(tmp_path / "run" / "attention.jsonl", [explanation_line(id="a"), explanation_line(id="b")])
-    swapped = write_lines(tmp_path / "run" / "gradient.jsonl", [{"id": "b", "length": 3, "gradient": [0, 0, 0]}, {"id": "a", "length": 3, "gradient": [0, 0, 0]}])
+    swapped = write_lines(
+        tmp_path / "run" / "gradient.jsonl",
+        [{"id": "b", "length": 3, "gradient": [0, 0, 0]}, {"id": "a", "length": 3, "gradient": [0, 0, 0]}],
+    )
     with pytest.raises(ValueError, match="gradient.jsonl: its instances .* differ"):
         read_explanations([attention, swapped])
     (tmp_path / "other").mkdir()
@@ -561,13 +630,19 @@ def test_read_explanations_refuses_files_of_different_instances_or_runs(tmp_path
 
 def test_a_self_attention_method_of_a_recurrent_model_is_an_error():
     with pytest.raises(ValueError, match=r"'lstm-tanh' has no \['rollout'\] explanations"):
-        explain_examples(flat("lstm", "tanh"), make_examples(), EXPLAIN_SETTINGS, log=lambda _: None, methods=("rollout",))
+        explain_examples(
+            flat("lstm", "tanh"), make_examples(), EXPLAIN_SETTINGS, log=lambda _: None, methods=("rollout",)
+        )
 
 
 # --- leave-one-out on a BiLSTM: only the states a deletion changes are re-run ---
 
 
-@pytest.mark.parametrize("factory", [lambda: flat("lstm", "tanh"), lambda: flat("lstm", "dot", n_classes=3), lambda: qa("lstm", "tanh")], ids=["flat", "flat-dot-3", "qa"])
+@pytest.mark.parametrize(
+    "factory",
+    [lambda: flat("lstm", "tanh"), lambda: flat("lstm", "dot", n_classes=3), lambda: qa("lstm", "tanh")],
+    ids=["flat", "flat-dot-3", "qa"],
+)
 def test_recurrent_deletion_equals_re_running_every_shortened_input(factory):
     from attnexp.explain.perturb import variant_probabilities
     from attnexp.explain.recurrent_deletion import deletion_probabilities, supports_recurrent_deletion

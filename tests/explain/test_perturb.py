@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import flat, hierarchical, qa, random_documents, random_examples
 
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.perturb import ERASE_OPS, erased_example, variant_probabilities
 from attnexp.metrics import tvd
 from attnexp.models.inputs import PAD, UNK, Example, collate
 from attnexp.models.outputs import probabilities
-from tiny_models import flat, hierarchical, qa, random_documents, random_examples
 
 torch.use_deterministic_algorithms(True)
 
@@ -145,10 +145,15 @@ def test_variant_probabilities_equal_each_erased_input_run_alone(name, op):
     examples = examples_for(model)
     owners, erase = random_masks(examples)
     probs = variant_probabilities(model, examples, owners, erase, op, max_tokens=40)  # several batches
-    assert probs.shape == (len(owners), 3 if name in ("flat-cnn-dot-3", "qa-average-tanh", "flan-conv", "han-none") else 2)
+    assert probs.shape == (
+        len(owners),
+        3 if name in ("flat-cnn-dot-3", "qa-average-tanh", "flan-conv", "han-none") else 2,
+    )
     for v, (o, m) in enumerate(zip(owners, erase)):
         assert np.allclose(probs[v], by_hand_probabilities(model, examples[o], m, op), atol=1e-6), (name, op, v)
-    unerased = variant_probabilities(model, examples, np.arange(len(examples)), [np.zeros(len(e.tokens), bool) for e in examples], op)
+    unerased = variant_probabilities(
+        model, examples, np.arange(len(examples)), [np.zeros(len(e.tokens), bool) for e in examples], op
+    )
     with torch.no_grad():
         full = np.stack([probabilities(model(collate([e], model.layout))[0])[0].numpy() for e in examples])
     assert np.allclose(unerased, full, atol=1e-6)  # erasing nothing gives the model's own output
@@ -180,7 +185,9 @@ def test_deleting_every_token_of_a_flan_or_han_input_is_refused_naming_the_insta
     model = hierarchical(architecture, "rnn")
     examples = random_documents([4, 1])
     with pytest.raises(ValueError, match="instance 'doc1': deleting all of its 1 tokens leaves nothing"):
-        variant_probabilities(model, examples, np.array([0, 1]), [np.array([True, False, False, False]), np.ones(1, bool)], "delete")
+        variant_probabilities(
+            model, examples, np.array([0, 1]), [np.array([True, False, False, False]), np.ones(1, bool)], "delete"
+        )
     unk = variant_probabilities(model, examples, np.array([1]), [np.ones(1, bool)], "unk")  # <UNK> keeps the input
     assert np.allclose(unk[0], by_hand_probabilities(model, examples[1], np.ones(1, bool), "unk"), atol=1e-6)
 
@@ -188,7 +195,9 @@ def test_deleting_every_token_of_a_flan_or_han_input_is_refused_naming_the_insta
 def test_variant_probabilities_refuse_bad_requests():
     examples = random_documents([3, 4])
     han = hierarchical("han", "rnn")
-    with pytest.raises(ValueError, match="pad_masked erasure is defined for token-level layouts, not HAN's `sentences`"):
+    with pytest.raises(
+        ValueError, match="pad_masked erasure is defined for token-level layouts, not HAN's `sentences`"
+    ):
         variant_probabilities(han, examples, np.array([0]), [np.array([True, False, False])], "pad_masked")
     with pytest.raises(ValueError, match="erase operation must be one of"):
         variant_probabilities(flat(), examples, np.array([0]), [np.array([True, False, False])], "zero")
@@ -203,7 +212,14 @@ def test_variant_probabilities_refuse_bad_requests():
 
 
 @pytest.mark.parametrize(
-    "name, op", [("flan-rnn", "delete"), ("flan-conv", "unk"), ("flan-rnn", "pad_masked"), ("han-rnn", "delete"), ("han-none", "unk")]
+    "name, op",
+    [
+        ("flan-rnn", "delete"),
+        ("flan-conv", "unk"),
+        ("flan-rnn", "pad_masked"),
+        ("han-rnn", "delete"),
+        ("han-none", "unk"),
+    ],
 )
 def test_leave_one_out_of_flan_and_han_equals_erasing_each_token_by_hand(name, op):
     model = MODELS[name]()

@@ -26,7 +26,10 @@ def test_rows_of_the_rollout_sum_to_one():
 
 def test_rollout_equals_the_explicit_product_on_a_two_layer_toy():
     a1 = np.array([[0.5, 0.5, 0.0], [0.2, 0.2, 0.6], [1.0, 0.0, 0.0]])
-    a2_heads = [np.array([[0.0, 1.0, 0.0], [0.3, 0.3, 0.4], [0.1, 0.8, 0.1]]), np.array([[0.0, 0.0, 1.0], [0.5, 0.5, 0.0], [0.1, 0.0, 0.9]])]
+    a2_heads = [
+        np.array([[0.0, 1.0, 0.0], [0.3, 0.3, 0.4], [0.1, 0.8, 0.1]]),
+        np.array([[0.0, 0.0, 1.0], [0.5, 0.5, 0.0], [0.1, 0.0, 0.9]]),
+    ]
     a1_hat = 0.5 * a1 + 0.5 * np.eye(3)
     a2_hat = 0.5 * np.mean(a2_heads, axis=0) + 0.5 * np.eye(3)
     expected = a2_hat @ a1_hat

@@ -13,11 +13,18 @@ import pytest
 import torch
 from torch import nn
 
-from attnexp import models, spec as spec_module
+from attnexp import models
+from attnexp import spec as spec_module
 from attnexp.data.preprocess import build_vocab
 from attnexp.data.synthetic import generate
 from attnexp.explain import explain_examples
-from attnexp.models import AttentionModel, FamilyModel, HierarchicalAttentionModel, SelfAttentionModel, register_family_model
+from attnexp.models import (
+    AttentionModel,
+    FamilyModel,
+    HierarchicalAttentionModel,
+    SelfAttentionModel,
+    register_family_model,
+)
 from attnexp.models.attention import AdditiveAttention, real_token_mask
 from attnexp.models.inputs import Batch, Encoded, to_examples
 from attnexp.papers.jain_wallace import experiment as jw
@@ -27,8 +34,16 @@ from attnexp.train import build_and_initialise, train_model
 from tests.tiny_tasks import load_config, quiet, tiny_settings
 
 # one model of every family and architecture, with the task it is defined for
-EVERY_KIND = [("lstm-tanh", "binary"), ("cnn-dot", "multiclass"), ("average-uniform", "binary"), ("lstm-guided-lstm-tanh", "binary"),
-              ("lstm-tanh", "qa"), ("han-rnn", "multiclass"), ("flan-conv", "multiclass"), ("transformer-cls", "binary")]
+EVERY_KIND = [
+    ("lstm-tanh", "binary"),
+    ("cnn-dot", "multiclass"),
+    ("average-uniform", "binary"),
+    ("lstm-guided-lstm-tanh", "binary"),
+    ("lstm-tanh", "qa"),
+    ("han-rnn", "multiclass"),
+    ("flan-conv", "multiclass"),
+    ("transformer-cls", "binary"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +54,17 @@ def config():
 @pytest.mark.parametrize(("name", "task"), EVERY_KIND)
 def test_every_family_satisfies_the_contract_its_capabilities_promise(config, name, task):
     spec = parse_model_name(name, task)
-    settings = tiny_settings(config, "transformer-cls" if spec.family == "transformer" else "han-rnn" if spec.family == "hierarchical" else "lstm-tanh")
-    model, _ = build_and_initialise(spec, [f"w{i}" for i in range(30)], 3 if task == "multiclass" else 2, None, settings)
+    settings = tiny_settings(
+        config,
+        "transformer-cls"
+        if spec.family == "transformer"
+        else "han-rnn"
+        if spec.family == "hierarchical"
+        else "lstm-tanh",
+    )
+    model, _ = build_and_initialise(
+        spec, [f"w{i}" for i in range(30)], 3 if task == "multiclass" else 2, None, settings
+    )
     assert isinstance(model, AttentionModel) and model.spec == spec
     assert isinstance(model, SelfAttentionModel) == spec.self_attention
     if spec.attended == "sentences":  # a HAN: its weight on each word, through both levels
@@ -97,8 +121,18 @@ def _bag_name(name: str, task: str) -> ModelSpec | None:
     return ModelSpec(name, "bag", "bag", "tanh") if name == "bag-tanh" and task == "binary" else None
 
 
-BAG = Family("bag", "jain_wallace", classifier=True, attributable_input=True, linear_readout=True, self_attention=False,
-             word_vectors=True, imitable=False, binary_outputs=1, parse_name=_bag_name)
+BAG = Family(
+    "bag",
+    "jain_wallace",
+    classifier=True,
+    attributable_input=True,
+    linear_readout=True,
+    self_attention=False,
+    word_vectors=True,
+    imitable=False,
+    binary_outputs=1,
+    parse_name=_bag_name,
+)
 
 
 @pytest.fixture
@@ -115,7 +149,9 @@ def synthetic_splits(config) -> tuple[dict[str, SplitData], list[str]]:
     generator = config["datasets"]["synthetic"]["generator"] | {"sizes": {"train": 400, "dev": 60, "test": 40}}
     documents = generate(generator, config["datasets"]["synthetic"]["split_seed"])
     vocab = build_vocab(documents["train"], 1)
-    return {split: SplitData(to_examples([d.to_record() for d in docs], vocab, [0, 1])) for split, docs in documents.items()}, vocab
+    return {
+        split: SplitData(to_examples([d.to_record() for d in docs], vocab, [0, 1])) for split, docs in documents.items()
+    }, vocab
 
 
 def test_a_family_registered_through_its_record_trains_explains_and_runs_jain_wallace(config, bag_family):
@@ -134,12 +170,16 @@ def test_a_family_registered_through_its_record_trains_explains_and_runs_jain_wa
     model.load_state_dict(result.state_dict)
     model.eval()
     test = splits["test"].examples
-    records = explain_examples(model, test, {"batch_size": 16, "loo_op": "delete"}, quiet, ("attention", "gradient", "loo"))
+    records = explain_examples(
+        model, test, {"batch_size": 16, "loo_op": "delete"}, quiet, ("attention", "gradient", "loo")
+    )
     assert len(records) == len(test) and all(len(r["gradient"]) == len(r["attention"]) == r["length"] for r in records)
     taus = jw.correlations(records)
     assert set(taus["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"} and taus["tau"].notna().any()
     js = config["jain_wallace"] | {"permutations": 5}
     permutation = jw.permutation_rows(model, test, js, seed=10)
     assert len(permutation) == len(test) and np.isfinite([r["median_output_difference"] for r in permutation]).all()
-    adversarial, exported = jw.adversarial_rows(model, test[:8], js | {"adversary": js["adversary"] | {"steps": 20}}, seed=10, log=quiet)
+    adversarial, exported = jw.adversarial_rows(
+        model, test[:8], js | {"adversary": js["adversary"] | {"steps": 20}}, seed=10, log=quiet
+    )
     assert len(adversarial) == len(exported) == 8

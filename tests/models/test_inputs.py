@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_tasks import VOCAB
 
 from attnexp.models.inputs import (
     UNK,
@@ -16,8 +17,6 @@ from attnexp.models.inputs import (
     sorted_batches,
     to_examples,
 )
-from tiny_tasks import VOCAB
-
 
 # --------------------------------------------------------------------------------------------------
 # batching
@@ -116,7 +115,9 @@ def test_collate_unknown_layout():
 
 
 def test_to_examples_maps_words_and_labels():
-    records = [{"id": "x", "tokens": ["good", "zzz", "w3"], "label": "pos", "sentences": [[0, 3]], "question": ["w1", "nope"]}]
+    records = [
+        {"id": "x", "tokens": ["good", "zzz", "w3"], "label": "pos", "sentences": [[0, 3]], "question": ["w1", "nope"]}
+    ]
     (e,) = to_examples(records, VOCAB, ["neg", "pos"])
     assert e.tokens.tolist() == [VOCAB.index("good"), UNK, VOCAB.index("w3")] and e.label == 1
     assert e.question.tolist() == [VOCAB.index("w1"), UNK] and e.sentences == [(0, 3)]

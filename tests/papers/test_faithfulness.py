@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_models import VOCAB, flat, hierarchical, random_documents, random_examples
 from torch import nn
 
 from attnexp import io
@@ -17,9 +18,8 @@ from attnexp.claims import read_claims
 from attnexp.explain.perturb import variant_probabilities
 from attnexp.models.inputs import Encoded, collate
 from attnexp.papers.faithfulness import experiment as ff
-from attnexp.papers.faithfulness import tables as fft
 from attnexp.papers.faithfulness import plots as ffp
-from tiny_models import VOCAB, flat, hierarchical, random_documents, random_examples
+from attnexp.papers.faithfulness import tables as fft
 
 
 class BagOfWords(nn.Module):
@@ -122,7 +122,9 @@ def test_aopc_is_the_mean_over_bins_then_over_instances(bow):
     frame = ff.eraser(model, examples, {"weights": scores, "reversed": [-s for s in scores]})
     summary = ff.aopc(frame).set_index("ranking")
     for name, sign in (("weights", 1), ("reversed", -1)):
-        per_instance = [np.mean([by_hand(weights, e.tokens, sign * s, b)[0] for b in ff.BINS]) for e, s in zip(examples, scores)]
+        per_instance = [
+            np.mean([by_hand(weights, e.tokens, sign * s, b)[0] for b in ff.BINS]) for e, s in zip(examples, scores)
+        ]
         assert summary.loc[name, "aopc_comprehensiveness"] == pytest.approx(np.mean(per_instance), abs=1e-12)
         assert summary.loc[name, "aopc_comprehensiveness_sd"] == pytest.approx(np.std(per_instance, ddof=1), abs=1e-12)
         assert summary.loc[name, "instances"] == 3
@@ -134,7 +136,9 @@ def test_the_faithful_ranking_beats_its_reverse_on_a_linear_model(bow):
     probs = variant_probabilities(model, examples, np.arange(len(examples)), [np.zeros(20, dtype=bool)] * len(examples))
     sign = np.where(probs.argmax(1) == 1, 1.0, -1.0)  # support for the predicted class
     scores = [s * weights[e.tokens] for s, e in zip(sign, examples)]
-    summary = ff.aopc(ff.eraser(model, examples, {"support": scores, "against": [-s for s in scores]})).set_index("ranking")
+    summary = ff.aopc(ff.eraser(model, examples, {"support": scores, "against": [-s for s in scores]})).set_index(
+        "ranking"
+    )
     assert summary.loc["support", "aopc_comprehensiveness"] > 0 > summary.loc["against", "aopc_comprehensiveness"]
     assert summary.loc["support", "aopc_sufficiency"] < summary.loc["against", "aopc_sufficiency"]
 
@@ -146,7 +150,14 @@ def test_a_ranking_of_the_wrong_length_is_refused(bow):
         ff.eraser(model, examples, {"mine": [np.ones(5), np.ones(5)]})
 
 
-@pytest.mark.parametrize("make, docs", [(lambda: flat("lstm", "tanh"), False), (lambda: flat("cnn", "dot", n_classes=3), False), (lambda: hierarchical("han", "rnn"), True)])
+@pytest.mark.parametrize(
+    "make, docs",
+    [
+        (lambda: flat("lstm", "tanh"), False),
+        (lambda: flat("cnn", "dot", n_classes=3), False),
+        (lambda: hierarchical("han", "rnn"), True),
+    ],
+)
 def test_project_models_agree_with_one_forward_pass_per_variant(make, docs):
     """The batched variants equal running each erased input alone (the models, not only the toy)."""
     model = make()
@@ -223,7 +234,10 @@ def test_unit_rankings_are_the_models_attention_and_leave_one_unit_out(architect
 
 
 def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
-    rows = [*[("loo", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")], *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")]]
+    rows = [
+        *[("loo", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")],
+        *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")],
+    ]
     out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("aopc", "envelopes") for ext in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
     fft.write_tables([write_eraser(tmp_path, "yelp", "han-rnn", rows, unit="sentences")], [], out)
@@ -232,15 +246,29 @@ def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
     assert set(read_claims(out["claims"])["condition"]) == {"2 test instances, ranked sentences"}
     unlabelled = tmp_path / "old" / "sst" / "lstm-tanh" / "seed1" / "eraser.csv"
     unlabelled.parent.mkdir(parents=True)
-    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(unlabelled, index=False)
+    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).to_csv(
+        unlabelled, index=False
+    )
     io.write_seal(unlabelled)
-    with pytest.raises(ValueError, match="eraser.csv: every row needs a `unit` \\(tokens or sentences\\), got no `unit` column"):
+    with pytest.raises(
+        ValueError, match="eraser.csv: every row needs a `unit` \\(tokens or sentences\\), got no `unit` column"
+    ):
         fft.aopc_table([unlabelled])
 
 
 def test_a_han_ranked_over_sentences_and_tokens_has_a_row_and_claims_per_unit(tmp_path):
-    rows = [*[("attention", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")], *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")]]
-    frame = pd.concat([pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(unit=u) for u in ("sentences", "tokens")])
+    rows = [
+        *[("attention", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")],
+        *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")],
+    ]
+    frame = pd.concat(
+        [
+            pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(
+                unit=u
+            )
+            for u in ("sentences", "tokens")
+        ]
+    )
     frame.loc[frame["unit"] == "tokens", "comprehensiveness"] -= 0.05  # the units differ: never averaged together
     path = tmp_path / "yelp" / "han-rnn" / "seed1" / "eraser.csv"
     path.parent.mkdir(parents=True)
@@ -250,7 +278,10 @@ def test_a_han_ranked_over_sentences_and_tokens_has_a_row_and_claims_per_unit(tm
     assert table.loc[("sentences", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.4)
     assert table.loc[("tokens", "attention"), "aopc_comprehensiveness"] == pytest.approx(0.35)
     claims = fft.faithfulness_claims(table.reset_index())
-    assert sorted(c["condition"] for c in claims) == ["2 test instances, ranked sentences"] * 2 + ["2 test instances, ranked tokens"] * 2
+    assert (
+        sorted(c["condition"] for c in claims)
+        == ["2 test instances, ranked sentences"] * 2 + ["2 test instances, ranked tokens"] * 2
+    )
 
 
 def test_ranked_units_and_a_hans_token_attention():
@@ -295,7 +326,11 @@ def test_rankings_of_reads_each_method_as_the_spec_says():
     assert list(ff.top_positions(rankings["ig"][0], 1)) == [2]  # signed IG: the strongest support
     assert rankings["attention_x_gradient"][0] == pytest.approx([0.0, 1.0, 4.0])  # α = (0, 1, 2) times |g|
     assert set(rankings) == set(ff.SCORES) - {"rollout", "attattr"}  # a recurrent model's records have neither
-    transformer_record = {**record(examples[0]), "rollout": np.array([0.2, 0.5, 0.3]), "attattr": np.array([0.1, -0.4, 0.2])}
+    transformer_record = {
+        **record(examples[0]),
+        "rollout": np.array([0.2, 0.5, 0.3]),
+        "attattr": np.array([0.1, -0.4, 0.2]),
+    }
     rankings = ff.rankings_of([transformer_record], examples)
     assert set(rankings) == set(ff.SCORES)
     assert list(ff.top_positions(rankings["attattr"][0], 1)) == [2]  # signed: the strongest support
@@ -317,7 +352,9 @@ def test_rankings_of_refuses_records_of_another_test_set():
 def write_eraser(root, dataset, model, rows, unit="tokens") -> Path:
     path = root / dataset / model / "seed1" / "eraser.csv"
     path.parent.mkdir(parents=True)
-    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(unit=unit).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]).assign(
+        unit=unit
+    ).to_csv(path, index=False)
     io.write_seal(path)
     return path
 
@@ -334,14 +371,18 @@ def test_tables_and_claims(tmp_path):
     fft.write_tables([write_eraser(tmp_path, "sst", "lstm-tanh", rows)], [], out)
     table = pd.read_csv(out["aopc_csv"]).set_index("ranking")
     assert table.loc["random", "aopc_comprehensiveness"] == pytest.approx(0.2)
-    assert table.loc["random", "aopc_comprehensiveness_sd"] == pytest.approx(np.std([0.1, 0.3], ddof=1), abs=1e-6)  # csv keeps 6 significant digits
+    assert table.loc["random", "aopc_comprehensiveness_sd"] == pytest.approx(
+        np.std([0.1, 0.3], ddof=1), abs=1e-6
+    )  # csv keeps 6 significant digits
     assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 1 and table.loc["loo", "instances"] == 2
     assert set(table["unit"]) == {"tokens"}
     assert "0.200 ± 0.141" in out["aopc_md"].read_text()
     claims = read_claims(out["claims"]).set_index("quantity")["verdict"]
     assert claims["AOPC-comprehensiveness(loo) - AOPC-comprehensiveness(random); holds above 0"] == "holds"
     assert claims["AOPC-sufficiency(loo) - AOPC-sufficiency(random); holds below 0"] == "holds"
-    assert claims["AOPC-comprehensiveness(attention) - AOPC-comprehensiveness(random); holds above 0"] == "does not hold"
+    assert (
+        claims["AOPC-comprehensiveness(attention) - AOPC-comprehensiveness(random); holds above 0"] == "does not hold"
+    )
     assert claims["AOPC-sufficiency(attention) - AOPC-sufficiency(random); holds below 0"] == "holds"
     assert len(claims) == 4  # random is the reference, not a claim of its own
     assert pd.read_csv(out["envelopes_csv"]).empty  # no W&P seed models in this run
@@ -350,10 +391,14 @@ def test_tables_and_claims(tmp_path):
 def test_envelope_table_one_row_per_run_and_measure(tmp_path):
     path = tmp_path / "sst" / "lstm-tanh" / "seed10" / "seed_envelope.csv"
     path.parent.mkdir(parents=True)
-    pd.DataFrame({
-        "id": ["a", "b", "a", "b"], "measure": ["loo", "loo", "ig", "ig"],
-        "seed_median_tau": [0.5, 0.7, 0.2, float("nan")], "attention_tau": [0.1, 0.9, 0.0, 0.3],
-    }).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "id": ["a", "b", "a", "b"],
+            "measure": ["loo", "loo", "ig", "ig"],
+            "seed_median_tau": [0.5, 0.7, 0.2, float("nan")],
+            "attention_tau": [0.1, 0.9, 0.0, 0.3],
+        }
+    ).to_csv(path, index=False)
     io.write_seal(path)
     table = fft.envelope_table([path]).set_index("measure")
     assert table.loc["loo", "dataset"] == "sst" and table.loc["loo", "seed"] == 10
@@ -368,12 +413,19 @@ def test_envelope_table_one_row_per_run_and_measure(tmp_path):
 def test_perturbation_curves_one_column_per_model_one_line_per_ranking(bow):
     model, weights = bow
     examples = random_examples([8, 15, 22], seed=10)
-    frame = ff.eraser(model, examples, {"loo": [weights[e.tokens] for e in examples]}, random=ff.random_rankings([8, 15, 22], seed=1))
+    frame = ff.eraser(
+        model, examples, {"loo": [weights[e.tokens] for e in examples]}, random=ff.random_rankings([8, 15, 22], seed=1)
+    )
     fig = ffp.perturbation_curves({"bow": frame, "empty": frame.iloc[:0]}, "toy")
     axes = np.array(fig.axes).reshape(2, 2)
     assert [ax.get_title() for ax in axes[0]] == ["bow", "empty"]
-    assert [line.get_label() for line in axes[0, 0].get_lines() if not line.get_label().startswith("_")] == ["Random", "Leave-one-out"]
-    assert axes[1, 0].get_lines()[1].get_ydata() == pytest.approx(frame[frame.ranking == "loo"].groupby("bin")["sufficiency"].mean().to_numpy())
+    assert [line.get_label() for line in axes[0, 0].get_lines() if not line.get_label().startswith("_")] == [
+        "Random",
+        "Leave-one-out",
+    ]
+    assert axes[1, 0].get_lines()[1].get_ydata() == pytest.approx(
+        frame[frame.ranking == "loo"].groupby("bin")["sufficiency"].mean().to_numpy()
+    )
     assert "no data" in [text.get_text() for text in axes[0, 1].texts]
     plt.close(fig)
 
@@ -382,7 +434,12 @@ def test_perturbation_curves_one_column_per_model_one_line_per_ranking(bow):
 
 
 def test_evenly_spaced_follows_the_test_file_and_keeps_its_ends():
-    assert list(ff.evenly_spaced(10, None)) == list(range(10)) == list(ff.evenly_spaced(10, 10)) == list(ff.evenly_spaced(10, 50))
+    assert (
+        list(ff.evenly_spaced(10, None))
+        == list(range(10))
+        == list(ff.evenly_spaced(10, 10))
+        == list(ff.evenly_spaced(10, 50))
+    )
     assert list(ff.evenly_spaced(10, 4)) == [0, 3, 6, 9]
     assert list(ff.evenly_spaced(7532, 2000)[[0, -1]]) == [0, 7531] and len(ff.evenly_spaced(7532, 2000)) == 2000
 
@@ -392,7 +449,9 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
 
     data = write_dataset(tmp_path / "data")
     config = load_config()
-    _, checkpoint = run_fit(config, data, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1)
+    _, checkpoint = run_fit(
+        config, data, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1
+    )
     settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10}
     out = tmp_path / "eraser.csv"
     ff.write_faithfulness(checkpoint, data, None, out, settings, seed=10, threads=1)
@@ -402,10 +461,14 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     assert len(sentences) and len(tokens) and set(frame["unit"]) == {"sentences", "tokens"}  # han_units
     assert set(sentences["n"]) == {2}  # every tiny document has two sentences
     assert (tokens["n"] > 2).all()
-    only = ff.write_faithfulness(checkpoint, data, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1)
+    only = ff.write_faithfulness(
+        checkpoint, data, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1
+    )
     assert only is None and pd.read_csv(tmp_path / "s.csv", dtype={"id": str}).equals(sentences.reset_index(drop=True))
     assert set(frame["ranking"]) == {"attention", "loo", "random"}
-    assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [f"test-{i}" for i in ff.evenly_spaced(24, 10)]
+    assert sorted(set(frame["id"]), key=lambda i: int(i.split("-")[1])) == [
+        f"test-{i}" for i in ff.evenly_spaced(24, 10)
+    ]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
         ff.write_faithfulness(checkpoint, data, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
 

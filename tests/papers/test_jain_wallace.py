@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 from scipy.stats import kendalltau
+from tiny_models import flat, load_benchmark, qa, random_examples, transformer
 
 from attnexp import io
 from attnexp.claims import claims_frame, read_claims
@@ -23,11 +24,10 @@ from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.models.outputs import probabilities
-from attnexp.papers.jain_wallace import experiment as jw
 from attnexp.papers.jain_wallace import correlations as jwc
+from attnexp.papers.jain_wallace import experiment as jw
 from attnexp.papers.jain_wallace import tables as jwt
 from attnexp.spec import parse_model_name
-from tiny_models import flat, load_benchmark, qa, random_examples, transformer
 
 torch.use_deterministic_algorithms(True)
 
@@ -48,8 +48,18 @@ def make_examples(lengths=LENGTHS, seed=0, question=False) -> list[Example]:
 
 def settings(max_tokens=LARGE, steps=30, eps_bc=0.01, eps_qa=0.05, permutations=20, candidates=5) -> dict:
     return {
-        "max_tokens": max_tokens, "permutations": permutations, "adv_eps_bc": eps_bc, "adv_eps_qa": eps_qa,
-        "adversary": {"candidates": candidates, "steps": steps, "lr": 0.01, "amsgrad": True, "penalty": 500.0, "margin": 0.01},
+        "max_tokens": max_tokens,
+        "permutations": permutations,
+        "adv_eps_bc": eps_bc,
+        "adv_eps_qa": eps_qa,
+        "adversary": {
+            "candidates": candidates,
+            "steps": steps,
+            "lr": 0.01,
+            "amsgrad": True,
+            "penalty": 500.0,
+            "margin": 0.01,
+        },
     }
 
 
@@ -99,7 +109,9 @@ def test_permuted_attention_shuffles_real_weights_only():
             assert torch.equal(row[positions].sort().values, attention[b, positions].sort().values)  # same multiset
             assert torch.equal(row[positions], attention[b, positions[torch.from_numpy(perms[b][p])]])
     assert not torch.equal(permuted[0], attention)  # something moved
-    assert torch.equal(attention, masked_softmax(torch.randn(len(lengths), width, generator=torch.Generator().manual_seed(0)), mask))  # input untouched
+    assert torch.equal(
+        attention, masked_softmax(torch.randn(len(lengths), width, generator=torch.Generator().manual_seed(0)), mask)
+    )  # input untouched
 
 
 @pytest.mark.parametrize("encoder, n_classes", [("lstm", 1), ("cnn", 3), ("average", 1)])
@@ -133,7 +145,6 @@ def test_permutation_experiment_does_not_depend_on_batching():
     assert not np.allclose(other_seed["median_output_difference"], large["median_output_difference"], atol=1e-7)
 
 
-
 def test_permutation_on_the_transformer_shuffles_every_head_alike_and_equals_the_reference_loop(bench):
     """The debate matrix: the Transformer goes through the same code, its `[CLS]` heads permuted by
     one shuffle of the tokens (per-head weights imposed, `decode_heads`), never their mean on all."""
@@ -153,6 +164,7 @@ def test_permutation_on_the_transformer_shuffles_every_head_alike_and_equals_the
     permuted = jw.permuted_attention(heads, mask, [np.array([[2, 0, 1]])])
     assert torch.equal(permuted[0, 0], torch.tensor([[0.0, 0.2, 0.5, 0.3, 0.0], [0.0, 0.7, 0.1, 0.2, 0.0]]))
 
+
 # --------------------------------------------------------------------------------------------------
 # adversarial attention (§5.5)
 
@@ -161,7 +173,19 @@ def search(model, examples, steps=30, candidates=5, **kwargs):
     """-> encoded, α̂ (B, L), probs, candidates (K, B, L) of a model with one readout distribution."""
     encoded, attention, probs = encoded_batch(model, examples)
     noise = [jw.adversary_noise(len(e.tokens), candidates, SEED, i) for i, e in enumerate(examples)]
-    found = jw.adversarial_search(model, encoded, attention[:, None], probs, noise, steps=steps, lr=0.01, amsgrad=True, penalty=500.0, margin=0.01, **kwargs)
+    found = jw.adversarial_search(
+        model,
+        encoded,
+        attention[:, None],
+        probs,
+        noise,
+        steps=steps,
+        lr=0.01,
+        amsgrad=True,
+        penalty=500.0,
+        margin=0.01,
+        **kwargs,
+    )
     assert found.shape[2] == 1  # one head
     return encoded, attention, probs, found[:, :, 0]
 
@@ -219,7 +243,9 @@ def test_eps_max_jsd_picks_the_farthest_feasible_candidate(eps):
     model = flat("lstm", "tanh")
     examples = make_examples()
     encoded, attention, probs, candidates = search(model, examples)
-    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention[:, None], probs, candidates[:, :, None], eps)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(
+        model, encoded, attention[:, None], probs, candidates[:, :, None], eps
+    )
     assert (divergence >= 0).all() and (divergence <= math.log(2) + 1e-6).all()
     assert (chosen[~encoded.mask] == 0).all() and torch.allclose(chosen.sum(-1), torch.ones(len(examples)), atol=1e-5)
     with torch.no_grad():
@@ -245,7 +271,9 @@ def test_eps_max_jsd_without_feasible_candidate_keeps_the_models_attention():
     model = flat("lstm", "tanh")
     examples = make_examples()
     encoded, attention, probs, candidates = search(model, examples, steps=5)
-    divergence, chosen, change, feasible = jw.eps_max_jsd(model, encoded, attention[:, None], probs, candidates[:, :, None], 0.0)
+    divergence, chosen, change, feasible = jw.eps_max_jsd(
+        model, encoded, attention[:, None], probs, candidates[:, :, None], 0.0
+    )
     multi = torch.tensor([len(e.tokens) > 1 for e in examples])
     assert (feasible[multi] == 0).all()  # every candidate changes the output a little
     assert torch.equal(chosen, attention)
@@ -275,7 +303,9 @@ def test_adversarial_search_on_the_transformer_moves_the_head_mean_and_equals_th
     examples = make_examples()
     s = settings(steps=30, eps_bc=0.05)
     table, exported = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
-    assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "flat"), atol=1e-4)
+    assert np.allclose(
+        table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "flat"), atol=1e-4
+    )
     assert table["eps_max_jsd"].max() > 1e-3 and (table["output_difference"] <= 0.05 + 1e-6).all()
     small, _ = jw.adversarial_experiment(model, examples, s | {"max_tokens": SMALL}, SEED, log=lambda _: None)
     assert np.allclose(small["eps_max_jsd"], table["eps_max_jsd"], atol=1e-5)
@@ -292,8 +322,12 @@ def test_adversarial_search_on_the_transformer_moves_the_head_mean_and_equals_th
 def test_adversarial_experiment_does_not_depend_on_batching():
     model = flat("lstm", "tanh")
     examples = make_examples()
-    small, small_export = jw.adversarial_experiment(model, examples, settings(max_tokens=SMALL, eps_bc=0.05), SEED, log=lambda _: None)
-    large, large_export = jw.adversarial_experiment(model, examples, settings(max_tokens=LARGE, eps_bc=0.05), SEED, log=lambda _: None)
+    small, small_export = jw.adversarial_experiment(
+        model, examples, settings(max_tokens=SMALL, eps_bc=0.05), SEED, log=lambda _: None
+    )
+    large, large_export = jw.adversarial_experiment(
+        model, examples, settings(max_tokens=LARGE, eps_bc=0.05), SEED, log=lambda _: None
+    )
     for column in ("eps_max_jsd", "output_difference", "max_attention"):
         assert np.allclose(small[column], large[column], atol=1e-5), column
     assert small["feasible_candidates"].tolist() == large["feasible_candidates"].tolist()
@@ -314,8 +348,12 @@ def test_adversarial_experiment_uses_the_epsilon_of_the_family(bench):
     s = settings(steps=20, eps_bc=-1.0, eps_qa=0.05)
     table, _ = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
     assert (table["output_difference"] <= 0.05 + 1e-6).all()
-    assert np.allclose(table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "qa"), atol=1e-4)
-    flat_table, _ = jw.adversarial_experiment(flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, log=lambda _: None)
+    assert np.allclose(
+        table["eps_max_jsd"].to_numpy(), bench.reference_adversarial(model, examples, s, SEED, "qa"), atol=1e-4
+    )
+    flat_table, _ = jw.adversarial_experiment(
+        flat(), make_examples(), settings(steps=5, eps_bc=-1.0, eps_qa=1.0), SEED, log=lambda _: None
+    )
     assert (flat_table["eps_max_jsd"] == 0).all() and (flat_table["feasible_candidates"] == 0).all()
 
 
@@ -347,7 +385,9 @@ def test_fused_adam_takes_torchs_fused_adam_steps_bit_for_bit(amsgrad):
     assert torch.equal(ours, before)
 
 
-@pytest.mark.parametrize("model", [lambda: flat("lstm", "tanh"), lambda: transformer(layers=2, heads=2)], ids=["linear readout", "autograd"])
+@pytest.mark.parametrize(
+    "model", [lambda: flat("lstm", "tanh"), lambda: transformer(layers=2, heads=2)], ids=["linear readout", "autograd"]
+)
 def test_the_adversary_with_fused_adam_is_the_adversary_with_torchs_optimizer(model, monkeypatch):
     model, examples = model(), make_examples()
     ours = jw.adversarial_experiment(model, examples, settings(steps=30, eps_bc=0.05), SEED, log=lambda _: None)
@@ -366,17 +406,36 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
     jw.write_permutation(checkpoint, data, tmp_path / "permutation.csv", settings(), SEED, 1)
-    jw.write_adversarial(checkpoint, data, tmp_path / "adversarial.csv", tmp_path / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None)
+    jw.write_adversarial(
+        checkpoint,
+        data,
+        tmp_path / "adversarial.csv",
+        tmp_path / "adversarial.jsonl",
+        settings(),
+        SEED,
+        1,
+        log=lambda _: None,
+    )
     run = restore_run(checkpoint, data)
     examples = run.test_examples(data)
     io.write_csv(tmp_path / "permutation_pandas.csv", jw.permutation_experiment(run.model, examples, settings(), SEED))
-    io.write_csv(tmp_path / "adversarial_pandas.csv", jw.adversarial_experiment(run.model, examples, settings(), SEED, log=lambda _: None)[0])
+    io.write_csv(
+        tmp_path / "adversarial_pandas.csv",
+        jw.adversarial_experiment(run.model, examples, settings(), SEED, log=lambda _: None)[0],
+    )
     records = hand_records()
     records[0]["loo"] = np.zeros(records[0]["length"])  # constant: τ undefined, an empty field
     files = []
     for method in ("attention", "gradient", "loo"):
         files.append(tmp_path / "explain" / f"{method}.jsonl")
-        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records), seal=True)
+        io.write_jsonl(
+            files[-1],
+            (
+                {"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()}
+                for r in records
+            ),
+            seal=True,
+        )
     jw.write_correlations(files, tmp_path / "correlations.csv")
     io.write_csv(tmp_path / "correlations_pandas.csv", jw.correlations(read_explanations(files)))
     for name in ("permutation", "adversarial", "correlations"):
@@ -402,12 +461,34 @@ def test_permutation_and_adversary_files_on_the_cpu_device_are_the_default_files
         out = tmp_path / str(device)
         kwargs = {} if device is None else {"device": device}
         jw.write_permutation(checkpoint, data, out / "permutation.csv", settings(), SEED, 1, **kwargs)
-        jw.write_adversarial(checkpoint, data, out / "adversarial.csv", out / "adversarial.jsonl", settings(), SEED, 1, log=lambda _: None, **kwargs)
-        written[device] = [(out / name).read_bytes() for name in ("permutation.csv", "adversarial.csv", "adversarial.jsonl")]
+        jw.write_adversarial(
+            checkpoint,
+            data,
+            out / "adversarial.csv",
+            out / "adversarial.jsonl",
+            settings(),
+            SEED,
+            1,
+            log=lambda _: None,
+            **kwargs,
+        )
+        written[device] = [
+            (out / name).read_bytes() for name in ("permutation.csv", "adversarial.csv", "adversarial.jsonl")
+        ]
     assert written["cpu"] == written[None] and written["auto"] == written[None]
     for write in (
         lambda: jw.write_permutation(checkpoint, data, tmp_path / "cuda.csv", settings(), SEED, 1, device="cuda"),
-        lambda: jw.write_adversarial(checkpoint, data, tmp_path / "cuda.csv", tmp_path / "cuda.jsonl", settings(), SEED, 1, log=lambda _: None, device="cuda"),
+        lambda: jw.write_adversarial(
+            checkpoint,
+            data,
+            tmp_path / "cuda.csv",
+            tmp_path / "cuda.jsonl",
+            settings(),
+            SEED,
+            1,
+            log=lambda _: None,
+            device="cuda",
+        ),
     ):
         with pytest.raises(RuntimeError, match="config key 'device' is 'cuda'"):
             write()
@@ -423,11 +504,20 @@ def test_original_strategy_references_compute_the_pipelines_outputs(bench, decod
     s = settings(steps=20, eps_bc=0.05)
     packed = bench.packed_copy(model)
     permutation = jw.permutation_experiment(model, examples, s, SEED)["median_output_difference"]
-    assert np.allclose(bench.original_permutation(packed, examples, s["permutations"], SEED, decoder), permutation, atol=1e-6)
+    assert np.allclose(
+        bench.original_permutation(packed, examples, s["permutations"], SEED, decoder), permutation, atol=1e-6
+    )
     adversarial, _ = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)
-    assert np.allclose(bench.original_adversarial(packed, examples, s, SEED, "flat", decoder), adversarial["eps_max_jsd"], atol=1e-4)
-    explained = explain_examples(model, examples, {"batch_size": 3, "loo_op": "delete"}, lambda _: None, ("gradient", "loo"))
-    for method, reference in (("gradient", bench.original_gradient(packed, examples, decoder)), ("loo", bench.original_leave_one_out(packed, examples, decoder))):
+    assert np.allclose(
+        bench.original_adversarial(packed, examples, s, SEED, "flat", decoder), adversarial["eps_max_jsd"], atol=1e-4
+    )
+    explained = explain_examples(
+        model, examples, {"batch_size": 3, "loo_op": "delete"}, lambda _: None, ("gradient", "loo")
+    )
+    for method, reference in (
+        ("gradient", bench.original_gradient(packed, examples, decoder)),
+        ("loo", bench.original_leave_one_out(packed, examples, decoder)),
+    ):
         for record, values in zip(explained, reference):
             assert np.allclose(record[method], values, atol=1e-6), method
 
@@ -441,7 +531,11 @@ def test_the_arithmetic_floor_counts_the_states_leave_one_out_restarts(bench, mo
     examples = make_examples()
     rows = []
     cell = recurrent_deletion._cell
-    monkeypatch.setattr(recurrent_deletion, "_cell", lambda projection, h, c, *rest: rows.append(c.shape[0]) or cell(projection, h, c, *rest))
+    monkeypatch.setattr(
+        recurrent_deletion,
+        "_cell",
+        lambda projection, h, c, *rest: rows.append(c.shape[0]) or cell(projection, h, c, *rest),
+    )
     recurrent_deletion.deletion_probabilities(model, examples, max_tokens=100_000)  # one batch
     n = np.array([len(e.tokens) for e in examples])
     full_run = 2 * len(examples) * (n.max() + 2)
@@ -449,8 +543,15 @@ def test_the_arithmetic_floor_counts_the_states_leave_one_out_restarts(bench, mo
     H, E, A = model.encoder.rnn.hidden_size, model.encoder.rnn.input_size, model.attention.proj.out_features
     flops = bench.matrix_product_flops(model, examples)
     positions = (n + 2).sum()
-    assert flops["leave-one-out"] == 2 * positions * 2 * (4 * H * E + 4 * H * H) + 2 * (n * (n + 1)).sum() * (4 * H * H + A * H)
-    assert flops["gradient"] == 2 * flops["permutation"] == 2 * flops["adversarial"] == 2 * 2 * positions * 2 * (4 * H * E + 4 * H * H)
+    assert flops["leave-one-out"] == 2 * positions * 2 * (4 * H * E + 4 * H * H) + 2 * (n * (n + 1)).sum() * (
+        4 * H * H + A * H
+    )
+    assert (
+        flops["gradient"]
+        == 2 * flops["permutation"]
+        == 2 * flops["adversarial"]
+        == 2 * 2 * positions * 2 * (4 * H * E + 4 * H * H)
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -459,7 +560,12 @@ def test_the_arithmetic_floor_counts_the_states_leave_one_out_restarts(bench, mo
 
 def record(id, predicted, attention, gradient, loo, ig):
     vectors = [np.asarray(v, dtype=np.float64) for v in (attention, gradient, loo, ig)]
-    return {"id": id, "length": len(vectors[0]), "predicted": predicted, **dict(zip(("attention", "gradient", "loo", "ig"), vectors))}
+    return {
+        "id": id,
+        "length": len(vectors[0]),
+        "predicted": predicted,
+        **dict(zip(("attention", "gradient", "loo", "ig"), vectors)),
+    }
 
 
 def hand_records(n=8, seed=0, classes=(0, 1)):
@@ -497,16 +603,29 @@ def test_correlations_equal_scipy_on_magnitudes():
 
 
 def test_correlations_cover_the_measures_explained_and_read_every_method_file(tmp_path):
-    records = [{k: v for k, v in r.items() if k != "ig"} for r in hand_records()]  # jain_wallace.measures: [gradient, loo]
+    records = [
+        {k: v for k, v in r.items() if k != "ig"} for r in hand_records()
+    ]  # jain_wallace.measures: [gradient, loo]
     assert set(jw.correlations(records)["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"}
     with pytest.raises(ValueError, match="no pair of measures"):
         jw.correlations([{k: v for k, v in r.items() if k not in ("gradient", "loo", "ig")} for r in hand_records()])
     files = []
     for method in ("attention", "gradient", "loo"):
         files.append(tmp_path / f"{method}.jsonl")
-        io.write_jsonl(files[-1], ({"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()} for r in records), seal=True)
+        io.write_jsonl(
+            files[-1],
+            (
+                {"id": r["id"], "length": r["length"], "predicted": r["predicted"], method: r[method].tolist()}
+                for r in records
+            ),
+            seal=True,
+        )
     jw.write_correlations(files, tmp_path / "correlations.csv")
-    assert set(pd.read_csv(tmp_path / "correlations.csv")["pair"]) == {"attention~gradient", "attention~loo", "gradient~loo"}
+    assert set(pd.read_csv(tmp_path / "correlations.csv")["pair"]) == {
+        "attention~gradient",
+        "attention~loo",
+        "gradient~loo",
+    }
 
 
 def test_constant_vectors_give_nan_and_are_counted_as_undefined():
@@ -520,7 +639,9 @@ def test_constant_vectors_give_nan_and_are_counted_as_undefined():
     summary = jw.summarise_correlations(table, True)
     row = summary[(summary["pair"] == "attention~loo") & (summary["group"] == "0")].iloc[0]  # r2 predicted class 0
     assert row["n_undefined"] == 1 and row["n"] == 2
-    assert row["mean"] == pytest.approx(table[(table["pair"] == "attention~loo") & table["id"].isin(["r0", "r4"])]["tau"].mean())
+    assert row["mean"] == pytest.approx(
+        table[(table["pair"] == "attention~loo") & table["id"].isin(["r0", "r4"])]["tau"].mean()
+    )
     assert summary[summary["pair"] == "attention~gradient"]["n_undefined"].eq(0).all()
 
 
@@ -558,16 +679,32 @@ def test_summarise_correlations_groups_by_family():
 
 def test_ground_truth_table_scores_every_method():
     records = [
-        record("a", 1, [0.0, 0.6, 0.0, 0.4, 0.0], [0.1, -2.0, 0.2, 1.0, 0.0], [0.01, 0.3, 0.0, 0.2, 0.05], [0.0, 0.0, 0.9, 0.0, 0.1]),
+        record(
+            "a",
+            1,
+            [0.0, 0.6, 0.0, 0.4, 0.0],
+            [0.1, -2.0, 0.2, 1.0, 0.0],
+            [0.01, 0.3, 0.0, 0.2, 0.05],
+            [0.0, 0.0, 0.9, 0.0, 0.1],
+        ),
         record("b", 0, [0.5, 0.5], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1]),
         record("c", 0, [0.2, 0.3, 0.5], [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], [-3.0, 0.1, 0.2]),
     ]
-    data = [{"id": "a", "rationale": [1, 3]}, {"id": "b", "rationale": []}, {"id": "c", "rationale": [0]}, {"id": "unused", "rationale": [0]}]
+    data = [
+        {"id": "a", "rationale": [1, 3]},
+        {"id": "b", "rationale": []},
+        {"id": "c", "rationale": [0]},
+        {"id": "unused", "rationale": [0]},
+    ]
     table = jw.ground_truth_table(records, data)
     assert set(table["id"]) == {"a", "c"}  # b has no planted cue
     assert len(table) == 2 * 4
     a = table[table["id"] == "a"].set_index("method")
-    assert a.loc["attention", "precision"] == 1.0 and a.loc["attention", "auprc"] == 1.0 and a.loc["attention", "mass"] == 1.0
+    assert (
+        a.loc["attention", "precision"] == 1.0
+        and a.loc["attention", "auprc"] == 1.0
+        and a.loc["attention", "mass"] == 1.0
+    )
     assert a.loc["gradient", "precision"] == 1.0  # |g| ranks positions 1 and 3 first
     assert a.loc["ig", "first_hit"] == 4 and a.loc["ig", "precision"] == 0.0
     c = table[table["id"] == "c"].set_index("method")
@@ -599,7 +736,10 @@ def published():
 
 def summary_frame(rows) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"pair": p, "group": g, "n": 100, "n_undefined": 2, "mean": m, "std": s, "sig_frac": f} for p, g, m, s, f in rows],
+        [
+            {"pair": p, "group": g, "n": 100, "n_undefined": 2, "mean": m, "std": s, "sig_frac": f}
+            for p, g, m, s, f in rows
+        ],
         columns=["pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"],
     )
 
@@ -617,21 +757,32 @@ def spec_record(model, task="binary") -> dict:
 
 
 def fake_runs():
-    lstm = summary_frame([
-        ("attention~gradient", "0", 0.45, 0.2, 0.6),  # J&W 0.40: within 0.1
-        ("attention~gradient", "1", 0.10, 0.1, 0.2),  # J&W 0.38: outside
-        ("attention~loo", "0", 0.30, 0.2, 0.5),  # J&W 0.34: within
-        ("attention~loo", "1", 0.50, 0.2, 0.5),  # J&W 0.33: outside
-        ("attention~ig", "0", 0.9, 0.1, 1.0),  # not a Table 2 column
-    ])
-    average = summary_frame([
-        ("attention~gradient", "0", 0.70, 0.15, 0.9),  # J&W 0.69: within
-        ("attention~gradient", "1", 0.90, 0.10, 1.0),  # J&W 0.69: outside
-        ("attention~loo", "0", 0.60, 0.14, 0.9),  # J&W 0.67 (repository only): within
-        ("attention~loo", "1", 0.69, 0.13, 0.94),  # J&W 0.69: within
-    ])
+    lstm = summary_frame(
+        [
+            ("attention~gradient", "0", 0.45, 0.2, 0.6),  # J&W 0.40: within 0.1
+            ("attention~gradient", "1", 0.10, 0.1, 0.2),  # J&W 0.38: outside
+            ("attention~loo", "0", 0.30, 0.2, 0.5),  # J&W 0.34: within
+            ("attention~loo", "1", 0.50, 0.2, 0.5),  # J&W 0.33: outside
+            ("attention~ig", "0", 0.9, 0.1, 1.0),  # not a Table 2 column
+        ]
+    )
+    average = summary_frame(
+        [
+            ("attention~gradient", "0", 0.70, 0.15, 0.9),  # J&W 0.69: within
+            ("attention~gradient", "1", 0.90, 0.10, 1.0),  # J&W 0.69: outside
+            ("attention~loo", "0", 0.60, 0.14, 0.9),  # J&W 0.67 (repository only): within
+            ("attention~loo", "1", 0.69, 0.13, 0.94),  # J&W 0.69: within
+        ]
+    )
     dot = summary_frame([("attention~gradient", "0", -0.9, 0.1, 0.1)])
-    common = {"dataset": "sst", "seed": 10, "select_on": "test", "embeddings": "word2vec", "loo_op": "delete", "classes": ["0", "1"]}
+    common = {
+        "dataset": "sst",
+        "seed": 10,
+        "select_on": "test",
+        "embeddings": "word2vec",
+        "loo_op": "delete",
+        "classes": ["0", "1"],
+    }
     return [
         common | {"model": "lstm-tanh", "spec": spec_record("lstm-tanh"), "summary": lstm},
         common | {"model": "average-tanh", "spec": spec_record("average-tanh"), "summary": average},
@@ -646,19 +797,36 @@ def test_table2_verdicts_and_published_values(published):
     cells = table.set_index(["group", "column"])
     verdicts = cells["verdict"].to_dict()
     assert verdicts == {
-        ("0", "gradient_lstm"): "within", ("1", "gradient_lstm"): "outside",
-        ("0", "loo_lstm"): "within", ("1", "loo_lstm"): "outside",
-        ("0", "gradient_average"): "within", ("1", "gradient_average"): "outside",
-        ("0", "loo_average"): "within", ("1", "loo_average"): "within",
+        ("0", "gradient_lstm"): "within",
+        ("1", "gradient_lstm"): "outside",
+        ("0", "loo_lstm"): "within",
+        ("1", "loo_lstm"): "outside",
+        ("0", "gradient_average"): "within",
+        ("1", "gradient_average"): "outside",
+        ("0", "loo_average"): "within",
+        ("1", "loo_average"): "within",
     }
     for (group, column), row in cells.iterrows():
-        pub = published[(published.dataset == "sst") & (published["class"] == group) & (published.column == column)].iloc[0]
-        assert (row.published_mean, row.published_std, row.published_sig_frac, row.source) == (pub["mean"], pub["std"], pub["sig_frac"], pub["source"])
-        assert abs(row["mean"] - row.published_mean) <= 0.1 if row.verdict == "within" else abs(row["mean"] - row.published_mean) > 0.1
+        pub = published[
+            (published.dataset == "sst") & (published["class"] == group) & (published.column == column)
+        ].iloc[0]
+        assert (row.published_mean, row.published_std, row.published_sig_frac, row.source) == (
+            pub["mean"],
+            pub["std"],
+            pub["sig_frac"],
+            pub["source"],
+        )
+        assert (
+            abs(row["mean"] - row.published_mean) <= 0.1
+            if row.verdict == "within"
+            else abs(row["mean"] - row.published_mean) > 0.1
+        )
     assert cells.loc[("1", "gradient_lstm"), "published_mean"] == pytest.approx(0.38)
     assert "not in the paper" in cells.loc[("0", "loo_average"), "source"]
     assert (table["n"] == 100).all() and (table["n_undefined"] == 2).all()
-    stricter = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.02, "sig_frac": 1.0})).set_index(["group", "column"])["verdict"]
+    stricter = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.02, "sig_frac": 1.0})).set_index(
+        ["group", "column"]
+    )["verdict"]
     assert stricter[("0", "gradient_lstm")] == "outside" and stricter[("0", "gradient_average")] == "within"
 
 
@@ -685,7 +853,9 @@ def test_table2_markdown(published):
 
 
 def test_table2_verdict_needs_both_tolerances_and_test_selection(published):
-    strict_sig = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.1, "sig_frac": 0.005})).set_index(["group", "column"])["verdict"]
+    strict_sig = jwt.table2(fake_runs(), published, per_encoder({"mean": 0.1, "sig_frac": 0.005})).set_index(
+        ["group", "column"]
+    )["verdict"]
     assert strict_sig[("0", "gradient_lstm")] == "outside"  # mean 0.45 vs 0.40 is close, Sig. Frac. 0.60 vs 0.59 is not
     assert strict_sig[("1", "loo_average")] == "within"  # 0.69 | 0.94 against 0.69 | 0.94
     dev = [r | {"select_on": "dev"} for r in fake_runs()]
@@ -697,8 +867,17 @@ def test_table2_verdict_needs_both_tolerances_and_test_selection(published):
 def test_table2_matches_snli_rows_by_label_not_class_id(published):
     # D-SNLI: J&W's class 0 is neutral (by class size), our label 2
     summary = summary_frame([("attention~gradient", "2", 0.36, 0.22, 0.46)])
-    run = {"dataset": "snli", "seed": 10, "select_on": "test", "embeddings": "glove840b", "loo_op": "delete",
-           "classes": ["0", "1", "2"], "model": "lstm-tanh", "spec": spec_record("lstm-tanh", "nli"), "summary": summary}
+    run = {
+        "dataset": "snli",
+        "seed": 10,
+        "select_on": "test",
+        "embeddings": "glove840b",
+        "loo_op": "delete",
+        "classes": ["0", "1", "2"],
+        "model": "lstm-tanh",
+        "spec": spec_record("lstm-tanh", "nli"),
+        "summary": summary,
+    }
     row = jwt.table2([run], published, LOOSE).iloc[0]
     assert (row.label, row.published_class, row.published_mean, row.verdict) == ("2", "0", 0.36, "within")
 
@@ -728,7 +907,12 @@ def test_table2_claims_two_rows_per_published_cell(published):
     by = claims.set_index(["model", "quantity"])
     mean0 = by.loc[("lstm-tanh", "mean tau(attention, gradient), class 0")]
     assert (mean0.ours, mean0.published, mean0.tolerance, mean0.verdict) == (0.45, 0.40, 0.1, "match")
-    assert mean0.dataset == "sst" and mean0.seed == 10 and "select_on=test" in mean0.condition and "675b0dc" in mean0.source
+    assert (
+        mean0.dataset == "sst"
+        and mean0.seed == 10
+        and "select_on=test" in mean0.condition
+        and "675b0dc" in mean0.source
+    )
     assert by.loc[("lstm-tanh", "mean tau(attention, gradient), class 1"), "verdict"] == "differs"  # 0.10 vs 0.38
     sig = by.loc[("lstm-tanh", "sig_frac tau(attention, gradient), class 1")]
     assert (sig.ours, sig.published, sig.tolerance, sig.verdict) == (0.2, 0.58, 1.0, "match")
@@ -740,16 +924,34 @@ def test_table2_claims_two_rows_per_published_cell(published):
     assert jwt.table2_claims(synthetic, LOOSE) == []  # no published value, no claim
 
 
-def write_run(root: Path, name: str, dataset: str, model: str, task: str, records: list[dict], select_on="test", classes=("0", "1")):
+def write_run(
+    root: Path,
+    name: str,
+    dataset: str,
+    model: str,
+    task: str,
+    records: list[dict],
+    select_on="test",
+    classes=("0", "1"),
+):
     """A correlation table and a metrics.json, at paths that say nothing about the run."""
     correlations = root / f"{name}.csv"
     jw.correlations(records).to_csv(correlations, index=False)
     io.write_seal(correlations)
     metrics = root / f"{name}.json"
-    metrics.write_text(json.dumps({
-        "model": model, "seed": 10, "spec": spec_record(model, task), "classes": list(classes), "select_on": select_on,
-        "settings": {"epochs": 8}, "provenance": {"dataset": dataset, "embeddings": "word2vec"},
-    }))
+    metrics.write_text(
+        json.dumps(
+            {
+                "model": model,
+                "seed": 10,
+                "spec": spec_record(model, task),
+                "classes": list(classes),
+                "select_on": select_on,
+                "settings": {"epochs": 8},
+                "provenance": {"dataset": dataset, "embeddings": "word2vec"},
+            }
+        )
+    )
     io.write_seal(metrics)
     return correlations, metrics
 
@@ -757,44 +959,109 @@ def write_run(root: Path, name: str, dataset: str, model: str, task: str, record
 def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
     lstm = write_run(tmp_path, "a", "sst", "lstm-tanh", "binary", hand_records(n=8, seed=1))
     average = write_run(tmp_path, "b", "sst", "average-tanh", "binary", hand_records(n=8, seed=2))
-    qa_run = write_run(tmp_path, "c", "babi1", "lstm-tanh", "qa", hand_records(n=8, seed=3, classes=(0, 1, 2, 3)), classes=("a", "b", "c", "d"))
-    out = {key: tmp_path / "out" / name for key, name in [
-        ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
-    ]}
+    qa_run = write_run(
+        tmp_path,
+        "c",
+        "babi1",
+        "lstm-tanh",
+        "qa",
+        hand_records(n=8, seed=3, classes=(0, 1, 2, 3)),
+        classes=("a", "b", "c", "d"),
+    )
+    out = {
+        key: tmp_path / "out" / name
+        for key, name in [
+            ("summary_csv", "summary.csv"),
+            ("summary_md", "summary.md"),
+            ("table2_csv", "table2.csv"),
+            ("table2_md", "table2.md"),
+            ("claims", "claims.csv"),
+        ]
+    }
     tolerance = per_encoder({"mean": 0.07, "sig_frac": 0.12})
     runs = [lstm, average, qa_run]
-    summary = jwt.write_tables([r[0] for r in runs], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
-    assert set(zip(summary["dataset"], summary["model"], summary["seed"])) == {("sst", "lstm-tanh", 10), ("sst", "average-tanh", 10), ("babi1", "lstm-tanh", 10)}
-    assert set(summary[summary.dataset == "babi1"]["group"]) == {"Overall"}  # QA family (from the spec): 4 answers -> one group
+    summary = jwt.write_tables(
+        [r[0] for r in runs],
+        [r[1] for r in runs],
+        ROOT / "references" / "jain_wallace_table2.csv",
+        0.05,
+        tolerance,
+        "delete",
+        out,
+    )
+    assert set(zip(summary["dataset"], summary["model"], summary["seed"])) == {
+        ("sst", "lstm-tanh", 10),
+        ("sst", "average-tanh", 10),
+        ("babi1", "lstm-tanh", 10),
+    }
+    assert set(summary[summary.dataset == "babi1"]["group"]) == {
+        "Overall"
+    }  # QA family (from the spec): 4 answers -> one group
     assert set(summary[summary.dataset == "sst"]["group"]) == {"0", "1"}
     assert (summary["loo_op"] == "delete").all() and (summary["embeddings"] == "word2vec").all()
     table = pd.read_csv(out["table2_csv"], dtype={"group": str, "label": str})
     assert set(table[table.dataset == "sst"]["column"]) == set(jwt.TABLE2_COLUMNS)
     claims = read_claims(out["claims"])
     assert len(claims) == 2 * len(table.dropna(subset=["published_mean"])) > 0
-    row = claims[(claims.model == "lstm-tanh") & (claims.quantity == "mean tau(attention, gradient), class 0") & (claims.dataset == "sst")].iloc[0]
-    ours = summary[(summary.model == "lstm-tanh") & (summary.pair == "attention~gradient") & (summary.group == "0") & (summary.dataset == "sst")]["mean"].iloc[0]
+    row = claims[
+        (claims.model == "lstm-tanh")
+        & (claims.quantity == "mean tau(attention, gradient), class 0")
+        & (claims.dataset == "sst")
+    ].iloc[0]
+    ours = summary[
+        (summary.model == "lstm-tanh")
+        & (summary.pair == "attention~gradient")
+        & (summary.group == "0")
+        & (summary.dataset == "sst")
+    ]["mean"].iloc[0]
     assert row.ours == pytest.approx(ours, abs=1e-4) and row.published == 0.40 and row.tolerance == 0.07
     assert row.verdict == ("match" if abs(row.ours - 0.40) <= 0.07 else "differs")
     assert out["table2_md"].read_text().startswith("# Jain & Wallace Table 2") and out["summary_md"].is_file()
     with pytest.raises(ValueError, match="2 correlation tables for 3 trained models"):
-        jwt.write_tables([lstm[0], average[0]], [r[1] for r in runs], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out)
+        jwt.write_tables(
+            [lstm[0], average[0]],
+            [r[1] for r in runs],
+            ROOT / "references" / "jain_wallace_table2.csv",
+            0.05,
+            tolerance,
+            "delete",
+            out,
+        )
 
 
 def test_mean_tau_claims_compare_every_pair_with_the_committed_means(tmp_path):
     # J&W's committed means over all test instances (dev-selected retrain), tau(|gradient|, LOO) included
     lstm = write_run(tmp_path, "a", "sst", "lstm-tanh", "binary", hand_records(n=8, seed=1))
     average = write_run(tmp_path, "b", "sst", "average-tanh", "binary", hand_records(n=8, seed=2))
-    out = {key: tmp_path / "out" / name for key, name in [
-        ("summary_csv", "summary.csv"), ("summary_md", "summary.md"), ("table2_csv", "table2.csv"), ("table2_md", "table2.md"), ("claims", "claims.csv"),
-    ]}
+    out = {
+        key: tmp_path / "out" / name
+        for key, name in [
+            ("summary_csv", "summary.csv"),
+            ("summary_md", "summary.md"),
+            ("table2_csv", "table2.csv"),
+            ("table2_md", "table2.md"),
+            ("claims", "claims.csv"),
+        ]
+    }
     tolerance = per_encoder({"mean": 0.07, "sig_frac": 0.12})
-    jwt.write_tables([lstm[0], average[0]], [lstm[1], average[1]], ROOT / "references" / "jain_wallace_table2.csv", 0.05, tolerance, "delete", out,
-                     mean_tau_path=ROOT / "references" / "jain_wallace_mean_tau.csv")
+    jwt.write_tables(
+        [lstm[0], average[0]],
+        [lstm[1], average[1]],
+        ROOT / "references" / "jain_wallace_table2.csv",
+        0.05,
+        tolerance,
+        "delete",
+        out,
+        mean_tau_path=ROOT / "references" / "jain_wallace_mean_tau.csv",
+    )
     claims = read_claims(out["claims"])
     means = claims[claims.table == "mean tau, all test instances"]
     assert set(means["model"]) == {"lstm-tanh"}  # J&W committed the BiLSTM's means only
-    assert set(means["quantity"]) == {"mean tau(attention, loo), all classes", "mean tau(attention, gradient), all classes", "mean tau(gradient, loo), all classes"}
+    assert set(means["quantity"]) == {
+        "mean tau(attention, loo), all classes",
+        "mean tau(attention, gradient), all classes",
+        "mean tau(gradient, loo), all classes",
+    }
     correlations = pd.read_csv(lstm[0]).dropna(subset=["tau"])
     row = means[means.quantity == "mean tau(gradient, loo), all classes"].iloc[0]
     assert row.ours == pytest.approx(correlations[correlations.pair == "gradient~loo"]["tau"].mean(), abs=1e-4)
@@ -809,19 +1076,35 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     explanations = tmp_path / "explain" / "synthetic" / "lstm-tanh" / "seed10" / "explanations.jsonl"
     explanations.parent.mkdir(parents=True)
     lines = [
-        {"id": "a", "length": 3, "label": 1, "predicted": 1, "probs": [0.2, 0.8], "attention": [0.1, 0.7, 0.2], "gradient": [0.1, 0.5, -0.2],
-         "loo": [0.0, 0.3, 0.1], "ig": [0.2, 0.1, 0.0], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True},
+        {
+            "id": "a",
+            "length": 3,
+            "label": 1,
+            "predicted": 1,
+            "probs": [0.2, 0.8],
+            "attention": [0.1, 0.7, 0.2],
+            "gradient": [0.1, 0.5, -0.2],
+            "loo": [0.0, 0.3, 0.1],
+            "ig": [0.2, 0.1, 0.0],
+            "ig_delta": 0.0,
+            "ig_steps": 20,
+            "ig_converged": True,
+        },
     ]
     explanations.write_text("".join(json.dumps(r) + "\n" for r in lines))
     io.write_seal(explanations)
     test = tmp_path / "data" / "synthetic" / "test.jsonl"
     test.parent.mkdir(parents=True)
-    test.write_text(json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "sentences": [[0, 3]], "rationale": [1]}) + "\n")
+    test.write_text(
+        json.dumps({"id": "a", "tokens": ["x", "y", "z"], "label": 1, "sentences": [[0, 3]], "rationale": [1]}) + "\n"
+    )
     metrics = tmp_path / "models" / "synthetic" / "lstm-tanh" / "seed10" / "metrics.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}}))
     io.write_seal(metrics)
-    table = jwt.write_ground_truth([explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97})
+    table = jwt.write_ground_truth(
+        [explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
+    )
     assert set(zip(table["dataset"], table["model"], table["seed"])) == {("synthetic", "lstm-tanh", 10)}
     overall = table[table.group == "Overall"].set_index("method")
     assert overall.loc["attention", "precision_mean"] == 1.0 and overall.loc["ig", "precision_mean"] == 0.0
@@ -837,10 +1120,25 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
         run = Path("planted_sst") / model / "seed10"
         explanations = tmp_path / "explain" / run / "explanations.jsonl"
         explanations.parent.mkdir(parents=True)
-        explanations.write_text(json.dumps({
-            "id": "a", "length": 2, "label": 1, "predicted": 1, "probs": [0.2, 0.8], "attention": [0.9, 0.1], "gradient": [0.1, 0.5],
-            "loo": [0.3, 0.1], "ig": [0.2, 0.1], "ig_delta": 0.0, "ig_steps": 20, "ig_converged": True,
-        }) + "\n")
+        explanations.write_text(
+            json.dumps(
+                {
+                    "id": "a",
+                    "length": 2,
+                    "label": 1,
+                    "predicted": 1,
+                    "probs": [0.2, 0.8],
+                    "attention": [0.9, 0.1],
+                    "gradient": [0.1, 0.5],
+                    "loo": [0.3, 0.1],
+                    "ig": [0.2, 0.1],
+                    "ig_delta": 0.0,
+                    "ig_steps": 20,
+                    "ig_converged": True,
+                }
+            )
+            + "\n"
+        )
         io.write_seal(explanations)
         metrics = tmp_path / "models" / run / "metrics.json"
         metrics.parent.mkdir(parents=True)
@@ -849,9 +1147,16 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
         paths[model] = (explanations, metrics)
     test = tmp_path / "data" / "planted_sst" / "test.jsonl"
     test.parent.mkdir(parents=True)
-    test.write_text(json.dumps({"id": "a", "tokens": ["the", "film"], "label": 1, "sentences": [[0, 2]], "rationale": [0]}) + "\n")
+    test.write_text(
+        json.dumps({"id": "a", "tokens": ["the", "film"], "label": 1, "sentences": [[0, 2]], "rationale": [0]}) + "\n"
+    )
     table = jwt.write_ground_truth(
-        [e for e, _ in paths.values()], [test], [m for _, m in paths.values()], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
+        [e for e, _ in paths.values()],
+        [test],
+        [m for _, m in paths.values()],
+        tmp_path / "gt.csv",
+        tmp_path / "gt.md",
+        gates={"planted_sst": 0.97},
     )
     accepted = table.drop_duplicates("model").set_index("model")
     assert accepted.loc["lstm-tanh", "accepted"] and not accepted.loc["average-tanh", "accepted"]
@@ -868,7 +1173,9 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
     (tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json").write_text(json.dumps({"test": {}}))
     io.write_seal(tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json")
     with pytest.raises(ValueError, match="metrics.json: expected the selected epoch's dev accuracy"):
-        jwt.write_ground_truth([paths["lstm-tanh"][0]], [test], [paths["lstm-tanh"][1]], tmp_path / "gt.csv", tmp_path / "gt.md")
+        jwt.write_ground_truth(
+            [paths["lstm-tanh"][0]], [test], [paths["lstm-tanh"][1]], tmp_path / "gt.csv", tmp_path / "gt.md"
+        )
 
 
 def test_ground_truth_summary_counts_instances_without_mass():
@@ -878,7 +1185,9 @@ def test_ground_truth_summary_counts_instances_without_mass():
     ]
     data = [{"id": "a", "rationale": [0]}, {"id": "b", "rationale": [0]}]
     summary = jw.summarise_ground_truth(jw.ground_truth_table(records, data)).set_index(["method", "group"])
-    assert summary.loc[("gradient", "Overall"), "n"] == 2 and summary.loc[("gradient", "Overall"), "n_undefined_mass"] == 1
+    assert (
+        summary.loc[("gradient", "Overall"), "n"] == 2 and summary.loc[("gradient", "Overall"), "n_undefined_mass"] == 1
+    )
     assert summary.loc[("gradient", "Overall"), "mass_mean"] == pytest.approx(1 / 3)  # b alone
     assert summary.loc[("attention", "Overall"), "n_undefined_mass"] == 0
 
@@ -889,10 +1198,20 @@ def test_mean_tau_claims_name_a_longer_retrain_on_babi():
     from attnexp.scorecard import scorecard
 
     published = pd.read_csv(ROOT / "references" / "jain_wallace_mean_tau.csv")
-    run = {"dataset": "babi2", "model": "lstm-tanh", "seed": 10, "select_on": "test", "embeddings": "random", "stand_ins": "none",
-           "loo_op": "delete", "means": {"attention~loo": 0.27, "attention~gradient": -0.02, "gradient~loo": 0.44}}
+    run = {
+        "dataset": "babi2",
+        "model": "lstm-tanh",
+        "seed": 10,
+        "select_on": "test",
+        "embeddings": "random",
+        "stand_ins": "none",
+        "loo_op": "delete",
+        "means": {"attention~loo": 0.27, "attention~gradient": -0.02, "gradient~loo": 0.44},
+    }
     rows = pd.DataFrame(jwt.mean_tau_claims([run | {"epochs": 10}], published, 0.07))
-    assert rows.condition.str.contains("J&W's value: dev-selected, 100 epochs where ours trained 10 (D-BABI)", regex=False).all()
+    assert rows.condition.str.contains(
+        "J&W's value: dev-selected, 100 epochs where ours trained 10 (D-BABI)", regex=False
+    ).all()
     card = scorecard(rows).set_index("quantity")
     assert card.loc["mean tau(attention, loo), all classes", "cause"] == "protocol deviation (D-BABI)"
     assert card.loc["mean tau(attention, gradient), all classes", "verdict"] == "match"
@@ -907,12 +1226,23 @@ def test_mean_tau_claims_name_a_longer_retrain_on_babi():
 # --------------------------------------------------------------------------------------------------
 # J&W's permutation and adversarial findings, on every seed
 
-FINDINGS = {"minimal_output_change": 0.05, "peaked_attention": 0.5, "min_peaked_instances": 2, "very_different_jsd": 0.5, "often": 0.5}
+FINDINGS = {
+    "minimal_output_change": 0.05,
+    "peaked_attention": 0.5,
+    "min_peaked_instances": 2,
+    "very_different_jsd": 0.5,
+    "often": 0.5,
+}
 
 
 def experiment_tables(median_changes, max_attention, jsds):
-    permutation = pd.DataFrame({"id": [f"t{i}" for i in range(len(median_changes))], "max_attention": max_attention,
-                                "median_output_difference": median_changes})
+    permutation = pd.DataFrame(
+        {
+            "id": [f"t{i}" for i in range(len(median_changes))],
+            "max_attention": max_attention,
+            "median_output_difference": median_changes,
+        }
+    )
     return permutation, pd.DataFrame({"eps_max_jsd": jsds, "max_attention": max_attention})
 
 
@@ -923,25 +1253,56 @@ def test_findings_test_each_bilstm_seed_against_the_thresholds(tmp_path):
     runs = []
     # three seeds: minimal changes on 3 of 4 instances (0.75), 2 of 3 peaked ones; JSD >= 0.5 on 1 of 4 (0.25)
     for seed in (10, 11, 12):
-        permutation, adversarial = experiment_tables([0.01, 0.02, 0.2, 0.04], [0.9, 0.6, 0.7, 0.2], [0.6, 0.1, 0.2, 0.3])
-        runs.append({"dataset": "sst", "model": "lstm-tanh", "seed": seed, "encoder": "lstm", "setting": Setting("test", "glove6b50", "none"),
-                     "permutation": permutation, "adversarial": adversarial})
+        permutation, adversarial = experiment_tables(
+            [0.01, 0.02, 0.2, 0.04], [0.9, 0.6, 0.7, 0.2], [0.6, 0.1, 0.2, 0.3]
+        )
+        runs.append(
+            {
+                "dataset": "sst",
+                "model": "lstm-tanh",
+                "seed": seed,
+                "encoder": "lstm",
+                "setting": Setting("test", "glove6b50", "none"),
+                "permutation": permutation,
+                "adversarial": adversarial,
+            }
+        )
     # the Average model: J&W ran neither experiment on it
     runs.append(runs[0] | {"model": "average-tanh", "encoder": "average"})
     # one seed whose peaked instances are too few, on another dataset
     few, adversarial = experiment_tables([0.01, 0.02], [0.9, 0.1], [0.6, 0.6])
-    runs += [{"dataset": "imdb", "model": "lstm-tanh", "seed": s, "encoder": "lstm", "setting": Setting("test"), "permutation": few if s == 11 else permutation,
-              "adversarial": adversarial} for s in (10, 11, 12)]
+    runs += [
+        {
+            "dataset": "imdb",
+            "model": "lstm-tanh",
+            "seed": s,
+            "encoder": "lstm",
+            "setting": Setting("test"),
+            "permutation": few if s == 11 else permutation,
+            "adversarial": adversarial,
+        }
+        for s in (10, 11, 12)
+    ]
     rows = {(r["dataset"], r["table"][:4], r["quantity"][:8]): r for r in finding_claims(runs, FINDINGS)}
     assert {m for (_, _, _), r in rows.items() for m in [r["model"]]} == {"lstm-tanh"}
     overall = rows[("sst", "§4.2", "share of")]
     assert (overall["verdict"], overall["ours"], overall["sd"], overall["seeds"]) == ("holds", 0.75, 0.0, 3)
-    assert "at most 0.05" in overall["quantity"] and "exceeds 0.5" in overall["condition"] and overall["select_on"] == "test"
+    assert (
+        "at most 0.05" in overall["quantity"]
+        and "exceeds 0.5" in overall["condition"]
+        and overall["select_on"] == "test"
+    )
     peaked = rows[("sst", "§4.2", "the same")]
     assert peaked["verdict"] == "holds" and peaked["ours"] == pytest.approx(0.6667, abs=1e-4)
     adversarial_row = rows[("sst", "§4.3", "share of")]
-    assert (adversarial_row["verdict"], adversarial_row["ours"]) == ("does not hold", 0.25) and "holds on 0 of 3 seeds" in adversarial_row["condition"]
-    assert rows[("imdb", "§4.2", "the same")]["verdict"] == "not comparable: fewer than 2 test instances with max attention at least 0.5 on seed 11"
+    assert (adversarial_row["verdict"], adversarial_row["ours"]) == (
+        "does not hold",
+        0.25,
+    ) and "holds on 0 of 3 seeds" in adversarial_row["condition"]
+    assert (
+        rows[("imdb", "§4.2", "the same")]["verdict"]
+        == "not comparable: fewer than 2 test instances with max attention at least 0.5 on seed 11"
+    )
     assert rows[("imdb", "§4.3", "share of")]["verdict"] == "holds"
     # one seed only: listed, not compared
     single = finding_claims(runs[:1], FINDINGS)

@@ -15,7 +15,9 @@ from attnexp.papers.faithfulness import seed_envelopes as se
 
 
 def record(id, attention, gradient, loo, ig) -> dict:
-    vectors = {k: np.asarray(v, dtype=float) for k, v in dict(attention=attention, gradient=gradient, loo=loo, ig=ig).items()}
+    vectors = {
+        k: np.asarray(v, dtype=float) for k, v in dict(attention=attention, gradient=gradient, loo=loo, ig=ig).items()
+    }
     return {"id": id, "length": len(attention), **vectors}
 
 
@@ -51,7 +53,9 @@ def test_agreement_uses_magnitudes_of_gradient_and_ig():
 def test_envelope_is_the_median_over_seeds_beside_attentions_own_tau():
     table = se.envelopes(se.seed_agreement(BASE, SEEDS), BASE).set_index(["id", "measure"])
     assert table.loc[("b", "gradient"), "seed_median_tau"] == pytest.approx(np.median([-1.0, 1.0]))
-    assert table.loc[("a", "loo"), "seed_median_tau"] == pytest.approx(np.median([tau([0.3, 0.1, 0.2], [0.1, 0.3, 0.2]), tau([0.3, 0.1, 0.2], [0.3, 0.2, 0.1])]))
+    assert table.loc[("a", "loo"), "seed_median_tau"] == pytest.approx(
+        np.median([tau([0.3, 0.1, 0.2], [0.1, 0.3, 0.2]), tau([0.3, 0.1, 0.2], [0.3, 0.2, 0.1])])
+    )
     assert table.loc[("a", "gradient"), "attention_tau"] == pytest.approx(tau([0.1, 0.2, 0.7], [3, 1, 2]))
     assert table.loc[("a", "attention"), "attention_tau"] == pytest.approx(1.0)
 
@@ -67,7 +71,9 @@ def test_summary_counts_undefined_and_the_share_below_the_envelope():
 
 def test_misaligned_seed_model_is_refused_naming_it():
     shifted = {9: [BASE[1], BASE[0]]}
-    with pytest.raises(ValueError, match="seed model 9: instance 'b' \\(length 4\\) where the base model has 'a' \\(length 3\\)"):
+    with pytest.raises(
+        ValueError, match="seed model 9: instance 'b' \\(length 4\\) where the base model has 'a' \\(length 3\\)"
+    ):
         se.seed_agreement(BASE, shifted)
     with pytest.raises(ValueError, match="seed model 9: 1 explanation records, the base model has 2"):
         se.seed_agreement(BASE, {9: BASE[:1]})
@@ -76,7 +82,19 @@ def test_misaligned_seed_model_is_refused_naming_it():
 def test_write_reads_explanation_files(tmp_path):
     def dump(records, name):
         path = tmp_path / f"{name}.jsonl"
-        io.write_jsonl(path, ({**r, **{k: r[k].tolist() for k in ("attention", "gradient", "loo", "ig")}, "probs": [0.5, 0.5], "ig_delta": 0.0} for r in records), seal=True)
+        io.write_jsonl(
+            path,
+            (
+                {
+                    **r,
+                    **{k: r[k].tolist() for k in ("attention", "gradient", "loo", "ig")},
+                    "probs": [0.5, 0.5],
+                    "ig_delta": 0.0,
+                }
+                for r in records
+            ),
+            seal=True,
+        )
         return path
 
     out = tmp_path / "envelope.csv"

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_models import load_benchmark, transformer
 
 from attnexp import io
 from attnexp.experiments.cached import cached_batches, readout
@@ -18,14 +19,13 @@ from attnexp.models import build_model
 from attnexp.models.flat import FlatConfig
 from attnexp.models.hierarchical import HierarchicalConfig
 from attnexp.models.inputs import Example, collate
+from attnexp.models.outputs import probabilities
 from attnexp.models.qa import QAConfig
 from attnexp.papers.serrano_smith import experiment as ss
 from attnexp.papers.serrano_smith import tables as sst
 from attnexp.papers.serrano_smith.plots import delta_js, removal_boxes, subsample
 from attnexp.plan import CapabilityError
-from attnexp.models.outputs import probabilities
 from attnexp.spec import parse_model_name
-from tiny_models import load_benchmark, transformer
 
 ROOT = Path(__file__).resolve().parents[2]
 VOCAB = 50
@@ -127,7 +127,9 @@ def test_randomness_is_per_instance_and_seeded():
 def test_interventions_equal_the_per_instance_reference_loop(name, n_classes):
     m, examples = model(name, n_classes), documents()
     erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
-    ref_erasure, ref_removal = load_benchmark("serrano_smith_speed").reference_interventions(m, examples, SETTINGS, SEED)
+    ref_erasure, ref_removal = load_benchmark("serrano_smith_speed").reference_interventions(
+        m, examples, SETTINGS, SEED
+    )
     ref_erasure, ref_removal = pd.DataFrame(ref_erasure), pd.DataFrame(ref_removal)
     assert len(erasure) == len(ref_erasure) and len(removal) == len(ref_removal) and len(removal)
     assert list(erasure.id) == list(ref_erasure.id) and list(erasure.top_by) == list(ref_erasure.top_by)
@@ -208,8 +210,18 @@ def removal_rows(ranking_k: dict[str, list]) -> pd.DataFrame:
     rows = []
     for ranking, ks in ranking_k.items():
         for i, k in enumerate(ks):
-            rows.append({"id": f"d{i}", "n": 4, "ranking": ranking, "permutation": 0, "flipped": k is not None,
-                         "removed": k, "fraction": None if k is None else k / 4, "removed_mass": None if k is None else 0.5})
+            rows.append(
+                {
+                    "id": f"d{i}",
+                    "n": 4,
+                    "ranking": ranking,
+                    "permutation": 0,
+                    "flipped": k is not None,
+                    "removed": k,
+                    "fraction": None if k is None else k / 4,
+                    "removed_mass": None if k is None else 0.5,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -228,9 +240,16 @@ def test_summarise_removal_by_hand():
 
 def test_summarise_erasure_contingency_and_mcnemar():
     flips = [(True, True)] * 2 + [(True, False)] * 9 + [(False, True)] * 1 + [(False, False)] * 8
-    table = pd.DataFrame([{"top_by": "attention", "flip_top": a, "flip_random": b, "delta_js": 0.1 if a else -0.1} for a, b in flips])
+    table = pd.DataFrame(
+        [{"top_by": "attention", "flip_top": a, "flip_random": b, "delta_js": 0.1 if a else -0.1} for a, b in flips]
+    )
     row = ss.summarise_erasure(table).iloc[0]
-    assert (row.pct_both_flip, row.pct_only_top_flips, row.pct_only_random_flips, row.pct_neither_flips) == (10.0, 45.0, 5.0, 40.0)
+    assert (row.pct_both_flip, row.pct_only_top_flips, row.pct_only_random_flips, row.pct_neither_flips) == (
+        10.0,
+        45.0,
+        5.0,
+        40.0,
+    )
     assert row.negative_delta_js == pytest.approx(0.45)
     assert row.mcnemar_p == pytest.approx(0.021484375)  # exact binomial: 2 * P(X <= 1 | 10, 1/2)
 
@@ -238,20 +257,41 @@ def test_summarise_erasure_contingency_and_mcnemar():
 # ----------------------------------------------------------------------------- tables, claims, figures
 
 
-def write_run(tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks, seed: int = 10, flips=((True, False),)) -> tuple[Path, Path, Path]:
+def write_run(
+    tmp_path: Path, dataset: str, name: str, gradient_ks, attention_ks, seed: int = 10, flips=((True, False),)
+) -> tuple[Path, Path, Path]:
     """One run's files; `flips`: (flip_top, flip_random) per erased instance."""
     run = tmp_path / dataset / name / str(seed)
     run.mkdir(parents=True)
     removal = removal_rows({"gradient": gradient_ks, "attention": attention_ks}).assign(predicted=0)
     removal.to_csv(run / "removal.csv", index=False)
     io.write_seal(run / "removal.csv")
-    erasure = pd.DataFrame([{"id": f"d{i}", "n": 4, "predicted": 0, "top_by": "attention", "delta_attention": 0.3, "delta_js": 0.05 if i else -0.01,
-                             "flip_top": top, "flip_random": random} for i, (top, random) in enumerate(flips)])
+    erasure = pd.DataFrame(
+        [
+            {
+                "id": f"d{i}",
+                "n": 4,
+                "predicted": 0,
+                "top_by": "attention",
+                "delta_attention": 0.3,
+                "delta_js": 0.05 if i else -0.01,
+                "flip_top": top,
+                "flip_random": random,
+            }
+            for i, (top, random) in enumerate(flips)
+        ]
+    )
     erasure.to_csv(run / "single_erasure.csv", index=False)
     io.write_seal(run / "single_erasure.csv")
     spec = parse_model_name(name, "multiclass").record()
-    metrics = {"model": name, "seed": seed, "spec": spec, "select_on": "dev", "test": {"accuracy": 0.6},
-               "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"}}
+    metrics = {
+        "model": name,
+        "seed": seed,
+        "spec": spec,
+        "select_on": "dev",
+        "test": {"accuracy": 0.6},
+        "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"},
+    }
     (run / "metrics.json").write_text(json.dumps(metrics))
     io.write_seal(run / "metrics.json")
     return run / "single_erasure.csv", run / "removal.csv", run / "metrics.json"
@@ -264,15 +304,24 @@ def test_tables_and_claims(tmp_path):
         run
         for seed in (10, 11, 12)
         for run in (
-            write_run(tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3], seed, rare),  # gradient not sooner
-            write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed, [(True, True)] * 3 + rare),  # gradient sooner
+            write_run(
+                tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3], seed, rare
+            ),  # gradient not sooner
+            write_run(
+                tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed, [(True, True)] * 3 + rare
+            ),  # gradient sooner
         )
     ]
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
-    tables = sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    tables = sst.write_tables(
+        *zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out
+    )
     sooner = tables["flip_sooner"].set_index(["model", "seed"])
-    assert sooner.loc[("flan-rnn", 10), "gradient_sooner"] == 0.75 and sooner.loc[("flan-rnn", 10), "reference_gradient_sooner"] == 0.6537
+    assert (
+        sooner.loc[("flan-rnn", 10), "gradient_sooner"] == 0.75
+        and sooner.loc[("flan-rnn", 10), "reference_gradient_sooner"] == 0.6537
+    )
     claims = pd.read_csv(out["claims"])
     findings = claims[claims.seeds == 3]
     assert findings.seed.isna().all() and (findings.sd.fillna(0) == 0).all()
@@ -282,11 +331,21 @@ def test_tables_and_claims(tmp_path):
     erasure = findings[findings.table == "§5, single-weight erasure"].set_index(["model", "quantity"])
     rarely, random, delta_js = sst.ERASURE_QUANTITIES.values()
     assert erasure.loc[("han-rnn", rarely), ["ours", "verdict"]].tolist() == [0.1, "holds"]  # 1 of 10: rare
-    assert erasure.loc[("flan-rnn", rarely), ["ours", "verdict"]].tolist() == [pytest.approx(4 / 13, abs=1e-4), "does not hold"]
+    assert erasure.loc[("flan-rnn", rarely), ["ours", "verdict"]].tolist() == [
+        pytest.approx(4 / 13, abs=1e-4),
+        "does not hold",
+    ]
     assert erasure.loc[("han-rnn", random), ["ours", "verdict"]].tolist() == [0.1, "holds"]
-    assert erasure.loc[("flan-rnn", delta_js), ["ours", "verdict"]].tolist() == [pytest.approx(12 / 13, abs=1e-4), "holds"]
+    assert erasure.loc[("flan-rnn", delta_js), ["ours", "verdict"]].tolist() == [
+        pytest.approx(12 / 13, abs=1e-4),
+        "holds",
+    ]
     reference = claims[claims.verdict == "reference only"]
-    assert set(reference.model) == {"han-rnn", "flan-rnn"} and set(reference.seed) == {10, 11, 12} and reference.source.str.contains("1fbf960").all()
+    assert (
+        set(reference.model) == {"han-rnn", "flan-rnn"}
+        and set(reference.seed) == {10, 11, 12}
+        and reference.source.str.contains("1fbf960").all()
+    )
     ordering = claims[claims.model == "flan-rnn vs han-rnn"].iloc[0]
     assert ordering.verdict == "holds" and ordering.seeds == 3 and ordering.published == pytest.approx(0.6537 - 0.0871)
     assert "20news20" in (tmp_path / "flip_sooner.md").read_text()
@@ -297,7 +356,9 @@ def test_tables_and_claims(tmp_path):
 
 
 def test_subsample_caps_points_per_bin_and_drops_the_largest():
-    table = pd.DataFrame({"delta_attention": np.r_[np.full(30, 0.101), np.full(3, 0.5)], "delta_js": np.arange(33) / 100})
+    table = pd.DataFrame(
+        {"delta_attention": np.r_[np.full(30, 0.101), np.full(3, 0.5)], "delta_js": np.arange(33) / 100}
+    )
     shown = subsample(table, 0.005, 10, seed=0)
     assert len(shown) == 10 + 3 - 1 and 0.32 not in set(shown.delta_js)
     assert shown.equals(subsample(table, 0.005, 10, seed=0))
@@ -325,7 +386,13 @@ def test_left_out_models_are_listed_as_not_compared(tmp_path):
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
     left_out = [{"dataset": "20news20", "model": m, "seed": 10} for m in ("han-rnn", "han-none")]
-    sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out, left_out=left_out)
+    sst.write_tables(
+        *zip(*runs),
+        ROOT / "references" / "serrano_smith_flip_sooner.csv",
+        {"20news20": "yahoo"},
+        out,
+        left_out=left_out,
+    )
     claims = pd.read_csv(out["claims"])
     cut = claims[claims.verdict.str.contains("D-SS-BUDGET")]
     # five findings per model; flan-none: neither trained nor left out

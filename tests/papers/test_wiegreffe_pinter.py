@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_models import flat, load_benchmark, random_examples
 
 from attnexp import io
 from attnexp.claims import Setting, read_claims
@@ -22,11 +23,10 @@ from attnexp.data.documents import DataFiles
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
 from attnexp.papers.wiegreffe_pinter import experiment as wp
-from attnexp.papers.wiegreffe_pinter import tables as wpt
 from attnexp.papers.wiegreffe_pinter import plots as wpp
+from attnexp.papers.wiegreffe_pinter import tables as wpt
 from attnexp.plan import RunKey, wiegreffe_pinter_companions
 from attnexp.runtime import SplitData, predict
-from tiny_models import flat, load_benchmark, random_examples
 
 EPS = 1e-10  # D-KL: inside the logarithms
 LN2 = math.log(2)
@@ -40,7 +40,12 @@ def exported(attention, positive, ids=None, path="run") -> wp.Exported:
     """An Exported split from per-instance weights and P(class 1)."""
     ids = ids or [f"i{k}" for k in range(len(attention))]
     positive = np.asarray(positive, dtype=np.float64)
-    return wp.Exported(path, list(ids), [np.asarray(a, dtype=np.float64) for a in attention], np.stack([1 - positive, positive], axis=1))
+    return wp.Exported(
+        path,
+        list(ids),
+        [np.asarray(a, dtype=np.float64) for a in attention],
+        np.stack([1 - positive, positive], axis=1),
+    )
 
 
 def records(split: str, e: wp.Exported) -> list[dict]:
@@ -160,7 +165,11 @@ def adversary_setup(tmp_path):
     train = [replace(e, label=label) for e, label in zip(random_examples([3, 5, 4, 2], seed=0), [1, 1, 1, 0])]
     test = [replace(e, id=f"test{k}") for k, e in enumerate(random_examples([4, 3, 6], seed=1))]
     base = {
-        split: exported([dirichlet(len(e.tokens), rng) for e in examples], rng.uniform(0.05, 0.95, len(examples)), [e.id for e in examples])
+        split: exported(
+            [dirichlet(len(e.tokens), rng) for e in examples],
+            rng.uniform(0.05, 0.95, len(examples)),
+            [e.id for e in examples],
+        )
         for split, examples in (("train", train), ("test", test))
     }
     path = write_export(tmp_path / "base.jsonl", **base)
@@ -215,14 +224,18 @@ def test_terms_by_hand():
     assert change.item() == pytest.approx(0.4) and divergence.item() == pytest.approx(0.5 * math.log(25 / 9), rel=1e-6)
     adversary.settings = {**ADV, "tvd_scale": 0.5, "kl": "base_adv"}
     change, divergence = adversary.terms(logits, attention, base_positive, base_attention)
-    assert change.item() == pytest.approx(0.2) and divergence.item() == pytest.approx(0.9 * math.log(1.8) + 0.1 * math.log(0.2), rel=1e-6)
+    assert change.item() == pytest.approx(0.2) and divergence.item() == pytest.approx(
+        0.9 * math.log(1.8) + 0.1 * math.log(0.2), rel=1e-6
+    )
 
 
 def test_classweight_sum_multiplies_by_the_batch_class_weights(adversary_setup):
     model, train, _, base, path = adversary_setup
     batch = batch_of(model, train, base["train"])  # labels 1, 1, 1, 0
     mean = wp.ModelConsistentAdversary(path, ADV, pos_weight=3.0).objective(model, batch)
-    scaled = wp.ModelConsistentAdversary(path, {**ADV, "loss_scale": "classweight_sum"}, pos_weight=3.0).objective(model, batch)
+    scaled = wp.ModelConsistentAdversary(path, {**ADV, "loss_scale": "classweight_sum"}, pos_weight=3.0).objective(
+        model, batch
+    )
     assert scaled.item() == pytest.approx(10.0 * mean.item(), rel=1e-6)  # 3 + 3 + 3 + 1 (pos_weight on label 1 only)
 
 
@@ -239,7 +252,8 @@ def test_base_predictions_are_looked_up_by_id_not_position(adversary_setup):
     adversary = wp.ModelConsistentAdversary(path, ADV, pos_weight=1.0)
     shuffled = [train[k] for k in (2, 0, 3, 1)]
     assert adversary.objective(model, batch_of(model, shuffled, base["train"])).item() == pytest.approx(
-        adversary.objective(model, batch_of(model, train, base["train"])).item(), rel=1e-5)
+        adversary.objective(model, batch_of(model, train, base["train"])).item(), rel=1e-5
+    )
     assert adversary.base_positive["test1"] == pytest.approx(base["test"].positive[1])
 
 
@@ -247,7 +261,10 @@ def test_terms_gradient_keeps_the_prediction_and_pushes_attention_away():
     """One descent step on (z, attention logits): |σ(z) − p_b| shrinks, KL to the base grows (λ > 0),
     in either KL direction."""
     adversary = wp.ModelConsistentAdversary.__new__(wp.ModelConsistentAdversary)
-    base_positive, base_attention = torch.tensor([0.9, 0.2], dtype=torch.float64), torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]], dtype=torch.float64)
+    base_positive, base_attention = (
+        torch.tensor([0.9, 0.2], dtype=torch.float64),
+        torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]], dtype=torch.float64),
+    )
     for direction in ("adv_base", "base_adv"):
         adversary.settings = {**ADV, "lambda": 1.0, "kl": direction}
         z = torch.tensor([[0.0], [0.0]], dtype=torch.float64, requires_grad=True)
@@ -331,7 +348,10 @@ def test_monitor_against_another_base_by_hand(adversary_setup, direction):
     record = wp.ModelConsistentAdversary(path, {**ADV, "kl": direction}, 1.0).monitor(model, splits, CPU)["adversary"]
     for split, e in own.items():
         b = [a.astype(np.float32) for a in base[split].attention]  # read_export stores float32 weights
-        forward, backward = ([np_kl(x, y) for x, y in zip(e.attention, b)], [np_kl(y, x) for x, y in zip(e.attention, b)])
+        forward, backward = (
+            [np_kl(x, y) for x, y in zip(e.attention, b)],
+            [np_kl(y, x) for x, y in zip(e.attention, b)],
+        )
         assert abs(np.mean(forward) - np.mean(backward)) > 0.01  # the two directions are told apart here
         assert record[split]["tvd"] == pytest.approx(np.mean(np.abs(e.positive - base[split].positive)), rel=1e-6)
         assert record[split]["jsd"] == pytest.approx(np.mean([np_jsd(x, y) for x, y in zip(e.attention, b)]), rel=1e-5)
@@ -425,16 +445,24 @@ def test_adversary_frontier_by_hand():
 
 def test_reference_points():
     uniform = exported([[0.5, 0.5], [0.5, 0.5], [1 / 3] * 3], [0.5, 0.5, 0.5], ["x", "y", "z"], "uniform")
-    variance = pd.DataFrame({
-        "comparison": ["seeds", "seeds", "jw_adversary"], "output_tvd": [0.1, 0.3, 0.5], "attention_jsd": [0.2, 0.4, 0.6],
-    })
+    variance = pd.DataFrame(
+        {
+            "comparison": ["seeds", "seeds", "jw_adversary"],
+            "output_tvd": [0.1, 0.3, 0.5],
+            "attention_jsd": [0.2, 0.4, 0.6],
+        }
+    )
     table = wp.reference_points(FRONT_BASE, uniform, variance, LABELS).set_index("kind")
     assert list(table.index) == ["uniform", "jw_adversary", "seeds"]
     u = table.loc["uniform"]
     assert u["n"] == 3 and u["tvd"] == pytest.approx((0.4 + 0.3 + 0.1) / 3)
     assert u["jsd"] == pytest.approx((0 + JSD_HALF_VS_ONEHOT + np_jsd([1 / 3] * 3, [0.2, 0.3, 0.5])) / 3, abs=1e-8)
     assert u["f1"] == pytest.approx(0.8)  # ŷ = 0.5 counts as class 1: TP 2, FP 1
-    assert table.loc["seeds", "n"] == 2 and table.loc["seeds", "tvd"] == pytest.approx(0.2) and table.loc["seeds", "jsd"] == pytest.approx(0.3)
+    assert (
+        table.loc["seeds", "n"] == 2
+        and table.loc["seeds", "tvd"] == pytest.approx(0.2)
+        and table.loc["seeds", "jsd"] == pytest.approx(0.3)
+    )
     assert table.loc["jw_adversary", "n"] == 1 and table.loc["jw_adversary", "jsd"] == pytest.approx(0.6)
 
 
@@ -442,7 +470,14 @@ def test_adversary_epochs_marks_the_kept_epoch():
     metrics = {
         "selected_epoch": 2,
         "history": [
-            {"epoch": e, "train_loss": 1.0 / e, "adversary": {"train": {"tvd": 0.1 * e, "jsd": 0.2, "kl": 0.3, "f1": 0.9}, "test": {"tvd": 0.2 * e, "jsd": 0.1, "kl": 0.4, "f1": 0.8}}}
+            {
+                "epoch": e,
+                "train_loss": 1.0 / e,
+                "adversary": {
+                    "train": {"tvd": 0.1 * e, "jsd": 0.2, "kl": 0.3, "f1": 0.9},
+                    "test": {"tvd": 0.2 * e, "jsd": 0.1, "kl": 0.4, "f1": 0.8},
+                },
+            }
             for e in (1, 2, 3)
         ],
     }
@@ -476,8 +511,13 @@ def test_example_instance_needs_two_tokens():
 def write_data(folder: Path, test_ids, test_lengths, test_labels) -> DataFiles:
     """A training and a test split, the files the frontier reads."""
     folder.mkdir(parents=True, exist_ok=True)
+
     def rows(prefix, ids, lengths, labels):
-        return [{"id": i, "tokens": [f"{prefix}{i}w{k}" for k in range(n)], "label": y, "sentences": [[0, n]]} for i, n, y in zip(ids, lengths, labels)]
+        return [
+            {"id": i, "tokens": [f"{prefix}{i}w{k}" for k in range(n)], "label": y, "sentences": [[0, n]]}
+            for i, n, y in zip(ids, lengths, labels)
+        ]
+
     data = DataFiles(train=folder / "train.jsonl", test=folder / "test.jsonl")
     io.write_jsonl(data.train, rows("t", ["train-0", "train-1"], [2, 3], [0, 1]))
     io.write_jsonl(data.test, rows("", test_ids, test_lengths, test_labels))
@@ -485,7 +525,10 @@ def write_data(folder: Path, test_ids, test_lengths, test_labels) -> DataFiles:
 
 
 def adversary_metrics(path: Path, selected: int, epochs: int) -> Path:
-    history = [{"epoch": e, "train_loss": 1.0 / e, "adversary": {"test": {"tvd": 0.1, "jsd": 0.1 * e, "kl": 0.2, "f1": 0.7}}} for e in range(1, epochs + 1)]
+    history = [
+        {"epoch": e, "train_loss": 1.0 / e, "adversary": {"test": {"tvd": 0.1, "jsd": 0.1 * e, "kl": 0.2, "f1": 0.7}}}
+        for e in range(1, epochs + 1)
+    ]
     io.write_json(path, {"selected_epoch": selected, "history": history}, seal=True)
     return path
 
@@ -499,17 +542,30 @@ def test_files_to_files(tmp_path):
     io.write_jsonl(jw, jw_records(("x", "y", "z"), (2, 2, 3), (0.6, 0.1, 0.3), (0.05, 0.2, 0.1)), seal=True)
     variance = wp.write_seed_variance(base, seeds, [50, 257], jw, tmp_path / "variance.csv")
     stored = pd.read_csv(tmp_path / "variance.csv", dtype={"id": str})
-    assert list(stored["comparison"]) == ["seeds"] * 3 + ["jw_adversary"] * 3 and list(stored["id"]) == ["x", "y", "z"] * 2
+    assert (
+        list(stored["comparison"]) == ["seeds"] * 3 + ["jw_adversary"] * 3 and list(stored["id"]) == ["x", "y", "z"] * 2
+    )
     assert stored["attention_jsd"].iloc[:3].to_numpy() == pytest.approx([JSD_HALF_VS_ONEHOT, LN2, 0.0], abs=1e-5)
     assert len(variance) == 6
 
     data = write_data(tmp_path / "data", ["x", "y", "z"], [2, 2, 3], [1, 0, 1])
     assert list(wp.test_labels(data, FRONT_BASE)) == [1, 0, 1]
-    uniform = write_export(tmp_path / "uniform.jsonl", test=exported([[0.5, 0.5], [0.5, 0.5], [1 / 3] * 3], [0.5] * 3, ["x", "y", "z"]))
+    uniform = write_export(
+        tmp_path / "uniform.jsonl", test=exported([[0.5, 0.5], [0.5, 0.5], [1 / 3] * 3], [0.5] * 3, ["x", "y", "z"])
+    )
     adversaries = [write_export(tmp_path / f"adv{lam}.jsonl", test=ADVERSARIES[lam]) for lam in (1.0, 0.1)]
     logs = [adversary_metrics(tmp_path / "m1.json", 3, 4), adversary_metrics(tmp_path / "m01.json", 1, 2)]
-    table = wp.write_frontier(base, uniform, adversaries, logs, [1.0, 0.1], tmp_path / "variance.csv", data,
-                              tmp_path / "frontier.csv", tmp_path / "epochs.csv")
+    table = wp.write_frontier(
+        base,
+        uniform,
+        adversaries,
+        logs,
+        [1.0, 0.1],
+        tmp_path / "variance.csv",
+        data,
+        tmp_path / "frontier.csv",
+        tmp_path / "epochs.csv",
+    )
     frontier = pd.read_csv(tmp_path / "frontier.csv")
     assert list(frontier["kind"]) == ["adversary", "adversary", "uniform", "jw_adversary", "seeds"]
     assert list(frontier["lambda"].iloc[:2]) == [0.1, 1.0]
@@ -547,43 +603,110 @@ def test_example_records_refuses_a_test_split_that_disagrees_with_the_export(tmp
 def write_metrics(root: Path, dataset: str, model: str, f1: float, select_on: str = "test", seed: int = 1) -> Path:
     path = root / dataset / model / f"seed{seed}" / "metrics.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    io.write_json(path, {
-        "model": model, "seed": seed, "select_on": select_on, "test": {"f1": [0.5, f1]}, "settings": {"epochs": 8},
-        "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"},
-    }, seal=True)
+    io.write_json(
+        path,
+        {
+            "model": model,
+            "seed": seed,
+            "select_on": select_on,
+            "test": {"f1": [0.5, f1]},
+            "settings": {"epochs": 8},
+            "provenance": {"dataset": dataset, "embeddings": "word2vec", "substitutes": "none"},
+        },
+        seal=True,
+    )
     return path
 
 
 PUBLISHED_ROWS = [
-    ("sst", "lstm-tanh", 0.831), ("sst", "lstm-uniform", 0.822),
-    ("imdb", "lstm-tanh", 0.902), ("imdb", "lstm-uniform", 0.879),
-    ("agnews", "lstm-tanh", 0.964), ("agnews", "lstm-uniform", 0.96),
+    ("sst", "lstm-tanh", 0.831),
+    ("sst", "lstm-uniform", 0.822),
+    ("imdb", "lstm-tanh", 0.902),
+    ("imdb", "lstm-uniform", 0.879),
+    ("agnews", "lstm-tanh", 0.964),
+    ("agnews", "lstm-uniform", 0.96),
 ]
 
 
 def write_published(path: Path) -> Path:
-    rows = [{"dataset": "sst", "model": "lstm-tanh", "metric": "f1_class1", "value": 0.5, "selection": "test", "paper": "Jain & Wallace 2019", "source": "not W&P"}]
-    rows += [{"dataset": d, "model": m, "metric": "f1_class1", "value": v, "selection": "test", "paper": "Wiegreffe & Pinter 2019", "source": "W&P Table 2"} for d, m, v in PUBLISHED_ROWS]
+    rows = [
+        {
+            "dataset": "sst",
+            "model": "lstm-tanh",
+            "metric": "f1_class1",
+            "value": 0.5,
+            "selection": "test",
+            "paper": "Jain & Wallace 2019",
+            "source": "not W&P",
+        }
+    ]
+    rows += [
+        {
+            "dataset": d,
+            "model": m,
+            "metric": "f1_class1",
+            "value": v,
+            "selection": "test",
+            "paper": "Wiegreffe & Pinter 2019",
+            "source": "W&P Table 2",
+        }
+        for d, m, v in PUBLISHED_ROWS
+    ]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
 
 def write_variance(path: Path, seed_jsd, jw_jsd) -> Path:
     ids = [f"t{k}" for k in range(len(seed_jsd))]
-    seeds = pd.DataFrame({"id": ids, "length": 3, "predicted": [0, 1] * (len(ids) // 2), "max_attention": 0.5, "comparison": "seeds", "models": 7,
-                          "attention_jsd": seed_jsd, "output_tvd": np.linspace(0.0, 0.3, len(ids))})
-    jw = pd.DataFrame({"id": ids[::-1], "length": 3, "predicted": 0, "max_attention": 0.5, "comparison": "jw_adversary", "models": 1,
-                       "attention_jsd": jw_jsd[::-1], "output_tvd": 0.01})  # reversed: matched by id, not row
+    seeds = pd.DataFrame(
+        {
+            "id": ids,
+            "length": 3,
+            "predicted": [0, 1] * (len(ids) // 2),
+            "max_attention": 0.5,
+            "comparison": "seeds",
+            "models": 7,
+            "attention_jsd": seed_jsd,
+            "output_tvd": np.linspace(0.0, 0.3, len(ids)),
+        }
+    )
+    jw = pd.DataFrame(
+        {
+            "id": ids[::-1],
+            "length": 3,
+            "predicted": 0,
+            "max_attention": 0.5,
+            "comparison": "jw_adversary",
+            "models": 1,
+            "attention_jsd": jw_jsd[::-1],
+            "output_tvd": 0.01,
+        }
+    )  # reversed: matched by id, not row
     io.write_csv(path, pd.concat([seeds, jw], ignore_index=True), seal=True)
     return path
 
 
 def write_frontier_csv(path: Path, jsds, f1s=(0.7, 0.71, 0.72)) -> Path:
     lambdas = [1e-3, 1e-2, 0.1]
-    rows = [{"kind": "adversary", "lambda": lam, "n": 4, "tvd": 0.01 * k, "jsd": j, "kl_adv_base": 2 * j, "kl_base_adv": 3 * j, "f1": f, "selected_epoch": 5 + k, "epochs_run": 9 + k}
-            for k, (lam, j, f) in enumerate(zip(lambdas, jsds, f1s))]
-    rows += [{"kind": "uniform", "n": 4, "tvd": 0.2, "jsd": 0.3, "kl_adv_base": 0.1, "kl_base_adv": 0.1, "f1": 0.6},
-             {"kind": "seeds", "n": 4, "tvd": 0.05, "jsd": 0.02}]
+    rows = [
+        {
+            "kind": "adversary",
+            "lambda": lam,
+            "n": 4,
+            "tvd": 0.01 * k,
+            "jsd": j,
+            "kl_adv_base": 2 * j,
+            "kl_base_adv": 3 * j,
+            "f1": f,
+            "selected_epoch": 5 + k,
+            "epochs_run": 9 + k,
+        }
+        for k, (lam, j, f) in enumerate(zip(lambdas, jsds, f1s))
+    ]
+    rows += [
+        {"kind": "uniform", "n": 4, "tvd": 0.2, "jsd": 0.3, "kl_adv_base": 0.1, "kl_base_adv": 0.1, "f1": 0.6},
+        {"kind": "seeds", "n": 4, "tvd": 0.05, "jsd": 0.02},
+    ]
     io.write_csv(path, pd.DataFrame(rows), seal=True)
     return path
 
@@ -609,33 +732,61 @@ def tables(tmp_path):
     diagnostic_metrics = [
         write_metrics(root, d, name, f1)
         for d in full
-        for name, f1 in zip(("average-uniform", "average-tanh", "average-guided-lstm-tanh", "average-guided-lstm-tanh-adversary-1e-2"), DIAGNOSTIC[d])
+        for name, f1 in zip(
+            ("average-uniform", "average-tanh", "average-guided-lstm-tanh", "average-guided-lstm-tanh-adversary-1e-2"),
+            DIAGNOSTIC[d],
+        )
     ]
     variances = [
-        write_variance(tmp_path / "sst_variance.csv", [0.01, 0.02, 0.5, 0.03], [0.02, 0.3, 0.6, 0.1]),  # share 1 (0.5 matched by row)
+        write_variance(
+            tmp_path / "sst_variance.csv", [0.01, 0.02, 0.5, 0.03], [0.02, 0.3, 0.6, 0.1]
+        ),  # share 1 (0.5 matched by row)
         write_variance(tmp_path / "imdb_variance.csv", [0.2, 0.3, 0.05, 0.4], [0.1, 0.1, 0.1, 0.1]),  # share 0.25
     ]
     frontiers = [
         write_frontier_csv(tmp_path / "sst_frontier.csv", [0.1, 0.2, 0.3]),  # grows with λ
         write_frontier_csv(tmp_path / "imdb_frontier.csv", [0.3, 0.2, 0.1]),  # shrinks
     ]
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("uniform", "seeds", "diagnostic", "adversary") for ext in ("csv", "md")}
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("uniform", "seeds", "diagnostic", "adversary")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    wpt.write_tables(base_metrics, uniform_metrics, [base_metrics[0], base_metrics[1]], diagnostic_metrics, variances, frontiers,
-                     write_published(tmp_path / "performance.csv"), table_lambda=1e-2, tolerance=0.02, out=out)
+    wpt.write_tables(
+        base_metrics,
+        uniform_metrics,
+        [base_metrics[0], base_metrics[1]],
+        diagnostic_metrics,
+        variances,
+        frontiers,
+        write_published(tmp_path / "performance.csv"),
+        table_lambda=1e-2,
+        tolerance=0.02,
+        out=out,
+    )
     return out
 
 
 def test_read_model(tmp_path):
     model = wpt.read_model(write_metrics(tmp_path, "sst", "lstm-tanh", 0.8, "dev", seed=7))
-    assert model == {"dataset": "sst", "model": "lstm-tanh", "seed": 7, "select_on": "dev", "f1": 0.8,
-                     "setting": Setting("dev", "word2vec", "none"), "epochs": "epochs=8"}
+    assert model == {
+        "dataset": "sst",
+        "model": "lstm-tanh",
+        "seed": 7,
+        "select_on": "dev",
+        "f1": 0.8,
+        "setting": Setting("dev", "word2vec", "none"),
+        "epochs": "epochs=8",
+    }
 
 
 def test_table2_numbers(tables):
     table = pd.read_csv(tables["uniform_csv"]).set_index("dataset")
     assert list(table.index) == ["sst", "imdb", "agnews", "synthetic"]
-    assert table.loc["sst", "difference"] == pytest.approx(0.02) and table.loc["imdb", "difference"] == pytest.approx(0.10)
+    assert table.loc["sst", "difference"] == pytest.approx(0.02) and table.loc["imdb", "difference"] == pytest.approx(
+        0.10
+    )
     assert table.loc["sst", "published_base_f1"] == pytest.approx(0.831)  # W&P's row, not J&W's 0.5
     assert table.loc["sst", "published_difference"] == pytest.approx(0.009)
     assert table.loc["imdb", "published_difference"] == pytest.approx(0.023)
@@ -678,7 +829,11 @@ def test_table4(tables):
     assert list(table.index) == ["sst", "imdb"]
     sst = table.loc["sst"]
     assert sst["lambda"] == pytest.approx(1e-2) and sst["base_f1"] == pytest.approx(0.80)
-    assert sst["adversary_f1"] == pytest.approx(0.71) and sst["jsd"] == pytest.approx(0.2) and sst["kl_adv_base"] == pytest.approx(0.4)
+    assert (
+        sst["adversary_f1"] == pytest.approx(0.71)
+        and sst["jsd"] == pytest.approx(0.2)
+        and sst["kl_adv_base"] == pytest.approx(0.4)
+    )
     assert sst["selected_epoch"] == 6 and sst["epochs_run"] == 10
     assert "λ = 0.01" in tables["adversary_md"].read_text()
 
@@ -696,12 +851,18 @@ def test_claims_verdicts(tables):
     table2 = claims[claims["table"] == "Table 2"].set_index("dataset")
     assert set(table2.index) == {"sst", "imdb", "agnews"}  # synthetic has no published value
     assert table2.loc["sst", "verdict"] == "match" and table2.loc["sst", "ours"] == pytest.approx(0.02)
-    assert table2.loc["sst", "published"] == pytest.approx(0.009) and table2.loc["sst", "tolerance"] == pytest.approx(0.02)
+    assert table2.loc["sst", "published"] == pytest.approx(0.009) and table2.loc["sst", "tolerance"] == pytest.approx(
+        0.02
+    )
     assert table2.loc["imdb", "verdict"] == "differs"
     assert table2.loc["agnews", "verdict"].startswith("not comparable") and "dev" in table2.loc["agnews", "verdict"]
 
     def verdict(table, dataset, quantity_start):
-        rows = claims[(claims["table"] == table) & (claims["dataset"] == dataset) & claims["quantity"].str.startswith(quantity_start)]
+        rows = claims[
+            (claims["table"] == table)
+            & (claims["dataset"] == dataset)
+            & claims["quantity"].str.startswith(quantity_start)
+        ]
         assert len(rows) == 1, (table, dataset, quantity_start)
         return rows.iloc[0]
 
@@ -711,7 +872,10 @@ def test_claims_verdicts(tables):
     assert verdict("Figure 2", "sst", "share").ours == pytest.approx(1.0)
     assert verdict("Table 3", "sst", "F1(Base model guide) - F1(Uniform guide)").ours == pytest.approx(0.15)
 
-    numbers = claims[claims["seed"].notna() & (claims["quantity"].str.contains("diagnostic MLP test F1") | (claims["table"] == "Table 4"))]
+    numbers = claims[
+        claims["seed"].notna()
+        & (claims["quantity"].str.contains("diagnostic MLP test F1") | (claims["table"] == "Table 4"))
+    ]
     assert len(numbers) == 2 * (4 + 3)  # per full base run: 4 guides, 3 Table 4 numbers
     assert numbers["verdict"].str.startswith("not public").all()
     table4 = numbers[(numbers["table"] == "Table 4") & (numbers["dataset"] == "sst")]
@@ -727,14 +891,44 @@ def test_findings_on_three_seeds_of_each_base_model(tmp_path):
     for seed in (1, 2, 3):
         for dataset, f1 in full.items():
             bases.append(write_metrics(root, dataset, "lstm-tanh", f1, seed=seed))
-            guides = DIAGNOSTIC[dataset] if seed != 3 or dataset == "imdb" else (0.6, 0.80, 0.79, 0.7)  # sst seed 3: trained above base
-            names = ("average-uniform", "average-tanh", "average-guided-lstm-tanh", "average-guided-lstm-tanh-adversary-1e-2")
+            guides = (
+                DIAGNOSTIC[dataset] if seed != 3 or dataset == "imdb" else (0.6, 0.80, 0.79, 0.7)
+            )  # sst seed 3: trained above base
+            names = (
+                "average-uniform",
+                "average-tanh",
+                "average-guided-lstm-tanh",
+                "average-guided-lstm-tanh-adversary-1e-2",
+            )
             diagnostics += [write_metrics(root, dataset, name, value, seed=seed) for name, value in zip(names, guides)]
-            variances.append(write_variance(tmp_path / f"{dataset}{seed}_variance.csv", [0.01, 0.02, 0.5, 0.03], [0.02, 0.3, 0.6, 0.1]))
-            frontiers.append(write_frontier_csv(tmp_path / f"{dataset}{seed}_frontier.csv", [0.1, 0.2, 0.3] if dataset == "sst" else [0.3, 0.2, 0.1]))
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("uniform", "seeds", "diagnostic", "adversary") for ext in ("csv", "md")}
+            variances.append(
+                write_variance(
+                    tmp_path / f"{dataset}{seed}_variance.csv", [0.01, 0.02, 0.5, 0.03], [0.02, 0.3, 0.6, 0.1]
+                )
+            )
+            frontiers.append(
+                write_frontier_csv(
+                    tmp_path / f"{dataset}{seed}_frontier.csv", [0.1, 0.2, 0.3] if dataset == "sst" else [0.3, 0.2, 0.1]
+                )
+            )
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("uniform", "seeds", "diagnostic", "adversary")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    wpt.write_tables(bases[:2], bases[:2], bases, diagnostics, variances, frontiers, write_published(tmp_path / "performance.csv"), table_lambda=1e-2, tolerance=0.02, out=out)
+    wpt.write_tables(
+        bases[:2],
+        bases[:2],
+        bases,
+        diagnostics,
+        variances,
+        frontiers,
+        write_published(tmp_path / "performance.csv"),
+        table_lambda=1e-2,
+        tolerance=0.02,
+        out=out,
+    )
     claims = read_claims(out["claims"])
     findings = claims[claims["seed"].isna()].set_index(["dataset", "quantity"])
     assert (findings["seeds"] == 3).all() and len(findings) == 2 * 6
@@ -744,47 +938,74 @@ def test_findings_on_three_seeds_of_each_base_model(tmp_path):
 
     central = "F1(Base model guide) - F1(Trained MLP guide)"
     assert row("sst", central).verdict == "does not hold" and "holds on 2 of 3 seeds" in row("sst", central).condition
-    assert row("imdb", central).verdict == ("holds" if DIAGNOSTIC["imdb"][2] >= DIAGNOSTIC["imdb"][1] else "does not hold")
-    assert row("sst", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD").verdict == "holds"
+    assert row("imdb", central).verdict == (
+        "holds" if DIAGNOSTIC["imdb"][2] >= DIAGNOSTIC["imdb"][1] else "does not hold"
+    )
+    assert (
+        row("sst", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD").verdict == "holds"
+    )
     assert row("sst", "Spearman ρ(λ, mean test JSD) over the λ grid").verdict == "holds"
     assert row("imdb", "Spearman ρ(λ, mean test JSD) over the λ grid").verdict == "does not hold"
     cost = row("sst", "F1(adversary) - F1(base) at the table's λ")
     assert cost.verdict == "holds" and cost.ours == pytest.approx(0.71 - 0.80)
 
 
-@pytest.mark.parametrize("lambdas, jsds, rho", [
-    ([1e-3, 1e-2, 0.1], [0.1, 0.2, 0.3], 1.0),
-    ([0.1, 1e-3, 1e-2], [0.3, 0.1, 0.2], 1.0),  # sorted by λ before ranking
-    ([1e-3, 1e-2, 0.1], [0.3, 0.2, 0.1], -1.0),
-])
+@pytest.mark.parametrize(
+    "lambdas, jsds, rho",
+    [
+        ([1e-3, 1e-2, 0.1], [0.1, 0.2, 0.3], 1.0),
+        ([0.1, 1e-3, 1e-2], [0.3, 0.1, 0.2], 1.0),  # sorted by λ before ranking
+        ([1e-3, 1e-2, 0.1], [0.3, 0.2, 0.1], -1.0),
+    ],
+)
 def test_jsd_lambda_correlation(lambdas, jsds, rho):
     frontier = pd.DataFrame({"kind": "adversary", "lambda": lambdas, "jsd": jsds})
-    frontier = pd.concat([frontier, pd.DataFrame([{"kind": "uniform", "lambda": np.nan, "jsd": 9.0}])], ignore_index=True)
+    frontier = pd.concat(
+        [frontier, pd.DataFrame([{"kind": "uniform", "lambda": np.nan, "jsd": 9.0}])], ignore_index=True
+    )
     assert wpt._jsd_lambda_correlation(frontier) == pytest.approx(rho)
 
 
 def test_a_single_lambda_is_undefined():
-    assert wpt._jsd_lambda_correlation(pd.DataFrame({"kind": ["adversary", "uniform"], "lambda": [1e-3, np.nan], "jsd": [0.1, 0.5]})) is None
+    assert (
+        wpt._jsd_lambda_correlation(
+            pd.DataFrame({"kind": ["adversary", "uniform"], "lambda": [1e-3, np.nan], "jsd": [0.1, 0.5]})
+        )
+        is None
+    )
 
 
 def test_write_tables_refuses_a_wrong_number_of_diagnostic_models(tmp_path):
     base = write_metrics(tmp_path, "sst", "lstm-tanh", 0.8)
     with pytest.raises(ValueError, match="3 diagnostic models for 1 base runs: expected 4 each"):
-        wpt.write_tables([base], [base], [base], [base] * 3, [], [], write_published(tmp_path / "p.csv"), 1e-2, 0.02, {})
+        wpt.write_tables(
+            [base], [base], [base], [base] * 3, [], [], write_published(tmp_path / "p.csv"), 1e-2, 0.02, {}
+        )
 
 
 def test_table3_markdown_keeps_every_base_run_of_a_dataset(tmp_path):
     root = tmp_path / "models"
     bases = [write_metrics(root, "sst", model, 0.8) for model in ("lstm-tanh", "cnn-tanh")]
-    diagnostics = [write_metrics(root, "sst", f"{base}-{guide}", f1) for base, f1s in (("lstm", (0.61, 0.71, 0.81, 0.51)), ("cnn", (0.23, 0.33, 0.43, 0.13)))
-                   for guide, f1 in zip(wpt.GUIDES, f1s)]
+    diagnostics = [
+        write_metrics(root, "sst", f"{base}-{guide}", f1)
+        for base, f1s in (("lstm", (0.61, 0.71, 0.81, 0.51)), ("cnn", (0.23, 0.33, 0.43, 0.13)))
+        for guide, f1 in zip(wpt.GUIDES, f1s)
+    ]
     variances = [write_variance(tmp_path / f"v{k}.csv", [0.01, 0.02], [0.1, 0.1]) for k in range(2)]
     frontiers = [write_frontier_csv(tmp_path / f"f{k}.csv", [0.1, 0.2, 0.3]) for k in range(2)]
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("uniform", "seeds", "diagnostic", "adversary") for ext in ("csv", "md")}
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("uniform", "seeds", "diagnostic", "adversary")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    wpt.write_tables(bases, bases, bases, diagnostics, variances, frontiers, write_published(tmp_path / "p.csv"), 1e-2, 0.02, out)
+    wpt.write_tables(
+        bases, bases, bases, diagnostics, variances, frontiers, write_published(tmp_path / "p.csv"), 1e-2, 0.02, out
+    )
     shown = out["diagnostic_md"].read_text()
-    assert "0.81" in shown and "0.43" in shown, shown  # each run's Base model guide F1; the pivot shows their mean, 0.62
+    assert "0.81" in shown and "0.43" in shown, (
+        shown
+    )  # each run's Base model guide F1; the pivot shows their mean, 0.62
 
 
 # ----------------------------------------------------------------------------- figures
@@ -805,7 +1026,16 @@ def test_max_attention_bin_edges():
     bins = wpp.max_attention_bin(values, [0.25, 0.5, 0.75])
     assert list(bins.cat.categories) == ["[0, 0.25)", "[0.25, 0.5)", "[0.5, 0.75)", "[0.75, 1]"] and bins.cat.ordered
     assert list(bins.index) == list("abcdefgh")
-    assert list(bins.astype(str)) == ["[0, 0.25)", "[0, 0.25)", "[0.25, 0.5)", "[0.5, 0.75)", "[0.5, 0.75)", "[0.75, 1]", "[0.75, 1]", "[0.75, 1]"]
+    assert list(bins.astype(str)) == [
+        "[0, 0.25)",
+        "[0, 0.25)",
+        "[0.25, 0.5)",
+        "[0.5, 0.75)",
+        "[0.5, 0.75)",
+        "[0.75, 1]",
+        "[0.75, 1]",
+        "[0.75, 1]",
+    ]
     two = wpp.max_attention_bin(pd.Series([0.3, 1.0]), [0.5])
     assert list(two.astype(str)) == ["[0, 0.5)", "[0.5, 1]"]
 
@@ -814,11 +1044,20 @@ def variance_table(n=24, seed=0) -> pd.DataFrame:
     rng = np.random.RandomState(seed)
     rows = []
     for comparison in ("seeds", "jw_adversary"):
-        rows.append(pd.DataFrame({
-            "id": [f"t{k}" for k in range(n)], "length": rng.randint(2, 9, n), "predicted": np.arange(n) % 2,
-            "max_attention": rng.uniform(0.1, 1.0, n), "comparison": comparison, "models": 3 if comparison == "seeds" else 1,
-            "attention_jsd": rng.uniform(0, LN2, n), "output_tvd": rng.uniform(0, 0.3, n),
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "id": [f"t{k}" for k in range(n)],
+                    "length": rng.randint(2, 9, n),
+                    "predicted": np.arange(n) % 2,
+                    "max_attention": rng.uniform(0.1, 1.0, n),
+                    "comparison": comparison,
+                    "models": 3 if comparison == "seeds" else 1,
+                    "attention_jsd": rng.uniform(0, LN2, n),
+                    "output_tvd": rng.uniform(0, 0.3, n),
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -832,7 +1071,10 @@ def test_seed_figures_small_one_class_and_empty(close_figures, comparison):
     one_class = table[table["predicted"] == 0]
     assert wpp.seed_violin(one_class, comparison, edges, "t").axes
     assert wpp.seed_scatter(one_class, comparison, "t").axes
-    for fig in (wpp.seed_violin(table.iloc[:0], comparison, edges, "t"), wpp.seed_scatter(table.iloc[:0], comparison, "t")):
+    for fig in (
+        wpp.seed_violin(table.iloc[:0], comparison, edges, "t"),
+        wpp.seed_scatter(table.iloc[:0], comparison, "t"),
+    ):
         assert isinstance(fig, plt.Figure) and has_no_data(fig)
     # a table with only the other comparison block is empty for this one
     other = table[table["comparison"] != comparison]
@@ -841,9 +1083,13 @@ def test_seed_figures_small_one_class_and_empty(close_figures, comparison):
 
 def test_frontier_figure(close_figures):
     curve = wp.adversary_frontier(FRONT_BASE, ADVERSARIES, LABELS)
-    references = pd.DataFrame([
-        {"kind": "uniform", "tvd": 0.2, "jsd": 0.3}, {"kind": "seeds", "tvd": 0.05, "jsd": 0.02}, {"kind": "jw_adversary", "tvd": 0.01, "jsd": 0.5},
-    ])
+    references = pd.DataFrame(
+        [
+            {"kind": "uniform", "tvd": 0.2, "jsd": 0.3},
+            {"kind": "seeds", "tvd": 0.05, "jsd": 0.02},
+            {"kind": "jw_adversary", "tvd": 0.01, "jsd": 0.5},
+        ]
+    )
     fig = wpp.frontier(pd.concat([curve, references], ignore_index=True), "t")
     ax = fig.axes[0]
     assert not has_no_data(fig) and ax.get_xlim()[1] == pytest.approx(LN2 * 1.02)
@@ -859,7 +1105,9 @@ def test_frontier_figure(close_figures):
 
 def test_attention_example(close_figures):
     tokens = ["a", "good", "film"]
-    fig = wpp.attention_example(tokens, {"base": np.array([0.2, 0.5, 0.3]), "adversary": np.array([0.9, 0.05, 0.05])}, "t")
+    fig = wpp.attention_example(
+        tokens, {"base": np.array([0.2, 0.5, 0.3]), "adversary": np.array([0.9, 0.05, 0.05])}, "t"
+    )
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == tokens
     assert [t.get_text() for t in ax.get_yticklabels()] == ["base", "adversary"]
@@ -886,8 +1134,14 @@ def test_cost_table_sums_each_role_and_counts_what_is_not_trained(tmp_path):
     sst = wiegreffe_pinter_companions(config, RunKey("sst", "lstm-tanh", 10))
     trained = {sst.base: 100.0, sst.seeds[0]: 30.0, sst.seeds[1]: 20.0, sst.adversaries[1.0]: 7.5}
     for run, seconds in trained.items():
-        io.write_json(tmp_path / run.path("results/models") / "timing.json", {"train_seconds": seconds, "epochs_run": 5, "device": "cpu", "threads": 1})
-    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line for line in load_benchmark("wiegreffe_pinter_cost").cost_table(tmp_path, config)}
+        io.write_json(
+            tmp_path / run.path("results/models") / "timing.json",
+            {"train_seconds": seconds, "epochs_run": 5, "device": "cpu", "threads": 1},
+        )
+    rows = {
+        tuple(c.strip() for c in line.split("|")[1:3]): line
+        for line in load_benchmark("wiegreffe_pinter_cost").cost_table(tmp_path, config)
+    }
     assert "| 2 | 2 | 10 | 50 | 5.0 | cpu × 1 |" in rows[("sst", "seed models")]
     assert "| 2 | 1 | 5 | 8 | 1.5 |" in rows[("sst", "adversaries")]
     assert "| 4 | 0 | 0 | 0 | – | – |" in rows[("sst", "diagnostic MLPs")]
@@ -903,10 +1157,24 @@ def test_numbers_the_paper_never_reports_are_not_in_the_paper(tmp_path):
     base = write_metrics(root, "20news", "lstm-tanh", 0.9)
     names = ("average-uniform", "average-tanh", "average-guided-lstm-tanh", "average-guided-lstm-tanh-adversary-1e-2")
     diagnostics = [write_metrics(root, "20news", name, value) for name, value in zip(names, DIAGNOSTIC["sst"])]
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("uniform", "seeds", "diagnostic", "adversary") for ext in ("csv", "md")}
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("uniform", "seeds", "diagnostic", "adversary")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    wpt.write_tables([base], [base], [base], diagnostics, [write_variance(tmp_path / "v.csv", [0.01, 0.02], [0.1, 0.1])],
-                     [write_frontier_csv(tmp_path / "f.csv", [0.1, 0.2, 0.3])], write_published(tmp_path / "p.csv"), table_lambda=1e-2, tolerance=0.02, out=out)
+    wpt.write_tables(
+        [base],
+        [base],
+        [base],
+        diagnostics,
+        [write_variance(tmp_path / "v.csv", [0.01, 0.02], [0.1, 0.1])],
+        [write_frontier_csv(tmp_path / "f.csv", [0.1, 0.2, 0.3])],
+        write_published(tmp_path / "p.csv"),
+        table_lambda=1e-2,
+        tolerance=0.02,
+        out=out,
+    )
     numbers = read_claims(out["claims"])
     numbers = numbers[numbers["seed"].notna() & numbers["table"].isin(["Table 3", "Table 4"])]
     assert len(numbers) == 4 + 3 and set(numbers["verdict"]) == {wpt.NOT_IN_THE_PAPER}

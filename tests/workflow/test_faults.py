@@ -43,7 +43,11 @@ OUTPUTS = {
     TABLE2: (TABLE2,),
 }
 DOWNSTREAM = {
-    MODEL: TARGETS, GRADIENT: (GRADIENT, CORRELATIONS, TABLE2), PERMUTATION: (PERMUTATION,), CORRELATIONS: (CORRELATIONS, TABLE2), TABLE2: (TABLE2,),
+    MODEL: TARGETS,
+    GRADIENT: (GRADIENT, CORRELATIONS, TABLE2),
+    PERMUTATION: (PERMUTATION,),
+    CORRELATIONS: (CORRELATIONS, TABLE2),
+    TABLE2: (TABLE2,),
 }
 # The quick preset cut to one small model and the jobs this module breaks
 OVERLAY = {
@@ -58,18 +62,26 @@ OVERLAY = {
     "attention_attribution": {"datasets": []},
 }
 SCRIPT = {
-    MODEL: r"\.train_model\.py$", GRADIENT: r"\.explain\.py$", PERMUTATION: r"\.jw_permutation\.py$",
-    CORRELATIONS: r"\.jw_correlations\.py$", TABLE2: r"\.jw_tables\.py$",
+    MODEL: r"\.train_model\.py$",
+    GRADIENT: r"\.explain\.py$",
+    PERMUTATION: r"\.jw_permutation\.py$",
+    CORRELATIONS: r"\.jw_correlations\.py$",
+    TABLE2: r"\.jw_tables\.py$",
 }
 TEMP = {
-    MODEL: r"write:^\.model\.tmp\..*\.pt$", GRADIENT: r"write:^\.gradient\.tmp\..*\.jsonl$", PERMUTATION: r"write:^\.permutation\.tmp\..*\.csv$",
-    CORRELATIONS: r"write:^\.correlations\.tmp\..*\.csv$", TABLE2: r"write:^\.jain_wallace_table2\.tmp\..*\.csv$",
+    MODEL: r"write:^\.model\.tmp\..*\.pt$",
+    GRADIENT: r"write:^\.gradient\.tmp\..*\.jsonl$",
+    PERMUTATION: r"write:^\.permutation\.tmp\..*\.csv$",
+    CORRELATIONS: r"write:^\.correlations\.tmp\..*\.csv$",
+    TABLE2: r"write:^\.jain_wallace_table2\.tmp\..*\.csv$",
 }
 
 COUNTS = {"injected": 0, "survived": 0, "outputs lost": 0}
 
 
-def snakemake(workdir: Path, *targets: str, fault: dict | None = None, threads: int | None = None, dry: bool = False) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *targets: str, fault: dict | None = None, threads: int | None = None, dry: bool = False
+) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("ATTNEXP_FAULT_SCRIPT", None)
     if fault:
@@ -77,9 +89,25 @@ def snakemake(workdir: Path, *targets: str, fault: dict | None = None, threads: 
         env.update({f"ATTNEXP_FAULT_{key.upper()}": value for key, value in fault.items()})
     overlay = workdir.parent / f"{workdir.name}.overlay.json"
     overlay.write_text(json.dumps(OVERLAY | ({"train": {"threads": threads}} if threads else {})))
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
-               "--cores", "1", "--directory", str(workdir), "--configfile", str(REPO / "presets" / "quick.yaml"), str(overlay),
-               *(["-n"] if dry else []), "--", *(targets or TARGETS)]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--workflow-profile",
+        "none",
+        "--cores",
+        "1",
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(REPO / "presets" / "quick.yaml"),
+        str(overlay),
+        *(["-n"] if dry else []),
+        "--",
+        *(targets or TARGETS),
+    ]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
 
 
@@ -93,7 +121,13 @@ def temp_files(root: Path) -> list[str]:
 
 def error_lines(result: subprocess.CompletedProcess) -> list[str]:
     """The console's `error:` lines, each without the ` [log: <the job's log>]` a job's line ends with."""
-    return sorted({re.sub(r" \[log: [^]]+\]$", "", line) for line in (result.stdout + result.stderr).splitlines() if line.startswith("error: ")})
+    return sorted(
+        {
+            re.sub(r" \[log: [^]]+\]$", "", line)
+            for line in (result.stdout + result.stderr).splitlines()
+            if line.startswith("error: ")
+        }
+    )
 
 
 def logs_named(result: subprocess.CompletedProcess) -> list[str]:
@@ -144,7 +178,11 @@ SIGNALS = [
 ]
 
 
-@pytest.mark.parametrize(("target", "trigger", "action"), SIGNALS, ids=[f"{Path(t).stem}-{a}-{g.split(':')[0]}{i}" for i, (t, g, a) in enumerate(SIGNALS)])
+@pytest.mark.parametrize(
+    ("target", "trigger", "action"),
+    SIGNALS,
+    ids=[f"{Path(t).stem}-{a}-{g.split(':')[0]}{i}" for i, (t, g, a) in enumerate(SIGNALS)],
+)
 def test_a_killed_job_leaves_nothing_trusted_and_the_rerun_recovers(reference, tmp_path, target, trigger, action):
     root = broken_copy(reference, tmp_path, target)
     COUNTS["injected"] += 1
@@ -153,7 +191,9 @@ def test_a_killed_job_leaves_nothing_trusted_and_the_rerun_recovers(reference, t
     assert not (root / target).exists()  # the killed job's output is not there to be trusted
     if action == "term":  # a job told to stop says so (SIGKILL leaves it no time to)
         assert error_lines(result) == ["error: stopped by SIGTERM; the output being written was not kept"]
-        assert len(logs_named(result)) == 1 and logs_named(result)[0].endswith(".log")  # the console names the job's log
+        assert len(logs_named(result)) == 1 and logs_named(result)[0].endswith(
+            ".log"
+        )  # the console names the job's log
     recovered(reference, root)
 
 
@@ -171,7 +211,7 @@ def test_a_full_disk_is_one_line_naming_the_output_and_the_rerun_recovers(refere
 def _flip_weights(path: Path) -> None:
     data = bytearray(path.read_bytes())
     middle = len(data) // 2
-    data[middle:middle + 64] = bytes(b ^ 0xFF for b in data[middle:middle + 64])
+    data[middle : middle + 64] = bytes(b ^ 0xFF for b in data[middle : middle + 64])
     path.write_bytes(bytes(data))
 
 
@@ -182,7 +222,7 @@ def _nan_weights(path: Path) -> None:
     raw = state[name].contiguous().numpy().tobytes()
     data = bytearray(path.read_bytes())
     at = data.find(raw)
-    data[at:at + 16] = torch.full((4,), float("nan")).numpy().tobytes()
+    data[at : at + 16] = torch.full((4,), float("nan")).numpy().tobytes()
     path.write_bytes(bytes(data))
 
 
@@ -227,21 +267,82 @@ STATS = "results/data/synthetic/stats.json"
 FOREIGN = "not a checkpoint this pipeline wrote"  # and never torch's advice to load it with weights_only=False
 # case -> (the input damaged, how, the job's one line, the job that reads it: GRADIENT's unless named)
 DAMAGE = {
-    "weights-flipped": (MODEL, _flip_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
-    "weights-nan": (MODEL, _nan_weights, f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain"),
-    "checkpoint-truncated": (MODEL, lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), f"error: {MODEL}: {FOREIGN} (PytorchStreamReader failed reading zip archive"),
-    "checkpoint-empty": (MODEL, lambda p: p.write_bytes(b""), f"error: {MODEL}: {FOREIGN} (empty file); retrain it (delete the file and rerun)"),
-    "checkpoint-header-flipped": (MODEL, lambda p: p.write_bytes(bytes(b ^ 0xFF for b in p.read_bytes()[:8]) + p.read_bytes()[8:]), f"error: {MODEL}: {FOREIGN} ("),
+    "weights-flipped": (
+        MODEL,
+        _flip_weights,
+        f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain",
+    ),
+    "weights-nan": (
+        MODEL,
+        _nan_weights,
+        f"error: {MODEL}: damaged, its weights do not match the digest recorded when it was written; delete it and rerun to retrain",
+    ),
+    "checkpoint-truncated": (
+        MODEL,
+        lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+        f"error: {MODEL}: {FOREIGN} (PytorchStreamReader failed reading zip archive",
+    ),
+    "checkpoint-empty": (
+        MODEL,
+        lambda p: p.write_bytes(b""),
+        f"error: {MODEL}: {FOREIGN} (empty file); retrain it (delete the file and rerun)",
+    ),
+    "checkpoint-header-flipped": (
+        MODEL,
+        lambda p: p.write_bytes(bytes(b ^ 0xFF for b in p.read_bytes()[:8]) + p.read_bytes()[8:]),
+        f"error: {MODEL}: {FOREIGN} (",
+    ),
     "checkpoint-malicious-pickle": (MODEL, _malicious_pickle, f"error: {MODEL}: {FOREIGN} ("),
-    "stats-truncated": (STATS, lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), f"error: {STATS}: not valid JSON (", MODEL),
-    "split-edited-after-it-was-written": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"label": 1 - r["label"]}, digest_too=False), f"error: {TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun"),
-    "record-without-label": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}), f"error: {TEST_SPLIT}:5: no 'label' (expected id, tokens, label, sentences)"),
-    "record-with-empty-tokens": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": [], "sentences": []}), f"error: {TEST_SPLIT}:5: 'tokens' is empty (every instance has at least one token)"),
-    "record-of-the-wrong-shape": (TEST_SPLIT, lambda p: _replace_record(p, lambda r: r | {"tokens": "one string"}), f"error: {TEST_SPLIT}:5: 'tokens' is not a list of strings"),
-    "explanation-edited-after-it-was-written": (GRADIENT, lambda p: _edit_line(p, 3, '"gradient":[', '"gradient":[1.5,'), _sealed(GRADIENT), CORRELATIONS),
-    "explanation-without-its-seal": (GRADIENT, lambda p: (p.parent / f"{p.name}.sha256").unlink(), f"error: {GRADIENT}: no gradient.jsonl.sha256 beside it", CORRELATIONS),
-    "experiment-table-edited-after-it-was-written": (CORRELATIONS, lambda p: _edit_line(p, 1, ",", ",9"), _sealed(CORRELATIONS), TABLE2),
-    "metrics-edited-after-they-were-written": (METRICS, lambda p: _edit_line(p, 0, "{", '{"note": "edited", '), _sealed(METRICS), TABLE2),
+    "stats-truncated": (
+        STATS,
+        lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+        f"error: {STATS}: not valid JSON (",
+        MODEL,
+    ),
+    "split-edited-after-it-was-written": (
+        TEST_SPLIT,
+        lambda p: _replace_record(p, lambda r: r | {"label": 1 - r["label"]}, digest_too=False),
+        f"error: {TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun",
+    ),
+    "record-without-label": (
+        TEST_SPLIT,
+        lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}),
+        f"error: {TEST_SPLIT}:5: no 'label' (expected id, tokens, label, sentences)",
+    ),
+    "record-with-empty-tokens": (
+        TEST_SPLIT,
+        lambda p: _replace_record(p, lambda r: r | {"tokens": [], "sentences": []}),
+        f"error: {TEST_SPLIT}:5: 'tokens' is empty (every instance has at least one token)",
+    ),
+    "record-of-the-wrong-shape": (
+        TEST_SPLIT,
+        lambda p: _replace_record(p, lambda r: r | {"tokens": "one string"}),
+        f"error: {TEST_SPLIT}:5: 'tokens' is not a list of strings",
+    ),
+    "explanation-edited-after-it-was-written": (
+        GRADIENT,
+        lambda p: _edit_line(p, 3, '"gradient":[', '"gradient":[1.5,'),
+        _sealed(GRADIENT),
+        CORRELATIONS,
+    ),
+    "explanation-without-its-seal": (
+        GRADIENT,
+        lambda p: (p.parent / f"{p.name}.sha256").unlink(),
+        f"error: {GRADIENT}: no gradient.jsonl.sha256 beside it",
+        CORRELATIONS,
+    ),
+    "experiment-table-edited-after-it-was-written": (
+        CORRELATIONS,
+        lambda p: _edit_line(p, 1, ",", ",9"),
+        _sealed(CORRELATIONS),
+        TABLE2,
+    ),
+    "metrics-edited-after-they-were-written": (
+        METRICS,
+        lambda p: _edit_line(p, 0, "{", '{"note": "edited", '),
+        _sealed(METRICS),
+        TABLE2,
+    ),
 }
 
 
@@ -277,7 +378,9 @@ def test_the_thread_count_identifies_a_result_and_a_lowered_one_is_stated(refere
     ran = snakemake(root, MODEL, threads=2)
     assert ran.returncode == 0, ran.stderr[-3000:]
     log = (root / f"results/models/{RUN}/train.log").read_text()
-    assert "threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads" in log
+    assert (
+        "threads: Snakemake scheduled this job on 1 core(s) (--cores); it runs train.threads = 2 torch threads" in log
+    )
     assert json.loads((root / f"results/models/{RUN}/metrics.json").read_text())["provenance"]["torch_threads"] == 2
     assert "rule train_model:" in snakemake(root, MODEL, dry=True).stdout  # back to 1 thread: trained again
 
@@ -287,5 +390,7 @@ def test_zz_fault_counts(capsys):
     if COUNTS["injected"] == 0:
         pytest.skip("no fault ran (the other tests were deselected)")
     with capsys.disabled():
-        print(f"\nfault injection: {COUNTS['injected']} faults injected, {COUNTS['survived']} survived, {COUNTS['outputs lost']} outputs lost")
+        print(
+            f"\nfault injection: {COUNTS['injected']} faults injected, {COUNTS['survived']} survived, {COUNTS['outputs lost']} outputs lost"
+        )
     assert COUNTS["survived"] == COUNTS["injected"] and COUNTS["outputs lost"] == 0

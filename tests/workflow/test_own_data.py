@@ -29,11 +29,20 @@ def page_commands() -> list[str]:
 def run_page_command(command: str, folder: Path) -> subprocess.CompletedProcess:
     """One command of the page, its run folder `../own-data` replaced by `folder`, run in the checkout
     with this Python (and Snakemake without the workflow profile, as every test runs it)."""
-    words = [str(folder) + w[len("../own-data"):] if w.startswith("../own-data") else w for w in shlex.split(command)]
+    words = [str(folder) + w[len("../own-data") :] if w.startswith("../own-data") else w for w in shlex.split(command)]
     if words[0] == "python":
         words[0] = sys.executable
     elif words[0] == "snakemake":
-        words = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none", *words[1:]]
+        words = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--workflow-profile",
+            "none",
+            *words[1:],
+        ]
     timeout = float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None
     result = subprocess.run(words, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
@@ -59,8 +68,13 @@ def test_the_worked_example_runs_every_stage_on_the_users_tables(tmp_path):
     assert [stats["splits"][s]["n"] for s in ("train", "dev", "test")] == [1020, 180, 300]
     tables = results / "tables"
     # every paper's stage has rows for the dataset
-    assert any(r["dataset"] == "reviews" and r["model"] == "lstm-tanh" for r in rows(tables / "jain_wallace_table2.csv"))
-    assert {r["model"] for r in rows(tables / "serrano_smith_erasure.csv") if r["dataset"] == "reviews"} >= {"han-rnn", "lstm-tanh"}
+    assert any(
+        r["dataset"] == "reviews" and r["model"] == "lstm-tanh" for r in rows(tables / "jain_wallace_table2.csv")
+    )
+    assert {r["model"] for r in rows(tables / "serrano_smith_erasure.csv") if r["dataset"] == "reviews"} >= {
+        "han-rnn",
+        "lstm-tanh",
+    }
     assert any(r["dataset"] == "reviews" for r in rows(tables / "wiegreffe_pinter_uniform.csv"))
     assert any(r["dataset"] == "reviews" for r in rows(tables / "faithfulness_aopc.csv"))
     assert any(r["dataset"] == "reviews" for r in rows(tables / "attention_attribution_pruning.csv"))

@@ -217,7 +217,12 @@ class FakeSlurm:
 
 SMALL = {  # a few hundred generated documents, two epochs: the jobs, not the numbers, are under test
     "train": {"threads": 2},
-    "datasets": {"synthetic": {"generator": {"sizes": {"train": 400, "dev": 100, "test": 100}}, "train": {"jain_wallace": {"epochs": 2}}}},
+    "datasets": {
+        "synthetic": {
+            "generator": {"sizes": {"train": 400, "dev": 100, "test": 100}},
+            "train": {"jain_wallace": {"epochs": 2}},
+        }
+    },
 }
 
 
@@ -259,7 +264,14 @@ def test_jobs_are_submitted_through_sbatch_with_the_profile_resources(cuda_run):
     assert_profile_resources(calls[0], workdir, threads=1)  # preprocess_dataset declares no threads
     assert_profile_resources(calls[1], workdir, threads=SMALL["train"]["threads"])  # train.threads
     # the data job ran inside its (fake) allocation, through the plugin's srun, and its files are there
-    assert fake.jobs() == {calls[0]["jobid"]: {"jobid": calls[0]["jobid"], "name": option(calls[0]["argv"], "--job-name"), "state": "COMPLETED", "rc": 0}}
+    assert fake.jobs() == {
+        calls[0]["jobid"]: {
+            "jobid": calls[0]["jobid"],
+            "name": option(calls[0]["argv"], "--job-name"),
+            "state": "COMPLETED",
+            "rc": 0,
+        }
+    }
     assert [option(s["argv"], "--cpus-per-task") for s in fake.calls("srun")] == ["1"]
     assert "has been submitted with SLURM jobid" in run.stdout + run.stderr
     assert fake.calls("sacct"), "the plugin never asked sacct for the job states"

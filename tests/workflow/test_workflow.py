@@ -82,7 +82,15 @@ def test_dry_run_plans_download_and_preprocess_for_every_enabled_dataset(tmp_pat
 
 
 def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):
-    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"datasets": {"sst": {"min_cuont": 3}}}), check=False)
+    result = snakemake(
+        tmp_path,
+        "-n",
+        "--cores",
+        "1",
+        "--configfile",
+        overlay(tmp_path, {"datasets": {"sst": {"min_cuont": 3}}}),
+        check=False,
+    )
     assert result.returncode != 0
     message = result.stdout + result.stderr
     assert "config key 'datasets.sst'" in message and "min_cuont" in message
@@ -100,7 +108,15 @@ def test_misspelt_target_gets_the_closest_rule_and_the_targets(tmp_path):
 
 
 def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
-    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", overlay(tmp_path, {"download": {"retries": "many"}}), check=False)
+    result = snakemake(
+        tmp_path,
+        "-n",
+        "--cores",
+        "1",
+        "--configfile",
+        overlay(tmp_path, {"download": {"retries": "many"}}),
+        check=False,
+    )
     assert result.returncode != 0
     assert "config key 'download.retries'" in result.stderr + result.stdout
     assert "integer" in result.stderr + result.stdout
@@ -109,8 +125,16 @@ def test_wrong_type_is_reported_with_key_and_expected_type(tmp_path):
 # the rules whose jobs run a model, so run on `device`: training, the attention export, every
 # explanation method and every experiment on a trained model
 DEVICE_RULES = {
-    "train_model", "export_attention", "explain", "explain_together", "jw_permutation", "jw_adversarial", "ss_interventions",
-    "faithfulness_eraser", "attention_attribution_heads", "attention_attribution_graphs",
+    "train_model",
+    "export_attention",
+    "explain",
+    "explain_together",
+    "jw_permutation",
+    "jw_adversarial",
+    "ss_interventions",
+    "faithfulness_eraser",
+    "attention_attribution_heads",
+    "attention_attribution_graphs",
 }
 
 
@@ -138,9 +162,14 @@ def test_only_device_cuda_makes_the_model_jobs_request_a_gpu(tmp_path, device, g
 
 def test_an_experiment_asked_for_a_model_without_what_it_needs_fails_before_any_job(tmp_path):
     bad = overlay(tmp_path, {"serrano_smith": {"models": ["lstm-uniform"]}})
-    result = snakemake(tmp_path, "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"), bad, check=False)
+    result = snakemake(
+        tmp_path, "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"), bad, check=False
+    )
     assert result.returncode != 0
-    assert "config key 'serrano_smith.models.0': model 'lstm-uniform': the Serrano & Smith experiments need its own trained attention" in result.stdout + result.stderr
+    assert (
+        "config key 'serrano_smith.models.0': model 'lstm-uniform': the Serrano & Smith experiments need its own trained attention"
+        in result.stdout + result.stderr
+    )
     assert not (tmp_path / "results").exists()
 
 
@@ -161,7 +190,12 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     trained = {Path(p).parts[1] for p in models if p.endswith("model.pt")}
     assert {"lstm-tanh", "cnn-dot", "average-guided-lstm-tanh", "han-rnn", "flan-conv", "lstm-uniform"} <= trained
     assert any(p.startswith("synthetic_qa/") for p in models)
-    assert {"lstm-tanh-adversary-1e-3", "lstm-tanh-adversary-1e0", "average-guided-lstm-tanh-adversary-1e0", "average-uniform"} <= trained
+    assert {
+        "lstm-tanh-adversary-1e-3",
+        "lstm-tanh-adversary-1e0",
+        "average-guided-lstm-tanh-adversary-1e0",
+        "average-uniform",
+    } <= trained
     for path in (first / "results" / "models").rglob("metrics.json"):
         metrics = json.loads(path.read_text())
         if "-adversary-" in metrics["model"]:  # W&P's adversaries see no gold label; their guided MLPs inherit that
@@ -175,13 +209,24 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
         assert digests and digests == tree_digest(second / "results" / stage), stage
     # `device: auto` on a machine without CUDA: every model-running job's log says what it chose
     logs = first / "results" / "logs"
-    chose = [p.relative_to(logs).as_posix() for p in logs.rglob("*.log") if "device: cpu (setting 'auto')" in p.read_text()]
-    for job in ("explain/", "export_attention/", "jain_wallace/permutation/", "jain_wallace/adversarial/", "serrano_smith/interventions/", "faithfulness/eraser/"):
+    chose = [
+        p.relative_to(logs).as_posix() for p in logs.rglob("*.log") if "device: cpu (setting 'auto')" in p.read_text()
+    ]
+    for job in (
+        "explain/",
+        "export_attention/",
+        "jain_wallace/permutation/",
+        "jain_wallace/adversarial/",
+        "serrano_smith/interventions/",
+        "faithfulness/eraser/",
+    ):
         assert any(c.startswith(job) for c in chose), job
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
     for model in ("lstm-tanh", "average-tanh", "lstm-dot"):
         for name in ("tau_histograms", "permutation", "adversarial_histogram", "adversarial_violin"):
-            assert f"synthetic/{model}/seed10/{name}.pdf" in figures and f"synthetic/{model}/seed10/{name}.png" in figures
+            assert (
+                f"synthetic/{model}/seed10/{name}.pdf" in figures and f"synthetic/{model}/seed10/{name}.png" in figures
+            )
     assert {"ground_truth.pdf", "encoder_comparison.png"} <= set(figures)
     assert "synthetic_qa/average-tanh/seed10/adversarial_violin.png" in figures
     table2 = (first / "results/tables/jain_wallace_table2.csv").read_text()
@@ -195,47 +240,82 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "synthetic/seed10/removal_fraction.pdf" in tree_digest(first / "results" / "figures" / "serrano_smith")
     claims = (first / "results/tables/claims.csv").read_text()
     assert "Jain & Wallace 2019,Table 2,synthetic" not in claims  # no published Table 2 row for synthetic
-    assert "Serrano & Smith 2019,\"§6, removal box plots\",synthetic,han-rnn" in claims
+    assert 'Serrano & Smith 2019,"§6, removal box plots",synthetic,han-rnn' in claims
     # Wiegreffe & Pinter, reduced: 2 seed models, 2 λ values; Figures 2 and 4, Table 1, Tables 2-4, claims
     wp_figures = tree_digest(first / "results" / "figures" / "wiegreffe_pinter")
     for name in ("seeds_violin", "seeds_scatter", "jw_adversary_violin", "jw_adversary_scatter", "frontier", "example"):
-        assert f"synthetic/lstm-tanh/seed10/{name}.pdf" in wp_figures and f"synthetic/lstm-tanh/seed10/{name}.png" in wp_figures
+        assert (
+            f"synthetic/lstm-tanh/seed10/{name}.pdf" in wp_figures
+            and f"synthetic/lstm-tanh/seed10/{name}.png" in wp_figures
+        )
     frontier = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/frontier.csv").read_text().splitlines()
     assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1"]]
     assert {line.split(",")[0] for line in frontier[3:]} == {"uniform", "seeds", "jw_adversary"}
     variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
     assert variance.count(",seeds,2,") == 300 and variance.count(",jw_adversary,1,") == 300
     assert "| Base model |" in (first / "results/tables/wiegreffe_pinter_diagnostic.md").read_text()
-    assert "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,,1," in claims  # a finding: no single seed, one seed here
+    assert (
+        "Wiegreffe & Pinter 2019,Figure 4,synthetic,lstm-tanh,,1," in claims
+    )  # a finding: no single seed, one seed here
     # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
     eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
     assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit"
-    assert {line.split(",")[0] for line in eraser[1:]} == {"attention", "gradient", "loo", "ig", "attention_x_gradient", "random"}
+    assert {line.split(",")[0] for line in eraser[1:]} == {
+        "attention",
+        "gradient",
+        "loo",
+        "ig",
+        "attention_x_gradient",
+        "random",
+    }
     aopc = (first / "results/tables/faithfulness_aopc.csv").read_text()
-    assert all(f"synthetic,{m},10,tokens,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv"))
-    assert "synthetic,transformer-cls,10,tokens,rollout," in aopc and "synthetic,transformer-cls,10,tokens,attattr," in aopc
+    assert all(
+        f"synthetic,{m},10,tokens,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv")
+    )
+    assert (
+        "synthetic,transformer-cls,10,tokens,rollout," in aopc
+        and "synthetic,transformer-cls,10,tokens,attattr," in aopc
+    )
     assert "synthetic,han-rnn,10,sentences,attention," in aopc and "synthetic,han-rnn,10,sentences,loo," in aopc
     assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,1,AOPC-comprehensiveness(loo)" in claims
-    assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(tree_digest(first / "results" / "figures" / "faithfulness"))
+    assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(
+        tree_digest(first / "results" / "figures" / "faithfulness")
+    )
     # the Transformer slice: head pruning against random orders, attribution graphs, rollout agreement
     pruning = (first / "results/tables/attention_attribution_pruning.csv").read_text()
     assert pruning.count("synthetic,transformer-cls,10,") == 5  # the preset's 5 fractions
     agreement = (first / "results/tables/attention_attribution_agreement.csv").read_text()
     assert "synthetic,transformer-cls,10,rollout,loo," in agreement
-    assert "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10,1," in claims and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
+    assert (
+        "Hao et al. 2021,Figure 3,synthetic,transformer-cls,10,1," in claims
+        and "Abnar & Zuidema 2020,Tables 1-3,synthetic" in claims
+    )
     # the scorecard: every claim with its tolerance basis and cause (byte-identical with results/tables above)
     scorecard = (first / "results/tables/scorecard.csv").read_text()
-    assert scorecard.splitlines()[0].endswith(",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause,cause_status,setting")
+    assert scorecard.splitlines()[0].endswith(
+        ",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause,cause_status,setting"
+    )
     assert len(scorecard.splitlines()) == len(claims.splitlines())
     assert "## Per paper" in (first / "results/tables/scorecard.md").read_text()
     aa_figures = set(tree_digest(first / "results" / "figures" / "attention_attribution"))
-    assert {f"synthetic/transformer-cls/seed10/{n}.{e}" for n in ("head_pruning", "graphs") for e in ("pdf", "png")} <= aa_figures
-    graphs = json.loads((first / "results/attention_attribution/synthetic/transformer-cls/seed10/graphs.json").read_text())
+    assert {
+        f"synthetic/transformer-cls/seed10/{n}.{e}" for n in ("head_pruning", "graphs") for e in ("pdf", "png")
+    } <= aa_figures
+    graphs = json.loads(
+        (first / "results/attention_attribution/synthetic/transformer-cls/seed10/graphs.json").read_text()
+    )
     assert len(graphs["graphs"]) == 2 and all(g["edges"][0]["layer"] == 2 for g in graphs["graphs"])
     ground_truth = (first / "results/tables/ground_truth.csv").read_text()
     assert all(f"synthetic,{m}" in ground_truth for m in ("lstm-tanh", "average-tanh"))
-    made = snakemake(first, "--configfile", str(REPO / "presets" / "quick.yaml"), "--report", str(first / "report.html"),
-                     "--report-metadata", str(REPO / "report" / "metadata.yaml"))
+    made = snakemake(
+        first,
+        "--configfile",
+        str(REPO / "presets" / "quick.yaml"),
+        "--report",
+        str(first / "report.html"),
+        "--report-metadata",
+        str(REPO / "report" / "metadata.yaml"),
+    )
     assert "ERROR/" not in made.stdout + made.stderr  # every caption is valid reStructuredText
     assert "WARNING/" not in made.stdout + made.stderr  # e.g. a ':' in a category breaks its link target
     report = (first / "report.html").read_text(errors="replace")
@@ -246,11 +326,21 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert "attention_attribution_pruning.html" in report and "head_pruning.png" in report
     assert '"mime_type": "text/html", "job_properties": {"rule": "render_table"' in report
     # the landing page: the scorecard's counts (report/metadata.yaml) instead of the rule graph
-    assert f'var metadata = {{"Published numbers and claims compared": {len(claims.splitlines()) - 1}, "Matched": ' in report
+    assert (
+        f'var metadata = {{"Published numbers and claims compared": {len(claims.splitlines()) - 1}, "Matched": '
+        in report
+    )
     table2 = (first / "results/report/jain_wallace_table2.html").read_text()
     assert "<table>" in table2 and "<th>gradient_lstm</th>" in table2
     # grouped by paper: each category once in the report's index, the scorecard in its own
-    for category in ("Data and models", "Jain & Wallace 2019", "Serrano & Smith 2019", "Wiegreffe & Pinter 2019", "Beyond - faithfulness", "Replication scorecard"):
+    for category in (
+        "Data and models",
+        "Jain & Wallace 2019",
+        "Serrano & Smith 2019",
+        "Wiegreffe & Pinter 2019",
+        "Beyond - faithfulness",
+        "Replication scorecard",
+    ):
         assert f'"{category}": {{' in report, category
     assert "scorecard.html" in report
 
@@ -264,7 +354,16 @@ def test_offline_without_mirror_fails_with_a_short_message_naming_url_and_option
     sst = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]["sst"]
     sst["sources"][0]["url"] = url
     config = {"datasets": {"sst": {"sources": sst["sources"]}}, "download": {"retries": 0, "timeout": 2}}
-    result = snakemake(tmp_path, "--cores", "1", "--configfile", overlay(tmp_path, config), "--", "results/data/sst/stats.json", check=False)
+    result = snakemake(
+        tmp_path,
+        "--cores",
+        "1",
+        "--configfile",
+        overlay(tmp_path, config),
+        "--",
+        "results/data/sst/stats.json",
+        check=False,
+    )
     assert result.returncode != 0
     log = (tmp_path / "results/logs/download_source/sst/trainDevTestTrees_PTB.zip.log").read_text()
     error_lines = [line for line in log.splitlines() if line.startswith("error:")]
@@ -287,7 +386,9 @@ def test_corrupted_mirror_copy_fails_with_checksum_error_and_leaves_nothing(tmp_
     (mirror / "trainDevTestTrees_PTB.zip").write_bytes(bytes(data))
     work = tmp_path / "work"
     work.mkdir()
-    result = snakemake(work, "--cores", "1", "--config", f"mirror={mirror}", "--", "results/data/sst/stats.json", check=False)
+    result = snakemake(
+        work, "--cores", "1", "--config", f"mirror={mirror}", "--", "results/data/sst/stats.json", check=False
+    )
     assert result.returncode != 0
     log = (work / "results/logs/download_source/sst/trainDevTestTrees_PTB.zip.log").read_text()
     assert "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc" in log  # expected digest
@@ -314,7 +415,10 @@ def test_an_archive_damaged_in_resources_is_caught_before_extraction_and_fetched
     ]
     assert not (tmp_path / archive).exists() and not (tmp_path / unpacked).exists()
     snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", unpacked)  # the next run recovers
-    assert hashlib.sha256((tmp_path / archive).read_bytes()).hexdigest() == "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc"
+    assert (
+        hashlib.sha256((tmp_path / archive).read_bytes()).hexdigest()
+        == "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc"
+    )
     assert sorted(p.name for p in (tmp_path / unpacked).rglob("*.txt")) == ["dev.txt", "test.txt", "train.txt"]
 
 
@@ -331,7 +435,9 @@ def test_an_unpacked_file_changed_is_refused_before_preprocessing_and_unpacked_a
     changed = original.replace(b" good)", b" gold)", 1)
     assert len(changed) == len(original) and changed != original
     (tmp_path / train).write_bytes(changed)
-    failed = snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/data/sst/stats.json", check=False)
+    failed = snakemake(
+        tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/data/sst/stats.json", check=False
+    )
     assert failed.returncode != 0
     errors = [line for line in (failed.stdout + failed.stderr).splitlines() if line.startswith("error: ")]
     assert errors == [
@@ -339,7 +445,9 @@ def test_an_unpacked_file_changed_is_refused_before_preprocessing_and_unpacked_a
         f"{hashlib.sha256(original).hexdigest()}); the folder was removed, the next run unpacks the archive again [log: results/logs/preprocess_dataset/sst.log]"
     ]
     assert not (tmp_path / unpacked).exists()
-    assert not any((outputs / name).exists() for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt", "stats.json"))
+    assert not any(
+        (outputs / name).exists() for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "vocab.txt", "stats.json")
+    )
     snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", "results/data/sst/stats.json")
     assert (tmp_path / train).read_bytes() == original
     assert by_label(stats(tmp_path, "sst"), "train") == {"0": 3034, "1": 3321}
@@ -364,7 +472,13 @@ def test_data_dag_on_mirror_gives_the_protocol_split_sizes(mirror_run):
     assert by_label(sst, "train") == {"0": 3034, "1": 3321}
     assert by_label(sst, "dev") == {"0": 397, "1": 424}
     assert by_label(sst, "test") == {"0": 863, "1": 862}  # J&W Table 1, exactly (D-LEN)
-    assert sst["sources"] == [{"file": "trainDevTestTrees_PTB.zip", "sha256": "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc", "substitute": None}]
+    assert sst["sources"] == [
+        {
+            "file": "trainDevTestTrees_PTB.zip",
+            "sha256": "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc",
+            "substitute": None,
+        }
+    ]
 
     imdb = by_label(stats(mirror_run, "imdb"), "test")  # D-IMDB: within 5 % of 2,184 / 2,172
     assert abs(imdb["0"] - 2184) <= 0.05 * 2184 and abs(imdb["1"] - 2172) <= 0.05 * 2172
@@ -405,7 +519,9 @@ def test_data_dag_rerun_in_a_fresh_folder_is_byte_identical(mirror_run, tmp_path
     targets = [f"results/data/{d}/stats.json" for d in datasets]
     snakemake(tmp_path, "--cores", "2", "--config", f"mirror={MIRROR}", "--", *targets)
     for dataset in datasets:
-        assert tree_digest(tmp_path / "results/data" / dataset) == tree_digest(mirror_run / "results/data" / dataset), dataset
+        assert tree_digest(tmp_path / "results/data" / dataset) == tree_digest(mirror_run / "results/data" / dataset), (
+            dataset
+        )
 
 
 @pytest.mark.slow

@@ -32,8 +32,8 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PureWindowsPath
-from typing import Callable
 
 from attnexp.io import DIR_MODE, file_digest
 
@@ -82,9 +82,7 @@ def _tar_type_problem(member: tarfile.TarInfo) -> str | None:
         (member.isfifo(), "FIFO"),
     ]
     # Whitelisting files and folders also refuses member types tarfile may add later.
-    return next(
-        (kind for matched, kind in kinds if matched), f"unsupported member type {member.type!r}"
-    )
+    return next((kind for matched, kind in kinds if matched), f"unsupported member type {member.type!r}")
 
 
 def _zip_type_problem(info: zipfile.ZipInfo) -> str | None:
@@ -144,9 +142,7 @@ def _extract_zip(archive: Path, dest: Path, archive_sha256: str) -> list[str]:
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
         _check_zip(archive, infos)
-        return _stage(
-            archive, dest, lambda into: zf.extractall(into, members=infos), archive_sha256
-        )
+        return _stage(archive, dest, lambda into: zf.extractall(into, members=infos), archive_sha256)
 
 
 def _kind(archive: Path) -> str:
@@ -161,15 +157,11 @@ def _kind(archive: Path) -> str:
 
 def _relative_files(root: Path) -> list[str]:
     return sorted(
-        Path(folder, name).relative_to(root).as_posix()
-        for folder, _dirs, files in os.walk(root)
-        for name in files
+        Path(folder, name).relative_to(root).as_posix() for folder, _dirs, files in os.walk(root) for name in files
     )
 
 
-def _stage(
-    archive: Path, dest: Path, fill: Callable[[Path], object], archive_sha256: str
-) -> list[str]:
+def _stage(archive: Path, dest: Path, fill: Callable[[Path], object], archive_sha256: str) -> list[str]:
     """Let `fill` populate a fresh folder beside `dest`, write its manifest, then rename it onto
     `dest`.
 
@@ -214,8 +206,7 @@ def _write_manifest(folder: Path, files: list[str], archive: str, archive_sha256
     plainly: `folder` is the staging folder, renamed into place only afterwards."""
     paths = {name: os.path.join(folder, name) for name in files}  # strings: see _entries
     members = ",\n".join(
-        f"  {json.dumps(name, ensure_ascii=False)}: "
-        f'[{os.path.getsize(path)}, "{file_digest(path)}"]'
+        f'  {json.dumps(name, ensure_ascii=False)}: [{os.path.getsize(path)}, "{file_digest(path)}"]'
         for name, path in paths.items()
     )
     header = json.dumps({"archive": archive, "archive_sha256": archive_sha256})[:-1]
@@ -230,19 +221,14 @@ def _refusal(folder: Path, message: str) -> ChangedUnpackedError:
         old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.parent))
         os.replace(folder, old / "content")
         shutil.rmtree(old)
-    return ChangedUnpackedError(
-        f"{message}; the folder was removed, the next run unpacks the archive again"
-    )
+    return ChangedUnpackedError(f"{message}; the folder was removed, the next run unpacks the archive again")
 
 
 def _read_manifest(folder: Path) -> tuple[str, str, dict[str, tuple[int, str]]]:
     """(archive name, archive sha256, {member: (size, sha256)}) from `folder`'s MANIFEST."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        members = {
-            str(name): (int(size), str(sha256))
-            for name, (size, sha256) in manifest["members"].items()
-        }
+        members = {str(name): (int(size), str(sha256)) for name, (size, sha256) in manifest["members"].items()}
         return str(manifest["archive"]), str(manifest["archive_sha256"]), members
     except FileNotFoundError:
         problem = (
@@ -259,7 +245,7 @@ def _entries(folder: Path) -> dict[str, os.stat_result]:
     Links to folders (which os.walk does not enter) are listed too, for the caller to refuse."""
     found, top = {}, os.path.join(folder, "")
     for root, dirs, files in os.walk(top):
-        prefix = root[len(top):].replace(os.sep, "/")
+        prefix = root[len(top) :].replace(os.sep, "/")
         for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
             found[f"{prefix}/{name}" if prefix else name] = os.lstat(os.path.join(root, name))
     for name in NOT_MEMBERS:
@@ -293,17 +279,23 @@ def verify_unpacked(folder: str | os.PathLike, archive_sha256: str | None = None
         raise ChangedUnpackedError(f"{folder}: missing, expected the folder an archive is unpacked into")
     archive, recorded_sha256, members = _read_manifest(folder)
     if archive_sha256 is not None and recorded_sha256 != archive_sha256:
-        raise _refusal(folder, (
-            f"{folder}: unpacked from an archive with sha256 {recorded_sha256}, expected the "
-            f"verified {archive} with sha256 {archive_sha256}"
-        ))
+        raise _refusal(
+            folder,
+            (
+                f"{folder}: unpacked from an archive with sha256 {recorded_sha256}, expected the "
+                f"verified {archive} with sha256 {archive_sha256}"
+            ),
+        )
     found = _entries(folder)
     extra = sorted(set(found) - set(members))
     if extra:
-        raise _refusal(folder, (
-            f"{folder / extra[0]}: not a member of {archive}, expected only the {len(members)} "
-            f"files its {MANIFEST} lists"
-        ))
+        raise _refusal(
+            folder,
+            (
+                f"{folder / extra[0]}: not a member of {archive}, expected only the {len(members)} "
+                f"files its {MANIFEST} lists"
+            ),
+        )
     for name, (size, sha256) in sorted(members.items()):
         if name not in found:
             problem = f"missing, expected {size} bytes with sha256 {sha256}"
@@ -314,9 +306,7 @@ def verify_unpacked(folder: str | os.PathLike, archive_sha256: str | None = None
     return sorted(folder / name for name in members)
 
 
-def safe_extract(
-    archive: str | os.PathLike, dest: str | os.PathLike, archive_sha256: str | None = None
-) -> list[str]:
+def safe_extract(archive: str | os.PathLike, dest: str | os.PathLike, archive_sha256: str | None = None) -> list[str]:
     """Extract tar or zip `archive` into folder `dest`, with its MANIFEST; return the sorted relative
     file paths (the manifest not among them).
 

@@ -34,12 +34,12 @@ class Document:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def from_text(cls, id: str, text: str, label, question: str | None = None) -> "Document":
+    def from_text(cls, id: str, text: str, label, question: str | None = None) -> Document:
         tokens, sentences = tokenize_document(text)
         q = tokenize_document(question)[0] if question is not None else None
         return cls(id=id, tokens=tokens, label=label, sentences=sentences, question=q)
 
-    def normalised(self) -> "Document":
+    def normalised(self) -> Document:
         """Lower-case and map digit tokens to `qqq` (J&W §4.1, applied to every dataset)."""
         return Document(
             id=self.id,
@@ -59,7 +59,7 @@ class Document:
         return record
 
     @classmethod
-    def from_record(cls, record: dict) -> "Document":
+    def from_record(cls, record: dict) -> Document:
         """The Document `to_record` wrote: its own fields, the rest its `extra`."""
         own = ("id", "tokens", "label", "sentences", "question")
         return cls(
@@ -105,7 +105,10 @@ def _record_problem(record) -> str | None:
         return f"'label' is {record['label']!r}, expected a string or an integer"
     spans = record["sentences"]
     if not isinstance(spans, list) or not all(
-        isinstance(s, list) and len(s) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in s) and 0 <= s[0] < s[1] <= len(tokens)
+        isinstance(s, list)
+        and len(s) == 2
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in s)
+        and 0 <= s[0] < s[1] <= len(tokens)
         for s in spans
     ):
         return "'sentences' is not a list of [start, end] token spans within the tokens"
@@ -154,7 +157,7 @@ class DataFiles:
                 object.__setattr__(self, name, Path(getattr(self, name)))
 
     @classmethod
-    def of(cls, named) -> "DataFiles":
+    def of(cls, named) -> DataFiles:
         """The entries named train, dev, test and vocab of a rule's named inputs (or of a dict); the
         others are left out."""
         return cls(**{name: named.get(name) for name in DATA_FILES})
@@ -165,5 +168,7 @@ class DataFiles:
             raise ValueError(f"{name!r} is no file of a preprocessed dataset; expected one of {', '.join(DATA_FILES)}")
         path = getattr(self, name)
         if path is None:
-            raise ValueError(f"this job was given no {name} file of its dataset (its rule names none as the input {name!r})")
+            raise ValueError(
+                f"this job was given no {name} file of its dataset (its rule names none as the input {name!r})"
+            )
         return path

@@ -18,8 +18,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from attnexp.io import file_digest, file_digests, temp_beside
 
@@ -75,20 +75,12 @@ class _Truncated(Exception):
 # --------------------------------------------------------------------------- checksums
 
 
-def _expected_digest(
-    sha256: str | None, md5: str | None, sha1: str | None = None
-) -> tuple[str, str]:
+def _expected_digest(sha256: str | None, md5: str | None, sha1: str | None = None) -> tuple[str, str]:
     """(algorithm, expected lower-case hex digest); exactly one must be given. sha256 is preferred;
     md5 and sha1 exist because for some canonical files only those are published."""
-    given = {
-        name: value
-        for name, value in (("sha256", sha256), ("md5", md5), ("sha1", sha1))
-        if value is not None
-    }
+    given = {name: value for name, value in (("sha256", sha256), ("md5", md5), ("sha1", sha1)) if value is not None}
     if len(given) != 1:
-        raise ValueError(
-            "pass exactly one of sha256=, md5= or sha1= (the expected digest of the file)"
-        )
+        raise ValueError("pass exactly one of sha256=, md5= or sha1= (the expected digest of the file)")
     ((algorithm, value),) = given.items()
     return algorithm, value.strip().lower()
 
@@ -264,9 +256,7 @@ def fetch(
                 say(f"retrying in {delay:g}s")
                 time.sleep(delay)
     tries = f" after {attempt + 1} attempts" if attempt else ""
-    raise DownloadError(
-        f"Could not download {url}{tries}: {_describe(last)}. {hint}"
-    ) from last
+    raise DownloadError(f"Could not download {url}{tries}: {_describe(last)}. {hint}") from last
 
 
 # --------------------------------------------------------------------------- mirror
@@ -292,8 +282,7 @@ def find_in_mirror(mirror: str | os.PathLike, filename: str) -> Path | None:
     if len(matches) > 1 and len({file_digest(path) for path in matches}) > 1:
         listing = ", ".join(str(path) for path in matches)
         raise DownloadError(
-            f"Mirror {mirror} holds several different files named {filename}: {listing}. "
-            "Keep only the right one."
+            f"Mirror {mirror} holds several different files named {filename}: {listing}. Keep only the right one."
         )
     return matches[0] if matches else None
 
@@ -302,9 +291,7 @@ def _url_filename(url: str) -> str:
     return urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1])
 
 
-def _copy_from_mirror(
-    source: Path, dest: Path, *, sha256: str | None, md5: str | None, sha1: str | None = None
-) -> str:
+def _copy_from_mirror(source: Path, dest: Path, *, sha256: str | None, md5: str | None, sha1: str | None = None) -> str:
     try:
         return _install(
             dest,
@@ -317,9 +304,7 @@ def _copy_from_mirror(
     except ChecksumError:
         raise
     except OSError as error:
-        raise DownloadError(
-            f"Could not copy {source} from the mirror to {dest}: {error}"
-        ) from error
+        raise DownloadError(f"Could not copy {source} from the mirror to {dest}: {error}") from error
 
 
 def obtain(
@@ -347,9 +332,7 @@ def obtain(
     name = filename or _url_filename(url)
     if mirror is not None:
         if not name:
-            raise ValueError(
-                f"cannot tell which file to look up in the mirror for {url}; pass filename="
-            )
+            raise ValueError(f"cannot tell which file to look up in the mirror for {url}; pass filename=")
         source = find_in_mirror(mirror, name)
         if source is not None:
             say(f"copying {source} from the mirror")

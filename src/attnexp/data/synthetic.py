@@ -53,7 +53,11 @@ def _instance(rng: np.random.RandomState, index: int, split: str, g: dict, backg
             rationale, distractors = distractors, rationale
         label = "yes" if rationale else "no"
     return Document(
-        id=f"{split}-{index:05d}", tokens=tokens, label=label, sentences=sentences, question=question,
+        id=f"{split}-{index:05d}",
+        tokens=tokens,
+        label=label,
+        sentences=sentences,
+        question=question,
         extra={"rationale": rationale, "distractors": distractors},
     )
 

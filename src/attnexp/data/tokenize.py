@@ -38,9 +38,43 @@ _KEEP_UNIT = {"th", "st", "nd", "rd", "s"}  # ordinals and decades ("21st", "199
 _INFIX = re.compile(r"(?<=[^\W\d_])(-+|/|–|—)(?=[^\W_])|(?<=\d)(-+|/)(?=[^\W\d_])|(?<=[a-z])\.(?=[A-Z])")
 # Case-sensitive, like spaCy's exceptions: "No." is an abbreviation, "no." ends a sentence.
 _ABBREVIATIONS = {
-    "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "St.", "Jr.", "Sr.", "vs.", "etc.", "e.g.", "i.e.", "Inc.",
-    "Co.", "Corp.", "Ltd.", "Mt.", "No.", "U.S.", "U.K.", "a.m.", "p.m.", "Jan.", "Feb.", "Mar.", "Apr.",
-    "Jun.", "Jul.", "Aug.", "Sep.", "Sept.", "Oct.", "Nov.", "Dec.", "MR.", "DR.", "ST.",
+    "Mr.",
+    "Mrs.",
+    "Ms.",
+    "Dr.",
+    "Prof.",
+    "St.",
+    "Jr.",
+    "Sr.",
+    "vs.",
+    "etc.",
+    "e.g.",
+    "i.e.",
+    "Inc.",
+    "Co.",
+    "Corp.",
+    "Ltd.",
+    "Mt.",
+    "No.",
+    "U.S.",
+    "U.K.",
+    "a.m.",
+    "p.m.",
+    "Jan.",
+    "Feb.",
+    "Mar.",
+    "Apr.",
+    "Jun.",
+    "Jul.",
+    "Aug.",
+    "Sep.",
+    "Sept.",
+    "Oct.",
+    "Nov.",
+    "Dec.",
+    "MR.",
+    "DR.",
+    "ST.",
 }
 
 
@@ -60,7 +94,7 @@ def _split_chunk(chunk: str) -> list[tuple[str, bool]]:
             if m.end() == len(chunk):
                 break
             prefixes.append(m.group())
-            chunk = chunk[m.end():]
+            chunk = chunk[m.end() :]
             continue
         if m := _SUFFIX.search(chunk):
             if m.start() == 0:
@@ -86,7 +120,7 @@ def _split_core(chunk: str) -> list[str]:
         return []
     if chunk.lower() in _SPECIAL:
         first, second = _SPECIAL[chunk.lower()]
-        return [chunk[: len(first)], chunk[len(first):]] if second else [chunk]
+        return [chunk[: len(first)], chunk[len(first) :]] if second else [chunk]
     if (m := _NUMBER_UNIT.match(chunk)) and m.group(2).lower() not in _KEEP_UNIT:
         return [m.group(1), m.group(2)]
     if _URL.match(chunk):
@@ -94,7 +128,7 @@ def _split_core(chunk: str) -> list[str]:
     pieces: list[str] = []
     last = 0
     for m in _INFIX.finditer(chunk):
-        pieces += [chunk[last: m.start()], m.group()]
+        pieces += [chunk[last : m.start()], m.group()]
         last = m.end()
     pieces.append(chunk[last:])
     return [p for p in pieces if p]
@@ -123,7 +157,12 @@ def split_sentences(tokens: list[str], opens: list[bool] | None = None) -> list[
     i = 0
     n = len(tokens)
     while i < n:
-        if tokens[i] in _SENTENCE_END or (tokens[i].endswith("!") or tokens[i].endswith("?")) and len(tokens[i]) > 1 and not tokens[i][0].isalnum():
+        if (
+            tokens[i] in _SENTENCE_END
+            or (tokens[i].endswith("!") or tokens[i].endswith("?"))
+            and len(tokens[i]) > 1
+            and not tokens[i][0].isalnum()
+        ):
             j = i + 1
             while j < n and tokens[j] in _CLOSERS | _SENTENCE_END and not opens[j]:
                 j += 1

@@ -23,15 +23,16 @@ which re-runs `decode` on the variants.
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
 from attnexp.models.inputs import Encoded, Example, collate, sorted_batches
-from attnexp.runtime import model_device
 from attnexp.models.outputs import probabilities
+from attnexp.runtime import model_device
 
 __all__ = ["CachedBatch", "cached_batches", "real_positions", "decode_heads", "Readout", "DecodedReadout", "readout"]
 
@@ -78,7 +79,9 @@ def decode_heads(model: nn.Module, encoded: Encoded, heads: torch.Tensor) -> tor
     models with one distribution; the Transformer's `H` heads each get their own."""
     if encoded.heads is None:
         if heads.shape[-2] != 1:
-            raise ValueError(f"model {model.spec.name!r} reads out one attention distribution, got {heads.shape[-2]} heads")
+            raise ValueError(
+                f"model {model.spec.name!r} reads out one attention distribution, got {heads.shape[-2]} heads"
+            )
         logits, _ = model.decode(encoded, heads.squeeze(-2))
     else:
         logits, _ = model.decode(encoded._replace(heads=heads))

@@ -36,17 +36,30 @@ from attnexp.papers.faithfulness.experiment import aopc
 from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
-__all__ = ["MEASURES", "jain_wallace_cells", "serrano_smith_cells", "faithfulness_cells", "wiegreffe_pinter_cells", "registered_cells", "debate_matrix", "write_debate_matrix"]
+__all__ = [
+    "MEASURES",
+    "jain_wallace_cells",
+    "serrano_smith_cells",
+    "faithfulness_cells",
+    "wiegreffe_pinter_cells",
+    "registered_cells",
+    "debate_matrix",
+    "write_debate_matrix",
+]
 
 # measure -> (paper, what it is, the reading in favour of attention as explanation): each paper's
 # rows (`attnexp.papers`), in the papers' order
-MEASURES = RegistryView(lambda papers: {key: (paper.title, *row) for paper in papers.values() for key, row in paper.measures.items()})
+MEASURES = RegistryView(
+    lambda papers: {key: (paper.title, *row) for paper in papers.values() for key, row in paper.measures.items()}
+)
 
 # ---------------------------------------------------------------------------------------------
 # One stage's files of one run -> its numbers
 
 
-def jain_wallace_cells(correlations: str | Path | None, permutation: str | Path | None, adversarial: str | Path | None) -> dict[str, float]:
+def jain_wallace_cells(
+    correlations: str | Path | None, permutation: str | Path | None, adversarial: str | Path | None
+) -> dict[str, float]:
     cells = {}
     if correlations is not None:
         table = io.read_table(correlations)
@@ -65,7 +78,10 @@ def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, f
     return {
         "ss_flip_top": float(single["pct_both_flip"] + single["pct_only_top_flips"]),
         "ss_flip_random": float(single["pct_both_flip"] + single["pct_only_random_flips"]),
-        **{f"ss_fraction_{name}": float(ordered.loc[name, "fraction_median"]) for name in ("attention", "gradient", "random")},
+        **{
+            f"ss_fraction_{name}": float(ordered.loc[name, "fraction_median"])
+            for name in ("attention", "gradient", "random")
+        },
         "ss_no_flip_attention": float(ordered.loc["attention", "pct_no_flip"]),
     }
 
@@ -83,7 +99,9 @@ def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
     return cells
 
 
-def wiegreffe_pinter_cells(run: RunKey, uniform: pd.DataFrame | None, diagnostic: pd.DataFrame | None, adversary: pd.DataFrame | None) -> dict[str, float]:
+def wiegreffe_pinter_cells(
+    run: RunKey, uniform: pd.DataFrame | None, diagnostic: pd.DataFrame | None, adversary: pd.DataFrame | None
+) -> dict[str, float]:
     """The W&P tables' rows of one base run (none when W&P did not take it as a base)."""
 
     def rows(table):
@@ -97,7 +115,11 @@ def wiegreffe_pinter_cells(run: RunKey, uniform: pd.DataFrame | None, diagnostic
         cells |= {"wp_f1": float(u["base_f1"].iloc[0]), "wp_uniform_f1": float(u["uniform_f1"].iloc[0])}
     if d is not None and len(d):
         f1 = d.set_index("guide")["f1"]
-        cells |= {"wp_mlp_guided_f1": float(f1["base"]), "wp_mlp_uniform_f1": float(f1["uniform"]), "wp_mlp_trained_f1": float(f1["trained"])}
+        cells |= {
+            "wp_mlp_guided_f1": float(f1["base"]),
+            "wp_mlp_uniform_f1": float(f1["uniform"]),
+            "wp_mlp_trained_f1": float(f1["trained"]),
+        }
     if a is not None and len(a):
         cells["wp_adversary_jsd"] = float(a["jsd"].iloc[0])
     return cells
@@ -119,17 +141,28 @@ def registered_cells(paths: list[str | Path]) -> dict[RunKey, dict[str, float]]:
         table = io.read_table(path)
         unknown = sorted(set(table["measure"]) - set(MEASURES))
         if unknown:
-            raise ValueError(f"{path}: measures {unknown} are no paper's (expected some of {list(MEASURES)}; register them in the paper's descriptor)")
+            raise ValueError(
+                f"{path}: measures {unknown} are no paper's (expected some of {list(MEASURES)}; register them in the paper's descriptor)"
+            )
         cells.setdefault(RunKey.of_file(path), {}).update(zip(table["measure"], table["value"].astype(float)))
     return cells
 
 
-def debate_matrix(files: dict[str, list[str | Path]], uniform=None, diagnostic=None, adversary=None, cells: list[str | Path] = ()) -> pd.DataFrame:
+def debate_matrix(
+    files: dict[str, list[str | Path]], uniform=None, diagnostic=None, adversary=None, cells: list[str | Path] = ()
+) -> pd.DataFrame:
     """files: kind -> per-run files (kinds `jw_correlations`, `jw_permutation`, `jw_adversarial`,
     `ss_erasure`, `ss_removal`, `ff_eraser`); the W&P tables as data frames (or None); `cells`: the
     `debate_cells.csv` of papers registered later (`registered_cells`). -> tidy: one row per run
     and measure, in `MEASURES` order."""
-    unknown = set(files) - {"jw_correlations", "jw_permutation", "jw_adversarial", "ss_erasure", "ss_removal", "ff_eraser"}
+    unknown = set(files) - {
+        "jw_correlations",
+        "jw_permutation",
+        "jw_adversarial",
+        "ss_erasure",
+        "ss_removal",
+        "ff_eraser",
+    }
     if unknown:
         raise ValueError(f"unknown kinds of debate-matrix input: {sorted(unknown)}")
     by_kind = {kind: _by_run(paths) for kind, paths in files.items()}
@@ -150,7 +183,16 @@ def debate_matrix(files: dict[str, list[str | Path]], uniform=None, diagnostic=N
         numbers |= wiegreffe_pinter_cells(run, uniform, diagnostic, adversary) | registered.get(run, {})
         for measure, (paper, test, reading) in MEASURES.items():
             if measure in numbers:
-                rows.append({**run._asdict(), "paper": paper, "measure": measure, "test": test, "value": numbers[measure], "reading": reading})
+                rows.append(
+                    {
+                        **run._asdict(),
+                        "paper": paper,
+                        "measure": measure,
+                        "test": test,
+                        "value": numbers[measure],
+                        "reading": reading,
+                    }
+                )
     return pd.DataFrame(rows, columns=["dataset", "model", "seed", "paper", "measure", "test", "value", "reading"])
 
 
@@ -163,11 +205,19 @@ def _markdown(matrix: pd.DataFrame) -> str:
         "way a number supports attention as an explanation. A blank cell: that stage did not run the model.",
     ]
     for dataset, part in matrix.groupby("dataset", sort=True):
-        part = part.assign(column=part["model"] + (" seed" + part["seed"].astype(str) if part["seed"].nunique() > 1 else ""))
+        part = part.assign(
+            column=part["model"] + (" seed" + part["seed"].astype(str) if part["seed"].nunique() > 1 else "")
+        )
         columns = list(dict.fromkeys(part["column"]))
         shown = part.pivot_table(index="measure", columns="column", values="value", aggfunc="first")
         measures = [m for m in MEASURES if m in shown.index]
-        lines += ["", f"## {dataset}", "", "| paper | test | " + " | ".join(columns) + " | reading |", "|---|---|" + "---|" * len(columns) + "---|"]
+        lines += [
+            "",
+            f"## {dataset}",
+            "",
+            "| paper | test | " + " | ".join(columns) + " | reading |",
+            "|---|---|" + "---|" * len(columns) + "---|",
+        ]
         for m in measures:
             paper, test, reading = MEASURES[m]
             digits = 1 if test.endswith("%") else 3
@@ -176,7 +226,15 @@ def _markdown(matrix: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_debate_matrix(files: dict[str, list[str]], uniform_csv=None, diagnostic_csv=None, adversary_csv=None, out_csv=None, out_md=None, cells: list[str] = ()) -> pd.DataFrame:
+def write_debate_matrix(
+    files: dict[str, list[str]],
+    uniform_csv=None,
+    diagnostic_csv=None,
+    adversary_csv=None,
+    out_csv=None,
+    out_md=None,
+    cells: list[str] = (),
+) -> pd.DataFrame:
     read = lambda path: None if path is None else io.read_table(path)  # noqa: E731
     matrix = debate_matrix(files, read(uniform_csv), read(diagnostic_csv), read(adversary_csv), cells)
     if matrix.empty:

@@ -26,8 +26,8 @@ deterministic and compact.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 import torch
@@ -40,16 +40,33 @@ from attnexp.explain.gradient import gradient_and_mask, gradient_importance
 from attnexp.explain.integrated_gradients import integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
-from attnexp.explanations import METHODS, SELF_ATTENTION_VECTORS, VECTORS, explanation_sets, importance, read_explanations
+from attnexp.explanations import (
+    METHODS,
+    SELF_ATTENTION_VECTORS,
+    VECTORS,
+    explanation_sets,
+    importance,
+    read_explanations,
+)
 from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.models.outputs import probabilities
 from attnexp.plan import SELF_ATTENTION_METHODS, require
 from attnexp.runtime import model_device, restore_run, set_determinism
-from attnexp.models.outputs import probabilities
 
 __all__ = [
-    "gradient_importance", "leave_one_out", "integrated_gradients", "rollout", "token_attribution",
-    "explain_examples", "write_explanations", "read_explanations", "explanation_sets",
-    "METHODS", "VECTORS", "SELF_ATTENTION_VECTORS", "importance",
+    "gradient_importance",
+    "leave_one_out",
+    "integrated_gradients",
+    "rollout",
+    "token_attribution",
+    "explain_examples",
+    "write_explanations",
+    "read_explanations",
+    "explanation_sets",
+    "METHODS",
+    "VECTORS",
+    "SELF_ATTENTION_VECTORS",
+    "importance",
 ]
 
 
@@ -60,14 +77,27 @@ def _method_scores(model: nn.Module, method: str, batch, probs: torch.Tensor, se
         return {"gradient": gradient_importance(model, batch)}
     if method == "ig":
         ig = integrated_gradients(
-            model, batch, predicted, target=settings["ig_target"], baseline=settings["ig_baseline"], method=settings["ig_method"],
-            steps=settings["ig_steps"], max_steps=settings["ig_max_steps"], tolerance=settings["ig_tolerance"],
+            model,
+            batch,
+            predicted,
+            target=settings["ig_target"],
+            baseline=settings["ig_baseline"],
+            method=settings["ig_method"],
+            steps=settings["ig_steps"],
+            max_steps=settings["ig_max_steps"],
+            tolerance=settings["ig_tolerance"],
         )
         return {"ig": ig.scores, "ig_delta": ig.delta, "ig_steps": ig.steps, "ig_converged": ig.converged}
     if method == "rollout":
         with torch.no_grad():  # over the model's positions, then per token
-            return {"rollout": model.token_scores(batch, rollout(model.attention_maps(batch), model.position_mask(batch), settings["rollout_readout"]))}
-    return {"attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])}
+            return {
+                "rollout": model.token_scores(
+                    batch, rollout(model.attention_maps(batch), model.position_mask(batch), settings["rollout_readout"])
+                )
+            }
+    return {
+        "attattr": token_attribution(model, batch, predicted, settings["attattr_steps"], settings["attattr_riemann"])
+    }
 
 
 def _checked_methods(model: nn.Module, methods: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -81,7 +111,9 @@ def _checked_methods(model: nn.Module, methods: tuple[str, ...] | None) -> tuple
     return methods
 
 
-def _batch_scores(model: nn.Module, batch, methods: tuple[str, ...], settings: dict) -> tuple[dict[str, object], np.ndarray, np.ndarray | None]:
+def _batch_scores(
+    model: nn.Module, batch, methods: tuple[str, ...], settings: dict
+) -> tuple[dict[str, object], np.ndarray, np.ndarray | None]:
     """Every batched method's outputs for one batch, on the CPU (leave-one-out runs apart) -> (key ->
     (B, L) or (B,) values, the (B, L) mask of real tokens, the (B, C) probabilities; None for the
     gradient alone)."""
@@ -107,7 +139,9 @@ def _batch_scores(model: nn.Module, batch, methods: tuple[str, ...], settings: d
     return scores, mask.cpu().numpy(), None if probs is None else probs.cpu().numpy()
 
 
-def _instance_record(example: Example, real: np.ndarray, scores: dict[str, object], row: int, methods: tuple[str, ...]) -> dict:
+def _instance_record(
+    example: Example, real: np.ndarray, scores: dict[str, object], row: int, methods: tuple[str, ...]
+) -> dict:
     """One instance's record from row `row` of its batch's scores, vectors cut to its real tokens."""
     record = {"id": example.id, "length": int(real.sum())}
     if "attention" in methods:
@@ -127,12 +161,20 @@ def _log_ig_summary(records: list[dict], settings: dict, log: Callable[[str], No
     above the tolerance."""
     unconverged = [r["id"] for r in records if not r["ig_converged"]]
     steps = np.array([r["ig_steps"] for r in records])
-    log(f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "
+    log(
+        f"integrated gradients: points per instance median {np.median(steps):.0f}, max {steps.max()}; "
         f"{len(unconverged)} of {len(records)} keep |δ| > {settings['ig_tolerance']} after {settings['ig_max_steps']} points"
-        + (f", e.g. {unconverged[0]!r}" if unconverged else ""))
+        + (f", e.g. {unconverged[0]!r}" if unconverged else "")
+    )
 
 
-def explain_examples(model: nn.Module, examples: list[Example], settings: dict, log: Callable[[str], None] = print, methods: tuple[str, ...] | None = None) -> list[dict]:
+def explain_examples(
+    model: nn.Module,
+    examples: list[Example],
+    settings: dict,
+    log: Callable[[str], None] = print,
+    methods: tuple[str, ...] | None = None,
+) -> list[dict]:
     """Explanations of every example by each of `methods` (default: every method the model has; see
     the module docstring), one record per example in the examples' order. Runs on the model's device;
     the records hold CPU values."""
@@ -151,9 +193,15 @@ def explain_examples(model: nn.Module, examples: list[Example], settings: dict, 
             records[i] = _instance_record(examples[i], mask[row], scores, row, methods)
         counted = f"{sum(len(o) for o in order[: done + 1])}/{len(examples)} instances"
         batched = [m for m in methods if m != "loo"]  # leave-one-out runs after this loop, with its own progress
-        log(f"{'+'.join(batched)}: explained {counted}" if batched else f"leave-one-out: predictions of the full inputs, {counted}")
+        log(
+            f"{'+'.join(batched)}: explained {counted}"
+            if batched
+            else f"leave-one-out: predictions of the full inputs, {counted}"
+        )
     if "loo" in methods and examples:  # one call: the n deletions of every instance are batched together
-        for record, scores in zip(records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"], log=log)):
+        for record, scores in zip(
+            records, leave_one_out(model, examples, np.stack(full_probs), settings["loo_op"], log=log)
+        ):
             record["loo"] = scores
         log(f"leave-one-out: {sum(len(e.tokens) for e in examples)} deletions of {len(examples)} instances")
     if "ig" in methods and records:
@@ -174,7 +222,9 @@ def _serialisable(record: dict) -> dict:
         if key in record:
             bad = int((~np.isfinite(np.asarray(record[key], dtype=np.float64))).sum())
             if bad:
-                raise ValueError(f"instance {record['id']!r}: {bad} of its {key} values are not finite; nothing written")
+                raise ValueError(
+                    f"instance {record['id']!r}: {bad} of its {key} values are not finite; nothing written"
+                )
             out[key] = _float32s(record[key])
     if "ig_delta" in record:
         out["ig_delta"] = _float32s([record["ig_delta"]])[0]
@@ -182,12 +232,21 @@ def _serialisable(record: dict) -> dict:
 
 
 # the keys of each method's records beyond `id` and `length` (module docstring); other methods: their name
-METHOD_KEYS = {"attention": ("label", "predicted", "probs", "attention"), "ig": ("ig", "ig_delta", "ig_steps", "ig_converged")}
+METHOD_KEYS = {
+    "attention": ("label", "predicted", "probs", "attention"),
+    "ig": ("ig", "ig_delta", "ig_steps", "ig_converged"),
+}
 
 
 def write_explanations(
-    checkpoint: str | Path, data: DataFiles, outputs: Mapping[str, str | Path], settings: dict, seed: int, threads: int,
-    log: Callable[[str], None] = print, device: str = "cpu",
+    checkpoint: str | Path,
+    data: DataFiles,
+    outputs: Mapping[str, str | Path],
+    settings: dict,
+    seed: int,
+    threads: int,
+    log: Callable[[str], None] = print,
+    device: str = "cpu",
 ) -> None:
     """Explain every test instance of a trained model by each method of `outputs` (method -> the path
     of its `{method}.jsonl`), all in one pass over the test split, on `device` (the config's `device`
@@ -201,7 +260,9 @@ def write_explanations(
     run = restore_run(checkpoint, data, device=device)
     require(run.spec, "explain")
     examples = run.test_examples(data)
-    log(f"{run.spec.name}: {', '.join(methods)} of {len(examples)} test instances ({settings})")  # the job logs its device
+    log(
+        f"{run.spec.name}: {', '.join(methods)} of {len(examples)} test instances ({settings})"
+    )  # the job logs its device
     records = explain_examples(run.model, examples, settings, log, methods)
     for method in methods:
         keys = ("id", "length", *METHOD_KEYS.get(method, (method,)))

@@ -20,8 +20,8 @@ from dataclasses import replace
 import torch
 from torch import nn
 
-from attnexp.models.outputs import class_probability
 from attnexp.models.inputs import Batch
+from attnexp.models.outputs import class_probability
 
 __all__ = ["RIEMANN", "repeat_batch", "slice_batch", "attention_attribution", "token_attribution"]
 
@@ -30,7 +30,9 @@ RIEMANN = ("right", "left")
 
 def repeat_batch(batch: Batch, times: int) -> Batch:
     """The batch stacked `times` times along the instance axis: row r * B + b is instance b."""
-    tensors = {k: v.repeat(times, *([1] * (v.dim() - 1))) for k, v in vars(batch).items() if isinstance(v, torch.Tensor)}
+    tensors = {
+        k: v.repeat(times, *([1] * (v.dim() - 1))) for k, v in vars(batch).items() if isinstance(v, torch.Tensor)
+    }
     return replace(batch, ids=batch.ids * times, **tensors)
 
 
@@ -58,7 +60,12 @@ def attention_attribution(
 
 
 def token_attribution(
-    model: nn.Module, batch: Batch, target: torch.Tensor, steps: int = 20, riemann: str = "right", max_elements: int = 2**25
+    model: nn.Module,
+    batch: Batch,
+    target: torch.Tensor,
+    steps: int = 20,
+    riemann: str = "right",
+    max_elements: int = 2**25,
 ) -> torch.Tensor:
     """Token relevance (B, T) from attention attribution: the top layer's `[CLS]` row summed over
     heads, Σ_h Attr_{L,h}[CLS, j] — how much `[CLS]` reading token j adds to the target's

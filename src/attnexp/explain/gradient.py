@@ -14,8 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attnexp.models.outputs import class_probability, predicted_class
 from attnexp.models.inputs import Batch
+from attnexp.models.outputs import class_probability, predicted_class
 
 __all__ = ["gradient_importance", "gradient_and_mask"]
 

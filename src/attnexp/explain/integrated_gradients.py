@@ -19,9 +19,9 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from attnexp.models.outputs import class_logit, class_probability
 from attnexp.models.attention import real_token_mask
 from attnexp.models.inputs import PAD, UNK, Batch
+from attnexp.models.outputs import class_logit, class_probability
 
 __all__ = ["IG_TARGETS", "IG_BASELINES", "IG_METHODS", "IGResult", "integrated_gradients"]
 
@@ -63,7 +63,11 @@ def integrated_gradients(
     max_tokens: int = 50_000,
 ) -> IGResult:
     """Integrated gradients of F for the class `cls` (B,) (the predicted class) of each instance."""
-    for name, value, allowed in (("ig_target", target, IG_TARGETS), ("ig_baseline", baseline, IG_BASELINES), ("ig_method", method, IG_METHODS)):
+    for name, value, allowed in (
+        ("ig_target", target, IG_TARGETS),
+        ("ig_baseline", baseline, IG_BASELINES),
+        ("ig_method", method, IG_METHODS),
+    ):
         if value not in allowed:
             raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     with torch.no_grad():

@@ -24,8 +24,8 @@ import torch
 from torch import nn
 
 from attnexp.models.inputs import PAD, UNK, Example, collate, sorted_batches
-from attnexp.runtime import model_device
 from attnexp.models.outputs import probabilities
+from attnexp.runtime import model_device
 
 __all__ = ["ERASE_OPS", "erased_example", "variant_probabilities"]
 
@@ -43,7 +43,9 @@ def erased_example(example: Example, erase: np.ndarray, op: str) -> Example:
     """The example with the tokens where `erase` (n,) is True left out (`op`)."""
     erase = np.asarray(erase, dtype=bool)
     if erase.shape != example.tokens.shape:
-        raise ValueError(f"instance {example.id!r}: an erase mask of shape {erase.shape} for {len(example.tokens)} tokens")
+        raise ValueError(
+            f"instance {example.id!r}: an erase mask of shape {erase.shape} for {len(example.tokens)} tokens"
+        )
     if op != "delete":
         tokens = example.tokens.copy()
         tokens[erase] = UNK if op == "unk" else PAD
@@ -67,7 +69,12 @@ def _variant_length(example: Example, erase: np.ndarray, op: str, layout: str) -
 
 @torch.no_grad()
 def variant_probabilities(
-    model: nn.Module, examples: list[Example], owners: np.ndarray, erase: list[np.ndarray], op: str = "delete", max_tokens: int = 20_000
+    model: nn.Module,
+    examples: list[Example],
+    owners: np.ndarray,
+    erase: list[np.ndarray],
+    op: str = "delete",
+    max_tokens: int = 20_000,
 ) -> np.ndarray:
     """owners (V,) instance index of each variant, erase: V masks (n_owner,) -> class probabilities
     (V, C) of the erased inputs, in the variants' order. The model must be in eval mode."""
@@ -92,7 +99,9 @@ def variant_probabilities(
         encoded = model.encode(batch)
         if op == "pad_masked":  # the PAD stand-ins get no attention (after <SOS> in `sos_eos`)
             if encoded.heads is not None:
-                raise ValueError("op 'pad_masked' is not defined for the Transformer: its attention is computed inside encode (use 'delete' or 'unk')")
+                raise ValueError(
+                    "op 'pad_masked' is not defined for the Transformer: its attention is computed inside encode (use 'delete' or 'unk')"
+                )
             offset = 1 if model.layout == "sos_eos" else 0
             mask = encoded.mask.clone()
             for row, i in enumerate(indices):

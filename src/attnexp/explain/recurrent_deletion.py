@@ -29,8 +29,8 @@ from torch import nn
 from attnexp.models.attention import AdditiveAttention, masked_softmax, real_token_mask
 from attnexp.models.encoders import BiRNN
 from attnexp.models.inputs import Encoded, Example, collate
-from attnexp.runtime import model_device
 from attnexp.models.outputs import probabilities
+from attnexp.runtime import model_device
 
 __all__ = ["supports_recurrent_deletion", "deletion_probabilities"]
 
@@ -38,7 +38,9 @@ __all__ = ["supports_recurrent_deletion", "deletion_probabilities"]
 def supports_recurrent_deletion(model: nn.Module, op: str) -> bool:
     """Whether `deletion_probabilities` applies: deletion, a BiLSTM encoder, `sos_eos` inputs."""
     encoder = getattr(model, "encoder", None)
-    return op == "delete" and model.layout == "sos_eos" and isinstance(encoder, BiRNN) and isinstance(encoder.rnn, nn.LSTM)
+    return (
+        op == "delete" and model.layout == "sos_eos" and isinstance(encoder, BiRNN) and isinstance(encoder.rnn, nn.LSTM)
+    )
 
 
 def _direction(rnn: nn.LSTM, suffix: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -60,7 +62,9 @@ def _tanh(x: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(x * 2).mul_(2).sub_(1)
 
 
-def _cell(gates: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_hh: torch.Tensor, h_out: torch.Tensor, c_out: torch.Tensor) -> None:
+def _cell(
+    gates: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_hh: torch.Tensor, h_out: torch.Tensor, c_out: torch.Tensor
+) -> None:
     """One LSTM step, in place: gates (N, 4h) holds the input projection (g rows doubled, `_direction`)
     and is overwritten by the gates; the previous state h, c (N, h) gives the next in h_out, c_out (N, h)."""
     i, f, g, o = gates.addmm_(h, w_hh.T).sigmoid_().chunk(4, dim=-1)  # σ(i), σ(f), σ(2g), σ(o)
@@ -68,7 +72,9 @@ def _cell(gates: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_hh: torch.Ten
     torch.mul(o, _tanh(c_out), out=h_out)
 
 
-def _full_run(projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor, reverse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def _full_run(
+    projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor, reverse: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
     """projected (B, L, 4h) -> every position's h and c (B, L, h) of one direction. Backward, a row's
     state stays zero until its last position, where its recurrence starts; forward, the states past
     a row's end are never read."""
@@ -86,7 +92,9 @@ def _full_run(projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor
     return hs.transpose(0, 1).contiguous(), cs.transpose(0, 1).contiguous()
 
 
-def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _restart(
+    projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the changed part of one direction of every variant, its N states into `states` (N, h);
     -> each state's variant (N,) and flat input position (N,).
 
@@ -101,7 +109,9 @@ def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, st
     order = torch.argsort(steps, descending=True, stable=True)  # (V,)
     running = (steps[order][None, :] > torch.arange(int(steps.max()), device=steps.device)[:, None]).sum(dim=1)  # (S,)
     step = torch.repeat_interleave(torch.arange(len(running), device=steps.device), running)  # (N,) each state's step
-    rank = torch.arange(len(step), device=steps.device) - (torch.cumsum(running, 0) - running)[step]  # (N,) its place in `order`
+    rank = (
+        torch.arange(len(step), device=steps.device) - (torch.cumsum(running, 0) - running)[step]
+    )  # (N,) its place in `order`
     first = owner[order] * L + start[order]  # (V,) flat index of the restart state
     at = first[rank] + (-1 if reverse else 1) * (step + 2)  # (N,) flat input positions: the deleted token is skipped
     flat_projected = projected.reshape(B * L, -1)
@@ -110,12 +120,21 @@ def _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, st
     begin = 0
     for k in running.tolist():
         end = begin + k
-        _cell(torch.index_select(flat_projected, 0, at[begin:end], out=gates[:k]), h[:k], c[:k], w_hh, states[begin:end], cells[begin:end])
+        _cell(
+            torch.index_select(flat_projected, 0, at[begin:end], out=gates[:k]),
+            h[:k],
+            c[:k],
+            w_hh,
+            states[begin:end],
+            cells[begin:end],
+        )
         h, c, begin = states[begin:end], cells[begin:end], end
     return order[rank], at
 
 
-def _full_projections(attention: AdditiveAttention, full: list[torch.Tensor], query: torch.Tensor | None) -> list[torch.Tensor]:
+def _full_projections(
+    attention: AdditiveAttention, full: list[torch.Tensor], query: torch.Tensor | None
+) -> list[torch.Tensor]:
     """`attention`'s projection taken apart by direction, W [h_f; h_b] + b = W_f h_f + W_b h_b + b:
     the full input's states (B, L, h) of each direction -> W_f h_f + b and W_b h_b + b (+ U q for QA,
     query (B, Q)), (B L, a) each, once per batch of instances."""
@@ -126,7 +145,9 @@ def _full_projections(attention: AdditiveAttention, full: list[torch.Tensor], qu
     return [(hs @ w.T + offset).reshape(B * L, -1) for hs, w in zip(full, attention.proj.weight.split(size, dim=1))]
 
 
-def _additive_attention(attention: AdditiveAttention, projected: list[torch.Tensor], changed: list[tuple], mask: torch.Tensor) -> torch.Tensor:
+def _additive_attention(
+    attention: AdditiveAttention, projected: list[torch.Tensor], changed: list[tuple], mask: torch.Tensor
+) -> torch.Tensor:
     """`attention`'s weights (V, width) over the variants. At a variant position one of the two states
     is the full input's, the other a changed one (forward after the deletion, backward before it) at
     the same input position, so the full input's half comes from `projected` (`_full_projections`)
@@ -166,7 +187,9 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
 
     n = lengths - 2
     owners = torch.repeat_interleave(torch.arange(B, device=n.device), n)  # (V,)
-    deletions = torch.cat([torch.arange(1, k + 1, device=n.device) for k in n.tolist()])  # (V,) position t of the deleted token
+    deletions = torch.cat(
+        [torch.arange(1, k + 1, device=n.device) for k in n.tolist()]
+    )  # (V,) position t of the deleted token
     width = L - 1
     j = torch.arange(width, device=n.device)[None, :]
     chunk = max(1, max_tokens // width)
@@ -201,7 +224,9 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
     return np.concatenate(probs)
 
 
-def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens: int = 20_000, log=None) -> list[np.ndarray]:
+def deletion_probabilities(
+    model: nn.Module, examples: list[Example], max_tokens: int = 20_000, log=None
+) -> list[np.ndarray]:
     """Per example, the (n, C) class probabilities of its n one-token deletions (model in eval mode).
     Examples are batched by length and their deletions decoded in chunks, so that the variants' padded
     positions stay under `max_tokens` (a longer document: a batch of its own, decoded in chunks).
@@ -212,10 +237,14 @@ def deletion_probabilities(model: nn.Module, examples: list[Example], max_tokens
         raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
     classes = probabilities(model.decoder.bias.detach()[None]).shape[1]  # C (2 for a sigmoid output)
     # an instance without tokens has no deletions: (0, C), and no place in a batch
-    out: list[np.ndarray | None] = [np.zeros((0, classes), dtype=np.float32) if len(e.tokens) == 0 else None for e in examples]
+    out: list[np.ndarray | None] = [
+        np.zeros((0, classes), dtype=np.float32) if len(e.tokens) == 0 else None for e in examples
+    ]
     present = np.array([i for i, e in enumerate(examples) if len(e.tokens)], dtype=np.int64)
     done = 0
-    for indices in (present[part] for part in _variant_batches(np.array([len(examples[i].tokens) for i in present]), max_tokens)):
+    for indices in (
+        present[part] for part in _variant_batches(np.array([len(examples[i].tokens) for i in present]), max_tokens)
+    ):
         probs = _batch_probabilities(model, [examples[i] for i in indices], max_tokens)
         starts = np.cumsum([0] + [len(examples[i].tokens) for i in indices])
         for k, i in enumerate(indices):

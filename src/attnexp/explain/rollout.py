@@ -34,7 +34,9 @@ def rollout_matrix(attentions: torch.Tensor, mask: torch.Tensor | None = None) -
     return result
 
 
-def rollout(attentions: torch.Tensor, mask: torch.Tensor | None = None, readout: str = "cls", cls_position: int = 0) -> torch.Tensor:
+def rollout(
+    attentions: torch.Tensor, mask: torch.Tensor | None = None, readout: str = "cls", cls_position: int = 0
+) -> torch.Tensor:
     """-> token relevance (B, T): the `[CLS]` row of R_L, or its maximum over the real query rows."""
     if readout not in READOUTS:
         raise ValueError(f"rollout readout must be one of {READOUTS}, got {readout!r}")

@@ -13,8 +13,9 @@ through that one table; what a family can do is its record in `attnexp.spec.FAMI
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
@@ -22,14 +23,24 @@ from torch import nn
 from attnexp.models.flat import FlatClassifier, FlatConfig
 from attnexp.models.hierarchical import HierarchicalClassifier, HierarchicalConfig
 from attnexp.models.inputs import Batch, Encoded
-from attnexp.models.qa import QAClassifier, QAConfig
 from attnexp.models.pretrained import PretrainedClassifier, PretrainedConfig
+from attnexp.models.qa import QAClassifier, QAConfig
 from attnexp.models.transformer import TransformerClassifier, TransformerConfig
 from attnexp.spec import Family, ModelSpec, parse_model_name, register_family
 
 __all__ = [
-    "ModelSpec", "parse_model_name", "AttentionModel", "SelfAttentionModel", "HierarchicalAttentionModel",
-    "FamilyModel", "MODEL_FAMILIES", "register_family_model", "build_model", "model_config", "config_record", "restore_config",
+    "ModelSpec",
+    "parse_model_name",
+    "AttentionModel",
+    "SelfAttentionModel",
+    "HierarchicalAttentionModel",
+    "FamilyModel",
+    "MODEL_FAMILIES",
+    "register_family_model",
+    "build_model",
+    "model_config",
+    "config_record",
+    "restore_config",
 ]
 
 
@@ -62,8 +73,13 @@ class SelfAttentionModel(AttentionModel, Protocol):
     attribution and head pruning, over its own positions (the Transformer's tokens, a pretrained
     encoder's word pieces), and how scores over those positions become scores over the tokens."""
 
-    def run(self, batch: Batch, embedded: torch.Tensor | None = None, imposed: dict | None = None,
-            head_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, list[torch.Tensor]]: ...
+    def run(
+        self,
+        batch: Batch,
+        embedded: torch.Tensor | None = None,
+        imposed: dict | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]: ...
 
     def attention_maps(self, batch: Batch) -> torch.Tensor: ...
 
@@ -98,13 +114,21 @@ class FamilyModel:
 
 def _recurrent_config(config_class: type) -> Callable[[ModelSpec, int, int, int, dict], Any]:
     def make(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict):
-        return config_class(vocab_size=vocab_size, n_classes=n_classes, encoder=spec.encoder, embedding_dim=embedding_dim,
-                            hidden_size=settings["hidden_size"], attention=spec.attention)
+        return config_class(
+            vocab_size=vocab_size,
+            n_classes=n_classes,
+            encoder=spec.encoder,
+            embedding_dim=embedding_dim,
+            hidden_size=settings["hidden_size"],
+            attention=spec.attention,
+        )
 
     return make
 
 
-def _hierarchical_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict) -> HierarchicalConfig:
+def _hierarchical_config(
+    spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict
+) -> HierarchicalConfig:
     dropout = settings["dropout"][spec.architecture]
     return HierarchicalConfig(
         vocab_size=vocab_size,
@@ -120,7 +144,9 @@ def _hierarchical_config(spec: ModelSpec, vocab_size: int, n_classes: int, embed
     )
 
 
-def _transformer_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict) -> TransformerConfig:
+def _transformer_config(
+    spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict
+) -> TransformerConfig:
     return TransformerConfig(
         vocab_size=vocab_size,
         n_classes=n_classes,
@@ -131,9 +157,13 @@ def _transformer_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedd
     )
 
 
-def _pretrained_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict) -> PretrainedConfig:
+def _pretrained_config(
+    spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict
+) -> PretrainedConfig:
     source = settings["pretrained"]
-    return PretrainedConfig(vocab_size=vocab_size, n_classes=n_classes, encoder=spec.encoder, attention=spec.attention, **source)
+    return PretrainedConfig(
+        vocab_size=vocab_size, n_classes=n_classes, encoder=spec.encoder, attention=spec.attention, **source
+    )
 
 
 MODEL_FAMILIES: dict[str, FamilyModel] = {

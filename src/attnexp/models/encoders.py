@@ -17,7 +17,16 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attnexp.models.attention import present_mask
 from attnexp.models.recurrence import bidirectional_recurrence
 
-__all__ = ["BiRNN", "Dropout", "Convolutional", "TokenProjection", "Identity", "build_encoder", "use_packed_sequences", "use_recurrence"]
+__all__ = [
+    "BiRNN",
+    "Dropout",
+    "Convolutional",
+    "TokenProjection",
+    "Identity",
+    "build_encoder",
+    "use_packed_sequences",
+    "use_recurrence",
+]
 
 
 class BiRNN(nn.Module):
@@ -80,7 +89,9 @@ class BiRNN(nn.Module):
     def _fused(self, x: torch.Tensor, mirror: torch.Tensor, first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Both directions in one loop -> forward and backward states (B, L, h), each at its position."""
         B, L, E = x.shape
-        w_ih, w_hh, b_ih, b_hh = (torch.stack(self.rnn._flat_weights[k::4]) for k in range(4))  # (2, ·): forwards, backwards
+        w_ih, w_hh, b_ih, b_hh = (
+            torch.stack(self.rnn._flat_weights[k::4]) for k in range(4)
+        )  # (2, ·): forwards, backwards
         rows = torch.stack([first + torch.arange(L, device=x.device), first + mirror]).transpose(1, 2)  # (2, L, B)
         states = bidirectional_recurrence(x.reshape(B * L, E), rows, w_ih, w_hh, b_ih, b_hh, self.cell)  # (2, L, B, h)
         # backwards, position p of row b was read at step mirror[b, p]
@@ -97,7 +108,9 @@ class BiRNN(nn.Module):
         mode = self.rnn.training
         try:
             self.rnn.train(x.is_cuda or mode)
-            with cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=False):
+            with cudnn.flags(
+                enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=False
+            ):
                 out, final = self.rnn(packed)
         finally:
             self.rnn.train(mode)

@@ -19,9 +19,19 @@ import numpy as np
 import torch
 
 __all__ = [
-    "PAD", "UNK", "SOS", "EOS", "LAYOUTS",
-    "Example", "Batch", "Encoded",
-    "label_classes", "to_examples", "collate", "length_bucketed_batches", "sorted_batches",
+    "PAD",
+    "UNK",
+    "SOS",
+    "EOS",
+    "LAYOUTS",
+    "Example",
+    "Batch",
+    "Encoded",
+    "label_classes",
+    "to_examples",
+    "collate",
+    "length_bucketed_batches",
+    "sorted_batches",
 ]
 
 PAD, UNK, SOS, EOS = 0, 1, 2, 3
@@ -65,10 +75,12 @@ class Batch:
     sentence_lengths: torch.Tensor | None = None  # (B, S) words per sentence, 0 = absent
     question: torch.Tensor | None = None  # (B, Lq) `<SOS> q.. <EOS>`
     question_lengths: torch.Tensor | None = None  # (B,)
-    guide: torch.Tensor | None = None  # (B, L) another model's attention: imposed (guided models), diverged from (W&P's adversary)
+    guide: torch.Tensor | None = (
+        None  # (B, L) another model's attention: imposed (guided models), diverged from (W&P's adversary)
+    )
     extra: dict = field(default_factory=dict)
 
-    def to(self, device: torch.device) -> "Batch":
+    def to(self, device: torch.device) -> Batch:
         moved = {k: v.to(device) for k, v in vars(self).items() if isinstance(v, torch.Tensor)}
         return replace(self, **moved)
 
@@ -93,7 +105,9 @@ def to_examples(records: list[dict], vocab: list[str], classes: list) -> list[Ex
         if r["label"] not in class_index:
             raise ValueError(f"instance {r['id']!r}: label {r['label']!r} is not one of the training labels {classes}")
         ids = np.array([index.get(w, UNK) for w in r["tokens"]], dtype=np.int64)
-        question = None if r.get("question") is None else np.array([index.get(w, UNK) for w in r["question"]], dtype=np.int64)
+        question = (
+            None if r.get("question") is None else np.array([index.get(w, UNK) for w in r["question"]], dtype=np.int64)
+        )
         examples.append(Example(r["id"], ids, class_index[r["label"]], [tuple(s) for s in r["sentences"]], question))
     return examples
 
@@ -149,7 +163,9 @@ def collate(examples: list[Example], layout: str, guides: dict[str, np.ndarray] 
         for row, e in zip(guide, examples):
             weights = guides[e.id]
             if len(weights) != len(e.tokens):  # D-ALIGN: lengths are checked, never inferred
-                raise ValueError(f"guide attention for {e.id!r} has {len(weights)} weights, the instance has {len(e.tokens)} tokens")
+                raise ValueError(
+                    f"guide attention for {e.id!r} has {len(weights)} weights, the instance has {len(e.tokens)} tokens"
+                )
             row[offset : offset + len(weights)] = torch.from_numpy(np.asarray(weights, dtype=np.float32))
         batch.guide = guide
     return batch

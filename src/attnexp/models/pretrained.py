@@ -68,7 +68,11 @@ def _probed_attention(module, query, key, value, attention_mask, scaling=None, d
     """Eager attention (as `transformers`' own) whose probabilities a `_Probe` reads and replaces."""
     scores = torch.matmul(query, key.transpose(2, 3)) * (query.size(-1) ** -0.5 if scaling is None else scaling)
     if attention_mask is not None:
-        scores = scores.masked_fill(~attention_mask, float("-inf")) if attention_mask.dtype == torch.bool else scores + attention_mask
+        scores = (
+            scores.masked_fill(~attention_mask, float("-inf"))
+            if attention_mask.dtype == torch.bool
+            else scores + attention_mask
+        )
     probabilities = torch.softmax(scores, dim=-1)
     probe = getattr(module, "attnexp_probe", None)
     if probe is not None:
@@ -93,7 +97,9 @@ def load_encoder(folder: str):
     except ImportError:
         from attnexp.models.sources import PretrainedSourceError
 
-        raise PretrainedSourceError("a pretrained encoder needs the transformers package: pip install -r requirements.txt") from None
+        raise PretrainedSourceError(
+            "a pretrained encoder needs the transformers package: pip install -r requirements.txt"
+        ) from None
 
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
@@ -102,8 +108,12 @@ def load_encoder(folder: str):
     logging.disable_progress_bar()
     AttentionInterface.register(ATTENTION, _probed_attention)
     AttentionMaskInterface.register(ATTENTION, ALL_MASK_ATTENTION_FUNCTIONS["eager"])  # padding masked as for eager
-    extra = {"add_pooling_layer": False} if AutoConfig.from_pretrained(folder).model_type == "bert" else {}  # `[CLS]` is read directly
-    return AutoModel.from_pretrained(folder, attn_implementation=ATTENTION, **extra), AutoTokenizer.from_pretrained(folder)
+    extra = (
+        {"add_pooling_layer": False} if AutoConfig.from_pretrained(folder).model_type == "bert" else {}
+    )  # `[CLS]` is read directly
+    return AutoModel.from_pretrained(folder, attn_implementation=ATTENTION, **extra), AutoTokenizer.from_pretrained(
+        folder
+    )
 
 
 class _TopLayer:
@@ -121,7 +131,12 @@ class _TopLayer:
         else:  # DistilBERT
             attention = layer.attention
             self.attention = attention
-            self.query, self.key, self.value, self.out = attention.q_lin, attention.k_lin, attention.v_lin, attention.out_lin
+            self.query, self.key, self.value, self.out = (
+                attention.q_lin,
+                attention.k_lin,
+                attention.v_lin,
+                attention.out_lin,
+            )
             self.ln_attention, self.dropout = layer.sa_layer_norm, nn.Identity()
             self.ffn = lambda h: layer.output_layer_norm(h + layer.ffn(h))
         self.heads = getattr(attention, "num_attention_heads", None) or attention.n_heads
@@ -179,7 +194,11 @@ class PretrainedClassifier(nn.Module):
         K = self.cfg.word_pieces
         with torch.no_grad():
             for index, word in enumerate(vocab):
-                ids = special.get(index) if index in special else (t(word, add_special_tokens=False)["input_ids"] or [t.unk_token_id])[:K]
+                ids = (
+                    special.get(index)
+                    if index in special
+                    else (t(word, add_special_tokens=False)["input_ids"] or [t.unk_token_id])[:K]
+                )
                 self.pieces[index].zero_()
                 self.pieces[index, : len(ids)] = torch.tensor(ids, dtype=torch.long)
                 self.piece_counts[index] = len(ids)
@@ -229,7 +248,9 @@ class PretrainedClassifier(nn.Module):
         for attention in self.attentions:
             attention.attnexp_probe = probe
         try:
-            x = self.encoder(inputs_embeds=pieces, attention_mask=present.long(), output_hidden_states=True).hidden_states[-2]
+            x = self.encoder(
+                inputs_embeds=pieces, attention_mask=present.long(), output_hidden_states=True
+            ).hidden_states[-2]
         finally:
             for attention in self.attentions:
                 attention.attnexp_probe = None
@@ -239,7 +260,9 @@ class PretrainedClassifier(nn.Module):
         q = top.query(x[:, 0]).view(B, H, 1, dh)
         k = top.key(x).view(B, P, H, dh).transpose(1, 2)  # (B, H, P, dh)
         scores = (q @ k.transpose(-2, -1))[:, :, 0] / math.sqrt(dh)  # (B, H, P)
-        weights = torch.softmax(scores.masked_fill(~real[:, None], float("-inf")), dim=-1).masked_fill(~real[:, None], 0.0)
+        weights = torch.softmax(scores.masked_fill(~real[:, None], float("-inf")), dim=-1).masked_fill(
+            ~real[:, None], 0.0
+        )
         return x[:, 0], weights, top.value(x).view(B, P, H, dh), owner
 
     def encode(self, batch: Batch, embedded: torch.Tensor | None = None) -> Encoded:
@@ -251,8 +274,15 @@ class PretrainedClassifier(nn.Module):
         heads = self._to_tokens(weights, owner[:, None], T)  # (B, H, T)
         # each token's value per head: its pieces' values averaged by the head's own weights on them
         weighted = (weights.permute(0, 2, 1)[..., None] * v).reshape(B, P, H * dh).transpose(1, 2)  # (B, d, P)
-        values = self._to_tokens(weighted, owner[:, None], T).view(B, H, dh, T) / heads[:, :, None].clamp(min=torch.finfo(heads.dtype).tiny)
-        return Encoded(values.permute(0, 3, 1, 2).reshape(B, T, H * dh), real_token_mask(batch.lengths, T), heads=heads, residual=residual)
+        values = self._to_tokens(weighted, owner[:, None], T).view(B, H, dh, T) / heads[:, :, None].clamp(
+            min=torch.finfo(heads.dtype).tiny
+        )
+        return Encoded(
+            values.permute(0, 3, 1, 2).reshape(B, T, H * dh),
+            real_token_mask(batch.lengths, T),
+            heads=heads,
+            residual=residual,
+        )
 
     def decode(self, encoded: Encoded, attention: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """-> logits (..., B, C), attention (..., B, T). Without `attention`, each head uses its
@@ -261,7 +291,9 @@ class PretrainedClassifier(nn.Module):
         top = self.top
         B, T, d = encoded.hidden.shape
         values = encoded.hidden.view(B, T, top.heads, top.head_dim)  # (B, T, H, dh)
-        heads = encoded.heads if attention is None else attention[..., None, :].expand(*attention.shape[:-1], top.heads, T)
+        heads = (
+            encoded.heads if attention is None else attention[..., None, :].expand(*attention.shape[:-1], top.heads, T)
+        )
         context = torch.einsum("...bht,bthd->...bhd", heads, values).reshape(*heads.shape[:-2], d)
         return self._output(encoded.residual, context), (encoded.heads.mean(dim=-2) if attention is None else attention)
 

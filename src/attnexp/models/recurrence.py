@@ -38,7 +38,15 @@ class _LSTM(torch.autograd.Function):
         cells, tanh_cells, states = (gates_in.new_empty(L, D, h, B) for _ in range(3))
         state = cell = gates_in.new_zeros(D, h, B)
         # every position's views made once: indexing in the loop costs more than the operators
-        steps = zip(gates.unbind(0), gates[:, :, : 2 * h].unbind(0), gates[:, :, 2 * h : 3 * h].unbind(0), gates[:, :, 3 * h :].unbind(0), cells.unbind(0), tanh_cells.unbind(0), states.unbind(0))
+        steps = zip(
+            gates.unbind(0),
+            gates[:, :, : 2 * h].unbind(0),
+            gates[:, :, 2 * h : 3 * h].unbind(0),
+            gates[:, :, 3 * h :].unbind(0),
+            cells.unbind(0),
+            tanh_cells.unbind(0),
+            states.unbind(0),
+        )
         for a, i_f, g, o, c, tc, s in steps:
             a.baddbmm_(w_hh, state)
             i_f.sigmoid_(), g.tanh_(), o.sigmoid_()
@@ -73,7 +81,12 @@ class _LSTM(torch.autograd.Function):
             # the cell's gradient: carried + dh o (1 - tanh(c)^2)
             torch.mul(tc, tc, out=scratch).neg_().add_(1).mul_(o).mul_(dh)
             dc = grad_cell.add_(scratch)
-            torch.mul(dc, g, out=di), torch.mul(dc, before_cell, out=df), torch.mul(dc, i, out=dg), torch.mul(dh, tc, out=do)
+            (
+                torch.mul(dc, g, out=di),
+                torch.mul(dc, before_cell, out=df),
+                torch.mul(dc, i, out=dg),
+                torch.mul(dh, tc, out=do),
+            )
             # activation slopes: s (1 - s) for the sigmoids, 1 - g^2 for tanh
             torch.mul(a, a, out=slope)
             torch.sub(a, slope, out=slope)
@@ -148,7 +161,15 @@ class _GRU(torch.autograd.Function):
         return grad_in, grad_w_hh, grad_hidden_n.sum(dim=2, keepdim=True)
 
 
-def bidirectional_recurrence(inputs: torch.Tensor, rows: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: torch.Tensor, b_hh: torch.Tensor, cell: str) -> torch.Tensor:
+def bidirectional_recurrence(
+    inputs: torch.Tensor,
+    rows: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor,
+    b_hh: torch.Tensor,
+    cell: str,
+) -> torch.Tensor:
     """Both directions of a single-layer LSTM/GRU from zero states, each reading its own order of rows:
     inputs (N, E) the batch's positions as rows; rows (D, L, B) the input row that direction d reads at
     step t in batch row b; w_ih (D, G, E), w_hh (D, G, h), b_ih and b_hh (D, G) the directions' torch

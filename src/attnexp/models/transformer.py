@@ -100,7 +100,9 @@ class Block(nn.Module):
         self.ln_attention = nn.LayerNorm(cfg.d_model)
         self.attention = SelfAttention(cfg)
         self.ln_ffn = nn.LayerNorm(cfg.d_model)
-        self.ffn = nn.Sequential(nn.Linear(cfg.d_model, cfg.ffn), nn.GELU(), nn.Linear(cfg.ffn, cfg.d_model), nn.Dropout(cfg.dropout))
+        self.ffn = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.ffn), nn.GELU(), nn.Linear(cfg.ffn, cfg.d_model), nn.Dropout(cfg.dropout)
+        )
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x, keys, imposed=None, head_mask=None):
@@ -240,4 +242,7 @@ class TransformerClassifier(nn.Module):
 
     def position_labels(self, batch: Batch, vocab: list[str]) -> list[list[str]]:
         """Each instance's positions as text: `[CLS]`, its words, `<EOS>`."""
-        return [["[CLS]", *(vocab[t] for t in row[1 : n - 1].tolist()), "<EOS>"] for row, n in zip(batch.tokens, batch.lengths.tolist())]
+        return [
+            ["[CLS]", *(vocab[t] for t in row[1 : n - 1].tolist()), "<EOS>"]
+            for row, n in zip(batch.tokens, batch.lengths.tolist())
+        ]

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
+from attnexp.papers.attention_attribution import ATTENTION_ATTRIBUTION
 from attnexp.papers.descriptor import PRETRAINED_VECTORS, JobSettings, Paper, Protocol
+from attnexp.papers.faithfulness import FAITHFULNESS
 from attnexp.papers.jain_wallace import JAIN_WALLACE
 from attnexp.papers.serrano_smith import SERRANO_SMITH
 from attnexp.papers.wiegreffe_pinter import WIEGREFFE_PINTER
-from attnexp.papers.faithfulness import FAITHFULNESS
-from attnexp.papers.attention_attribution import ATTENTION_ATTRIBUTION
 
 __all__ = ["PRETRAINED_VECTORS", "Protocol", "Paper", "JobSettings", "PAPERS", "register_paper", "RegistryView"]
 
-PAPERS: dict[str, Paper] = {p.key: p for p in (JAIN_WALLACE, SERRANO_SMITH, WIEGREFFE_PINTER, FAITHFULNESS, ATTENTION_ATTRIBUTION)}
+PAPERS: dict[str, Paper] = {
+    p.key: p for p in (JAIN_WALLACE, SERRANO_SMITH, WIEGREFFE_PINTER, FAITHFULNESS, ATTENTION_ATTRIBUTION)
+}
 
 
 def register_paper(paper: Paper) -> Paper:

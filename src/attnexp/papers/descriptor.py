@@ -5,11 +5,20 @@ published numbers), what the papers' records share, and the settings one kind of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
 
-__all__ = ["PRETRAINED_VECTORS", "Protocol", "Table", "Figures", "Page", "Paper", "JobSettings", "RUN_HEADING", "BEYOND_THE_PAPERS"]
+__all__ = [
+    "PRETRAINED_VECTORS",
+    "Protocol",
+    "Table",
+    "Figures",
+    "Page",
+    "Paper",
+    "JobSettings",
+    "RUN_HEADING",
+    "BEYOND_THE_PAPERS",
+]
 
 
 @dataclass(frozen=True)
@@ -21,7 +30,9 @@ class Protocol:
     embeddings: tuple[str, ...] = ()  # our `embeddings=` values that are the paper's kind; (): no rule
     embeddings_label: str = ""  # what the paper used, in words
     models: str | None = None  # regular expression (full match) of the models of the paper's claims; None: any
-    own_embeddings: dict[str, str] | None = None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
+    own_embeddings: dict[str, str] | None = (
+        None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
+    )
 
 
 @dataclass(frozen=True)
@@ -78,9 +89,13 @@ class Paper:
     # (table, quantity prefix, the finding in words) of its finding claims (`attnexp.claims.finding`), in the
     # order and words the published "What we found" states them
     findings: tuple[tuple[str, str, str], ...] = ()
-    measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # debate-matrix row -> (what it is, the reading for attention)
+    measures: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # debate-matrix row -> (what it is, the reading for attention)
     config_problems: Callable[[dict], list[str]] | None = None  # its section's checks beyond the schema
-    page: Page | None = None  # where its tables and figures are published (`attnexp.publish`); `papers` filled from `anchors`
+    page: Page | None = (
+        None  # where its tables and figures are published (`attnexp.publish`); `papers` filled from `anchors`
+    )
 
     @property
     def citation(self) -> str | None:

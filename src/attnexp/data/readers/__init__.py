@@ -29,7 +29,7 @@ class SourceFiles:
     def find(self, name: str, required: bool = True) -> Path | None:
         """The one file whose path ends with `name` (path components, not characters)."""
         parts = Path(name).parts
-        hits = [p for p in self.files if p.parts[-len(parts):] == parts]
+        hits = [p for p in self.files if p.parts[-len(parts) :] == parts]
         if len(hits) > 1:
             raise ValueError(f"{name!r} is ambiguous among the source files: {[str(h) for h in hits]}")
         if not hits and required:

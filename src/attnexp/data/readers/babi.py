@@ -41,7 +41,15 @@ def parse_task_file(path, split: str) -> list[Document]:
                     tokens.append(".")
                 sentences.append((len(tokens), len(tokens) + len(statement)))
                 tokens += statement
-            docs.append(Document(id=f"{split}-{line_no:06d}", tokens=tokens, label=fields[1].strip().lower(), sentences=sentences, question=tokenize(fields[0].strip())))
+            docs.append(
+                Document(
+                    id=f"{split}-{line_no:06d}",
+                    tokens=tokens,
+                    label=fields[1].strip().lower(),
+                    sentences=sentences,
+                    question=tokenize(fields[0].strip()),
+                )
+            )
         else:
             story.append(tokenize(rest.strip().rstrip(".")))
     return docs

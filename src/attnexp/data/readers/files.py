@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 from attnexp.data.documents import SPLITS, Document, split_off
-from attnexp.data.tokenize import tokenize_document, tokens_per_word
+from attnexp.data.tokenize import tokens_per_word
 
 __all__ = ["FORMATS", "FileDatasetError", "table_format", "read"]
 
@@ -47,7 +47,9 @@ def table_format(path: str | Path, given: str | None = None) -> str:
         return given
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise FileDatasetError(f"{path}: cannot tell the table format from the suffix {suffix!r}; expected one of {', '.join(FORMATS)} (or set `format`)")
+        raise FileDatasetError(
+            f"{path}: cannot tell the table format from the suffix {suffix!r}; expected one of {', '.join(FORMATS)} (or set `format`)"
+        )
     return FORMATS[suffix]
 
 
@@ -60,13 +62,17 @@ def _rows(path: Path, fmt: str, columns: list[str]):
             reader = csv.reader(f, delimiter="," if fmt == "csv" else "\t")
             header = next(reader, None)
             if header is None:
-                raise FileDatasetError(f"{path}: the file is empty; expected a header line naming the columns {', '.join(columns)}")
+                raise FileDatasetError(
+                    f"{path}: the file is empty; expected a header line naming the columns {', '.join(columns)}"
+                )
             _check_columns(path, header, columns)
             for row in reader:
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise FileDatasetError(f"{path}:{reader.line_num}: expected {len(header)} fields ({', '.join(header)}), got {len(row)}")
+                    raise FileDatasetError(
+                        f"{path}:{reader.line_num}: expected {len(header)} fields ({', '.join(header)}), got {len(row)}"
+                    )
                 yield f"{path}:{reader.line_num}", dict(zip(header, row))
     elif fmt == "jsonl":
         with open(path, encoding="utf-8") as f:
@@ -85,7 +91,9 @@ def _rows(path: Path, fmt: str, columns: list[str]):
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise FileDatasetError(f"{path}: reading Parquet needs pyarrow (pip install -r requirements.txt installs it)") from None
+            raise FileDatasetError(
+                f"{path}: reading Parquet needs pyarrow (pip install -r requirements.txt installs it)"
+            ) from None
         try:
             table = pq.read_table(path)
         except Exception as err:  # pyarrow's errors have no common base beyond this
@@ -94,13 +102,17 @@ def _rows(path: Path, fmt: str, columns: list[str]):
         for index, row in enumerate(table.select(columns).to_pylist(), 1):
             yield f"{path} row {index}", row
     else:
-        raise FileDatasetError(f"{path}: unknown table format {fmt!r}; expected one of {', '.join(sorted(set(FORMATS.values())))}")
+        raise FileDatasetError(
+            f"{path}: unknown table format {fmt!r}; expected one of {', '.join(sorted(set(FORMATS.values())))}"
+        )
 
 
 def _check_columns(where, have: list[str], columns: list[str]) -> None:
     missing = [c for c in columns if c not in have]
     if missing:
-        raise FileDatasetError(f"{where}: no column {', '.join(repr(c) for c in missing)}; the file has {', '.join(repr(c) for c in have)}")
+        raise FileDatasetError(
+            f"{where}: no column {', '.join(repr(c) for c in missing)}; the file has {', '.join(repr(c) for c in have)}"
+        )
 
 
 def _text(row: dict, column: str, where: str) -> str:
@@ -131,13 +143,19 @@ def _rationale(value, text: str, where: str, column: str) -> list[int] | None:
         except json.JSONDecodeError:
             value = value.split()
             if not all(v in ("0", "1") for v in value):
-                raise FileDatasetError(f"{where}: the rationale column {column!r} holds neither JSON spans nor a 0/1 mask") from None
+                raise FileDatasetError(
+                    f"{where}: the rationale column {column!r} holds neither JSON spans nor a 0/1 mask"
+                ) from None
             value = [int(v) for v in value]
     expected = f"[start, end) spans over its {n_words} words or a 0/1 mask of {n_words} entries"
     if isinstance(value, list) and value and all(isinstance(v, list) for v in value):  # spans
         words: set[int] = set()
         for span in value:
-            if len(span) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in span) or not 0 <= span[0] < span[1] <= n_words:
+            if (
+                len(span) != 2
+                or not all(isinstance(i, int) and not isinstance(i, bool) for i in span)
+                or not 0 <= span[0] < span[1] <= n_words
+            ):
                 raise FileDatasetError(f"{where}: the rationale span {span} does not fit the text; expected {expected}")
             words.update(range(span[0], span[1]))
     elif isinstance(value, list) and all(v in (0, 1) and not isinstance(v, float) for v in value):  # mask
@@ -153,7 +171,11 @@ def _rationale(value, text: str, where: str, column: str) -> list[int] | None:
 
 
 def _read_table(path: Path, split: str, files: dict) -> list[Document]:
-    columns = [c for c in (files.get("id"), files["text"], files["label"], files.get("second_text"), files.get("rationale")) if c]
+    columns = [
+        c
+        for c in (files.get("id"), files["text"], files["label"], files.get("second_text"), files.get("rationale"))
+        if c
+    ]
     docs = []
     for index, (where, row) in enumerate(_rows(path, table_format(path, files.get("format")), columns), 1):
         text = _text(row, files["text"], where)
@@ -162,9 +184,13 @@ def _read_table(path: Path, split: str, files: dict) -> list[Document]:
         doc_id = str(row[files["id"]]) if files.get("id") else f"{split}-{index:06d}"
         doc = Document.from_text(doc_id, text, label, question=question)
         if not doc.tokens:
-            raise FileDatasetError(f"{where}: the text column {files['text']!r} tokenises to no tokens; every instance needs at least one")
+            raise FileDatasetError(
+                f"{where}: the text column {files['text']!r} tokenises to no tokens; every instance needs at least one"
+            )
         if question is not None and not doc.question:
-            raise FileDatasetError(f"{where}: the column {files['second_text']!r} tokenises to no tokens; every instance needs at least one")
+            raise FileDatasetError(
+                f"{where}: the column {files['second_text']!r} tokenises to no tokens; every instance needs at least one"
+            )
         if files.get("rationale"):
             # an empty cell: no rationale for the row (the ground-truth table skips it)
             doc.extra["rationale"] = _rationale(row[files["rationale"]], text, where, files["rationale"]) or []
@@ -182,16 +208,24 @@ def _class_order(train: list[Document], given: list | None, task: str, where: st
         unlisted = sorted(set(seen) - set(names))
         if unlisted:
             first = next(d for d in train if d.label in unlisted)
-            raise FileDatasetError(f"{first.extra['where']}: the label {first.label!r} is not among `labels` ({', '.join(names)})")
+            raise FileDatasetError(
+                f"{first.extra['where']}: the label {first.label!r} is not among `labels` ({', '.join(names)})"
+            )
         absent = [n for n in names if n not in seen]
         if absent:
-            raise FileDatasetError(f"{where}: the class {absent[0]!r} of `labels` has no training instance; every class needs some")
+            raise FileDatasetError(
+                f"{where}: the class {absent[0]!r} of `labels` has no training instance; every class needs some"
+            )
     else:
         names = sorted(seen, key=lambda x: (0, int(x), "") if x.lstrip("-").isdigit() else (1, 0, x))
     if task == "binary" and len(names) != 2:
-        raise FileDatasetError(f"{where}: a binary task needs 2 classes, the training split has {len(names)} ({', '.join(names)})")
+        raise FileDatasetError(
+            f"{where}: a binary task needs 2 classes, the training split has {len(names)} ({', '.join(names)})"
+        )
     if len(names) < 2:
-        raise FileDatasetError(f"{where}: the training split has one class ({', '.join(names)}); a classifier needs at least 2")
+        raise FileDatasetError(
+            f"{where}: the training split has one class ({', '.join(names)}); a classifier needs at least 2"
+        )
     return names
 
 
@@ -207,7 +241,9 @@ def read(files_unused, cfg: dict) -> dict[str, list[Document]]:
     tables["train"] = train
     for split in SPLITS:
         if not tables[split]:
-            raise FileDatasetError(f"{files['train']}: the {split} split is empty after splitting it off the training table; give more rows or a larger fraction")
+            raise FileDatasetError(
+                f"{files['train']}: the {split} split is empty after splitting it off the training table; give more rows or a larger fraction"
+            )
     names = _class_order(train, files.get("labels"), cfg["task"], str(files["train"]))
     index = {name: i for i, name in enumerate(names)}
     ids: dict[str, str] = {}
@@ -215,9 +251,13 @@ def read(files_unused, cfg: dict) -> dict[str, list[Document]]:
         for doc in tables[split]:
             where = doc.extra.pop("where")
             if doc.label not in index:
-                raise FileDatasetError(f"{where}: the label {doc.label!r} does not occur in the training split ({', '.join(names)})")
+                raise FileDatasetError(
+                    f"{where}: the label {doc.label!r} does not occur in the training split ({', '.join(names)})"
+                )
             if doc.id in ids:
-                raise FileDatasetError(f"{where}: the id {doc.id!r} was already used at {ids[doc.id]}; ids must be unique")
+                raise FileDatasetError(
+                    f"{where}: the id {doc.id!r} was already used at {ids[doc.id]}; ids must be unique"
+                )
             ids[doc.id] = where
             doc.extra["label_name"] = doc.label
             doc.label = index[doc.label]

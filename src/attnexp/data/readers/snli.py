@@ -28,11 +28,15 @@ def _pairs(path, split):
                 record = json.loads(line)
                 gold, premise, hypothesis = record["gold_label"], record["sentence1"], record["sentence2"]
             except (json.JSONDecodeError, KeyError) as err:
-                raise ValueError(f"{path}:{line_no}: expected a JSON record with gold_label, sentence1, sentence2 ({err})") from None
+                raise ValueError(
+                    f"{path}:{line_no}: expected a JSON record with gold_label, sentence1, sentence2 ({err})"
+                ) from None
             if gold == "-":
                 continue
             if gold not in LABELS:
-                raise ValueError(f"{path}:{line_no}: unknown gold_label {gold!r}; expected one of {sorted(LABELS)} or '-'")
+                raise ValueError(
+                    f"{path}:{line_no}: unknown gold_label {gold!r}; expected one of {sorted(LABELS)} or '-'"
+                )
             docs.append(Document.from_text(f"{split}-{line_no:06d}", premise, LABELS[gold], question=hypothesis))
     return docs
 

@@ -38,6 +38,10 @@ def read(files, cfg):
             label, tokens = parse_tree_line(line, f"{path}:{line_no}")
             if label == 2:
                 continue
-            docs.append(Document(id=f"{split}-{line_no:05d}", tokens=tokens, label=int(label >= 3), sentences=[(0, len(tokens))]))
+            docs.append(
+                Document(
+                    id=f"{split}-{line_no:05d}", tokens=tokens, label=int(label >= 3), sentences=[(0, len(tokens))]
+                )
+            )
         splits[split] = docs
     return splits

@@ -5,7 +5,7 @@ record (torch-free). Its code: `experiment` (head importance, pruning, attributi
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, JobSettings, Page, Paper, Protocol, RUN_HEADING, Table
+from attnexp.papers.descriptor import BEYOND_THE_PAPERS, RUN_HEADING, Figures, JobSettings, Page, Paper, Protocol, Table
 
 __all__ = ["ATTENTION_ATTRIBUTION", "ATTRIBUTION_SETTINGS"]
 
@@ -13,7 +13,16 @@ __all__ = ["ATTENTION_ATTRIBUTION", "ATTRIBUTION_SETTINGS"]
 # Riemann sum is the explanations' (one setting for both)
 ATTRIBUTION_SETTINGS = JobSettings(
     "attention_attribution",
-    ("importance_examples", "fractions", "random_orders", "batch_size", "graph_examples", "graph_max_tokens", "graph_threshold", "graph_skip_top"),
+    (
+        "importance_examples",
+        "fractions",
+        "random_orders",
+        "batch_size",
+        "graph_examples",
+        "graph_max_tokens",
+        "graph_threshold",
+        "graph_skip_top",
+    ),
     borrowed=(("steps", "explain.attattr_steps"), ("riemann", "explain.attattr_riemann")),
 )
 
@@ -23,13 +32,29 @@ ATTENTION_ATTRIBUTION = Paper(
     requirements=(("self_attention", "self-attention in every layer (a Transformer)"),),
     anchors={"Hao et al. 2021": Protocol("beyond the papers"), "Abnar & Zuidema 2020": Protocol("beyond the papers")},
     page=Page(
-        BEYOND_THE_PAPERS, "", "", (),
-        (Table("attention_attribution_pruning", "attention_attribution_tables"), Table("attention_attribution_agreement", "attention_attribution_tables")),
+        BEYOND_THE_PAPERS,
+        "",
+        "",
+        (),
         (
-            Figures(("attention_attribution/{dataset}/{model}/seed{seed}/head_pruning.png",), "attention_attribution_pruning", "Head pruning: " + RUN_HEADING,
-                    ("transformer-cls",), limit=2),
-            Figures(("attention_attribution/{dataset}/{model}/seed{seed}/graphs.png",), "attention_attribution_graphs", "Attribution graphs: " + RUN_HEADING,
-                    ("transformer-cls",), limit=2),
+            Table("attention_attribution_pruning", "attention_attribution_tables"),
+            Table("attention_attribution_agreement", "attention_attribution_tables"),
+        ),
+        (
+            Figures(
+                ("attention_attribution/{dataset}/{model}/seed{seed}/head_pruning.png",),
+                "attention_attribution_pruning",
+                "Head pruning: " + RUN_HEADING,
+                ("transformer-cls",),
+                limit=2,
+            ),
+            Figures(
+                ("attention_attribution/{dataset}/{model}/seed{seed}/graphs.png",),
+                "attention_attribution_graphs",
+                "Attribution graphs: " + RUN_HEADING,
+                ("transformer-cls",),
+                limit=2,
+            ),
         ),
     ),
 )

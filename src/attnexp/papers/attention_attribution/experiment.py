@@ -17,7 +17,6 @@ pass per batch, order and fraction.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import torch
@@ -31,8 +30,15 @@ from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
 __all__ = [
-    "ORDERS", "head_importance", "attention_importance", "pruning_order", "pruned_heads", "pruning_curves",
-    "attribution_graph", "write_head_pruning", "write_attribution_graphs",
+    "ORDERS",
+    "head_importance",
+    "attention_importance",
+    "pruning_order",
+    "pruned_heads",
+    "pruning_curves",
+    "attribution_graph",
+    "write_head_pruning",
+    "write_attribution_graphs",
 ]
 
 ORDERS = ("attribution", "attention", "random")
@@ -96,7 +102,13 @@ def _accuracy(model: nn.Module, batches: list[tuple[np.ndarray, Batch]], head_ma
     return correct / total
 
 
-def pruning_curves(model: nn.Module, examples: list[Example], orders: dict[str, list[np.ndarray]], fractions: list[float], batch_size: int) -> pd.DataFrame:
+def pruning_curves(
+    model: nn.Module,
+    examples: list[Example],
+    orders: dict[str, list[np.ndarray]],
+    fractions: list[float],
+    batch_size: int,
+) -> pd.DataFrame:
     """orders: name -> one or more head orders (least important first) -> tidy accuracies
     (order, draw, fraction, heads_pruned, accuracy)."""
     L, H = model.cfg.layers, model.cfg.heads
@@ -109,11 +121,21 @@ def pruning_curves(model: nn.Module, examples: list[Example], orders: dict[str, 
                 mask = torch.ones(L * H)
                 mask[torch.from_numpy(np.asarray(order[:k], dtype=np.int64))] = 0.0
                 mask = mask.to(model_device(model))
-                rows.append({"order": name, "draw": draw, "fraction": fraction, "heads_pruned": k, "accuracy": _accuracy(model, batches, mask.view(L, H))})
+                rows.append(
+                    {
+                        "order": name,
+                        "draw": draw,
+                        "fraction": fraction,
+                        "heads_pruned": k,
+                        "accuracy": _accuracy(model, batches, mask.view(L, H)),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def attribution_graph(model: nn.Module, example: Example, target: int, steps: int, riemann: str, threshold: float, skip_top: bool = False) -> dict:
+def attribution_graph(
+    model: nn.Module, example: Example, target: int, steps: int, riemann: str, threshold: float, skip_top: bool = False
+) -> dict:
     """One example's attribution tree -> {root, edges: [{layer, i, j, score}]}, layers 1-based,
     positions in the `<SOS>=[CLS] w_1 .. w_n <EOS>` sequence, scores normalised (step 2)."""
     batch = collate([example], "sos_eos").to(model_device(model))
@@ -125,7 +147,9 @@ def attribution_graph(model: nn.Module, example: Example, target: int, steps: in
     for layer in range(top + 1):
         attribution, _ = attention_attribution(model, batch, target_tensor, layer, steps, riemann)
         summed = attribution[0].sum(dim=0).double().cpu()  # S_l (Tq, T), on the CPU for the tree search
-        rows = summed[1:] if summed.shape[0] > 1 else summed  # the [CLS] row is left out of the max (but at the top, it is all there is)
+        rows = (
+            summed[1:] if summed.shape[0] > 1 else summed
+        )  # the [CLS] row is left out of the max (but at the top, it is all there is)
         scale = rows.max()
         normalised.append(summed / scale if scale > 0 else torch.zeros_like(summed))
     highest = normalised[top].clone()
@@ -149,7 +173,17 @@ def attribution_graph(model: nn.Module, example: Example, target: int, steps: in
 # From files to files
 
 
-def write_head_pruning(checkpoint, data: DataFiles, out_heads, out_pruning, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
+def write_head_pruning(
+    checkpoint,
+    data: DataFiles,
+    out_heads,
+    out_pruning,
+    settings: dict,
+    seed: int,
+    threads: int,
+    log=print,
+    device: str = "cpu",
+) -> None:
     """Head importance on the first `importance_examples` dev instances and the pruning curves on the
     test split: heads.json (importance, attention control, orders) and pruning.csv. The model runs on
     `device` (the config's setting: auto | cpu | cuda)."""
@@ -163,34 +197,69 @@ def write_head_pruning(checkpoint, data: DataFiles, out_heads, out_pruning, sett
     attention = attention_importance(model, dev, settings["batch_size"])
     n_heads = importance.size
     orders = {"attribution": [pruning_order(importance)], "attention": [pruning_order(attention)]}
-    orders["random"] = [np.random.default_rng([seed, draw]).permutation(n_heads) for draw in range(settings["random_orders"])]
+    orders["random"] = [
+        np.random.default_rng([seed, draw]).permutation(n_heads) for draw in range(settings["random_orders"])
+    ]
     log(f"{run.spec.name}: head importance on {len(dev)} dev instances; pruning curves on {len(test)} test instances")
     curves = pruning_curves(model, test, orders, settings["fractions"], settings["batch_size"])
-    io.write_json(out_heads, {
-        "model": run.spec.name,
-        "layers": model.cfg.layers,
-        "heads": model.cfg.heads,
-        "importance_examples": len(dev),
-        "importance": np.round(importance, 8).tolist(),
-        "attention_importance": np.round(attention, 8).tolist(),
-        "orders": {name: [o.tolist() for o in draws] for name, draws in orders.items()},
-    }, seal=True)
+    io.write_json(
+        out_heads,
+        {
+            "model": run.spec.name,
+            "layers": model.cfg.layers,
+            "heads": model.cfg.heads,
+            "importance_examples": len(dev),
+            "importance": np.round(importance, 8).tolist(),
+            "attention_importance": np.round(attention, 8).tolist(),
+            "orders": {name: [o.tolist() for o in draws] for name, draws in orders.items()},
+        },
+        seal=True,
+    )
     io.write_csv(out_pruning, curves, seal=True)
 
 
-def write_attribution_graphs(checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+def write_attribution_graphs(
+    checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu"
+) -> None:
     """graphs.json: the attribution trees of the first `graph_examples` test instances with
     2..`graph_max_tokens` tokens, each with its tokens and predicted class (model on `device`)."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data, device=device)
     require(run.spec, "attention_attribution")
-    chosen = [e for e in run.test_examples(data) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][: settings["graph_examples"]]
+    chosen = [e for e in run.test_examples(data) if 2 <= len(e.tokens) <= settings["graph_max_tokens"]][
+        : settings["graph_examples"]
+    ]
     graphs = []
     for example in chosen:
         with torch.no_grad():
             logits, _ = run.model(collate([example], "sos_eos").to(model_device(run.model)))
         predicted = int(logits.argmax(dim=-1)[0])
-        graph = attribution_graph(run.model, example, predicted, settings["steps"], settings["riemann"], settings["graph_threshold"], settings["graph_skip_top"])
+        graph = attribution_graph(
+            run.model,
+            example,
+            predicted,
+            settings["steps"],
+            settings["riemann"],
+            settings["graph_threshold"],
+            settings["graph_skip_top"],
+        )
         tokens = run.model.position_labels(collate([example], "sos_eos"), run.vocab)[0]
-        graphs.append({"id": example.id, "tokens": tokens, "label": run.classes[example.label], "predicted": run.classes[predicted], **graph})
-    io.write_json(out, {"model": run.spec.name, "layers": run.model.cfg.layers, "threshold": settings["graph_threshold"], "graphs": graphs}, seal=True)
+        graphs.append(
+            {
+                "id": example.id,
+                "tokens": tokens,
+                "label": run.classes[example.label],
+                "predicted": run.classes[predicted],
+                **graph,
+            }
+        )
+    io.write_json(
+        out,
+        {
+            "model": run.spec.name,
+            "layers": run.model.cfg.layers,
+            "threshold": settings["graph_threshold"],
+            "graphs": graphs,
+        },
+        seal=True,
+    )

@@ -6,21 +6,32 @@ attribution graph of one example (tokens on the x-axis, layers on the y-axis).
 
 from __future__ import annotations
 
-# attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import use_house_style
-
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 __all__ = ["pruning_figure", "graph_figure"]
 
-ORDER_LABELS = {"attribution": "by attribution (Hao et al.)", "attention": "by max attention", "random": "random orders (mean ± sd)"}
+ORDER_LABELS = {
+    "attribution": "by attribution (Hao et al.)",
+    "attention": "by max attention",
+    "random": "random orders (mean ± sd)",
+}
 COLORS = dict(zip(ORDER_LABELS, sns.color_palette("colorblind", len(ORDER_LABELS))))
 # curves often coincide: each order has its own marker and line style, and attribution is drawn on top
 STYLES = {
     "attribution": {"marker": "o", "markersize": 4, "linestyle": "-", "linewidth": 1.6, "zorder": 3},
-    "attention": {"marker": "s", "markersize": 7, "markerfacecolor": "none", "linestyle": "-.", "linewidth": 1.4, "zorder": 2},
+    "attention": {
+        "marker": "s",
+        "markersize": 7,
+        "markerfacecolor": "none",
+        "linestyle": "-.",
+        "linewidth": 1.4,
+        "zorder": 2,
+    },
     "random": {"marker": "^", "markersize": 4, "linestyle": "--", "linewidth": 1.2, "zorder": 1},
 }
 
@@ -34,7 +45,9 @@ def pruning_figure(curves: pd.DataFrame, title: str) -> plt.Figure:
         ax.plot(stats["fraction"], stats["mean"], color=COLORS[order], label=ORDER_LABELS[order], **STYLES[order])
         if order == "random":
             sd = stats["std"].fillna(0.0)
-            ax.fill_between(stats["fraction"], stats["mean"] - sd, stats["mean"] + sd, color=COLORS[order], alpha=0.2, linewidth=0)
+            ax.fill_between(
+                stats["fraction"], stats["mean"] - sd, stats["mean"] + sd, color=COLORS[order], alpha=0.2, linewidth=0
+            )
     ax.set_xlabel("fraction of heads pruned (least important first)")
     ax.set_ylabel("test accuracy")
     ax.set_title(title)
@@ -46,17 +59,28 @@ def graph_figure(graphs: list[dict], layers: int, title: str) -> plt.Figure:
     """One panel per example: a node per (layer, token) an edge reaches, edges (l-1, j) -> (l, i)
     drawn with a width and opacity growing with their normalised score."""
     use_house_style()
-    fig, axes = plt.subplots(len(graphs), 1, figsize=(7.2, 2.2 + 0.5 * layers * max(1, len(graphs))), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(graphs), 1, figsize=(7.2, 2.2 + 0.5 * layers * max(1, len(graphs))), squeeze=False, layout="constrained"
+    )
     for ax, graph in zip(axes[:, 0], graphs):
         tokens = graph["tokens"]
         for edge in graph["edges"]:
             strength = min(1.0, edge["score"])
-            ax.plot([edge["j"], edge["i"]], [edge["layer"] - 1, edge["layer"]], color="C0", alpha=0.3 + 0.7 * strength, linewidth=0.5 + 2 * strength)
+            ax.plot(
+                [edge["j"], edge["i"]],
+                [edge["layer"] - 1, edge["layer"]],
+                color="C0",
+                alpha=0.3 + 0.7 * strength,
+                linewidth=0.5 + 2 * strength,
+            )
             ax.scatter([edge["j"], edge["i"]], [edge["layer"] - 1, edge["layer"]], s=12, color="0.2", zorder=3)
         ax.set_xticks(range(len(tokens)), tokens, rotation=60, fontsize=7)
-        ax.set_yticks(range(layers + 1), ["input", *(f"layer {l}" for l in range(1, layers + 1))])
+        ax.set_yticks(range(layers + 1), ["input", *(f"layer {layer}" for layer in range(1, layers + 1))])
         ax.set_xlim(-0.5, len(tokens) - 0.5)
         ax.set_ylim(-0.3, layers + 0.3)
-        ax.set_title(f"{graph['id']}: label {graph['label']}, predicted {graph['predicted']}, root {tokens[graph['root']]!r}", fontsize=8)
+        ax.set_title(
+            f"{graph['id']}: label {graph['label']}, predicted {graph['predicted']}, root {tokens[graph['root']]!r}",
+            fontsize=8,
+        )
     fig.suptitle(title)
     return fig

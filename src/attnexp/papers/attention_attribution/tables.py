@@ -26,8 +26,16 @@ from attnexp.plan import RunKey
 
 __all__ = ["pruning_summary", "pruning_claims", "rollout_agreement", "rollout_claims", "write_tables"]
 
-HAO = ("Hao et al. 2021", "Figure 3", "Hao et al. 2021 (AAAI), Figure 3: head pruning by attribution vs attention scores")
-ABNAR = ("Abnar & Zuidema 2020", "Tables 1-3", "Abnar & Zuidema 2020 (ACL), Tables 1-3: Spearman's rho with input gradients and blank-out")
+HAO = (
+    "Hao et al. 2021",
+    "Figure 3",
+    "Hao et al. 2021 (AAAI), Figure 3: head pruning by attribution vs attention scores",
+)
+ABNAR = (
+    "Abnar & Zuidema 2020",
+    "Tables 1-3",
+    "Abnar & Zuidema 2020 (ACL), Tables 1-3: Spearman's rho with input gradients and blank-out",
+)
 AGAINST = {"gradient": "|gradient|", "loo": "leave-one-out (blank-out)"}
 METHODS = ("attention", "rollout", "attattr")
 
@@ -42,15 +50,20 @@ def pruning_summary(paths: list[str | Path]) -> pd.DataFrame:
         for fraction, group in curves.groupby("fraction", sort=True):
             by_order = group.groupby("order")["accuracy"]
             random = group.loc[group["order"] == "random", "accuracy"]
-            rows.append({
-                "dataset": run.dataset, "model": run.model, "seed": run.seed, "fraction": float(fraction),
-                "heads_pruned": int(group["heads_pruned"].iloc[0]),
-                "attribution": by_order.mean().get("attribution", np.nan),
-                "attention": by_order.mean().get("attention", np.nan),
-                "random_mean": random.mean() if len(random) else np.nan,
-                "random_sd": random.std(ddof=1) if len(random) > 1 else np.nan,
-                "random_orders": len(random),
-            })
+            rows.append(
+                {
+                    "dataset": run.dataset,
+                    "model": run.model,
+                    "seed": run.seed,
+                    "fraction": float(fraction),
+                    "heads_pruned": int(group["heads_pruned"].iloc[0]),
+                    "attribution": by_order.mean().get("attribution", np.nan),
+                    "attention": by_order.mean().get("attention", np.nan),
+                    "random_mean": random.mean() if len(random) else np.nan,
+                    "random_sd": random.std(ddof=1) if len(random) > 1 else np.nan,
+                    "random_orders": len(random),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -60,14 +73,26 @@ def pruning_claims(summary: pd.DataFrame, at: float = 0.5) -> list[dict]:
     rows = []
     for (dataset, model, seed), group in summary.groupby(["dataset", "model", "seed"], sort=False):
         point = group[np.isclose(group["fraction"], at)]
-        for other, label in (("random_mean", f"the mean of {int(group['random_orders'].iloc[0])} random orders"), ("attention", "the max-attention order")):
+        for other, label in (
+            ("random_mean", f"the mean of {int(group['random_orders'].iloc[0])} random orders"),
+            ("attention", "the max-attention order"),
+        ):
             gap = float(point["attribution"].iloc[0] - point[other].iloc[0]) if len(point) else np.nan
             verdict = "undefined" if np.isnan(gap) else ("holds" if gap >= 0 else "does not hold")
-            rows.append(claim(
-                paper, table, dataset, model, int(seed),
-                f"test accuracy with {at:.0%} of heads pruned: attribution order - {label}; holds at or above 0", gap,
-                verdict=verdict, source=source, condition="no retraining; importance on dev instances, gold targets",
-            ))
+            rows.append(
+                claim(
+                    paper,
+                    table,
+                    dataset,
+                    model,
+                    int(seed),
+                    f"test accuracy with {at:.0%} of heads pruned: attribution order - {label}; holds at or above 0",
+                    gap,
+                    verdict=verdict,
+                    source=source,
+                    condition="no retraining; importance on dev instances, gold targets",
+                )
+            )
     return rows
 
 
@@ -87,13 +112,23 @@ def rollout_agreement(paths: list[str | Path]) -> pd.DataFrame:
     """Transformer explanation files (`METHODS` and `AGAINST` of each run) -> per run, method and
     reference measure: the mean Spearman ρ (attention attribution by magnitude)."""
     rows = []
-    for directory, files in explanation_sets(paths).items():
+    for files in explanation_sets(paths).values():
         run = RunKey.of_file(files[0])
         records = read_explanations(files)
         for against in AGAINST:
             for method in METHODS:
                 mean, n = _agreement(records, method, against)
-                rows.append({"dataset": run.dataset, "model": run.model, "seed": run.seed, "method": method, "against": against, "spearman": mean, "instances": n})
+                rows.append(
+                    {
+                        "dataset": run.dataset,
+                        "model": run.model,
+                        "seed": run.seed,
+                        "method": method,
+                        "against": against,
+                        "spearman": mean,
+                        "instances": n,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -101,15 +136,25 @@ def rollout_claims(agreement: pd.DataFrame) -> list[dict]:
     """Per run and reference measure: ρ(rollout, X) - ρ(attention, X) > 0."""
     paper, table, source = ABNAR
     rows = []
-    for (dataset, model, seed, against), group in agreement.groupby(["dataset", "model", "seed", "against"], sort=False):
+    for (dataset, model, seed, against), group in agreement.groupby(
+        ["dataset", "model", "seed", "against"], sort=False
+    ):
         by_method = group.set_index("method")["spearman"]
         gap = float(by_method["rollout"] - by_method["attention"])
-        rows.append(claim(
-            paper, table, dataset, model, int(seed),
-            f"mean Spearman rho with {AGAINST[against]}: rollout - raw attention; holds above 0", gap,
-            verdict="undefined" if np.isnan(gap) else ("holds" if gap > 0 else "does not hold"),
-            source=source, condition=f"{int(group['instances'].min())} test instances; [CLS] readout",
-        ))
+        rows.append(
+            claim(
+                paper,
+                table,
+                dataset,
+                model,
+                int(seed),
+                f"mean Spearman rho with {AGAINST[against]}: rollout - raw attention; holds above 0",
+                gap,
+                verdict="undefined" if np.isnan(gap) else ("holds" if gap > 0 else "does not hold"),
+                source=source,
+                condition=f"{int(group['instances'].min())} test instances; [CLS] readout",
+            )
+        )
     return rows
 
 
@@ -125,9 +170,12 @@ def write_tables(pruning_paths, explanation_paths, out) -> None:
         out["pruning_md"],
         "# Head pruning (Hao et al. 2021, Figure 3)\n\nTest accuracy with the least important heads masked, by "
         "attention attribution, by max attention, and by random orders (mean ± sd); no retraining.\n\n"
-        + to_markdown(shown.round(3)) + "\n",
+        + to_markdown(shown.round(3))
+        + "\n",
     )
-    wide = agreement.pivot_table(index=["dataset", "model", "seed", "against"], columns="method", values="spearman", sort=False).reset_index()
+    wide = agreement.pivot_table(
+        index=["dataset", "model", "seed", "against"], columns="method", values="spearman", sort=False
+    ).reset_index()
     io.write_text(
         out["agreement_md"],
         "# Agreement with gradient and blank-out importance (Abnar & Zuidema 2020)\n\nMean over test instances of "

@@ -5,7 +5,16 @@ agreement with itself across W&P's seed models), `tables` and `plots`.
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import BEYOND_THE_PAPERS, Figures, JobSettings, Page, Paper, Protocol, Table, _OWN_ATTENTION
+from attnexp.papers.descriptor import (
+    _OWN_ATTENTION,
+    BEYOND_THE_PAPERS,
+    Figures,
+    JobSettings,
+    Page,
+    Paper,
+    Protocol,
+    Table,
+)
 
 __all__ = ["FAITHFULNESS", "RANKINGS", "ERASER_SETTINGS", "eraser_settings"]
 
@@ -23,7 +32,9 @@ RANKINGS = {
 }
 
 # What the per-model battery (`experiment.write_faithfulness`) depends on (`max_tokens` only sizes batches)
-ERASER_SETTINGS = JobSettings("faithfulness", ("bins", "rankings", "random_rankings", "op", "max_instances", "han_units", "max_tokens"))
+ERASER_SETTINGS = JobSettings(
+    "faithfulness", ("bins", "rankings", "random_rankings", "op", "max_instances", "han_units", "max_tokens")
+)
 
 
 def eraser_settings(config: dict, spec) -> dict:
@@ -50,8 +61,14 @@ FAITHFULNESS = Paper(
         "ff_suff_random": ("AOPC-sufficiency, random ranking", "the baseline"),
     },
     page=Page(
-        BEYOND_THE_PAPERS, "", "", (),
-        (Table("faithfulness_aopc", "faithfulness_aopc"), Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes")),
+        BEYOND_THE_PAPERS,
+        "",
+        "",
+        (),
+        (
+            Table("faithfulness_aopc", "faithfulness_aopc"),
+            Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
+        ),
         (Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),),
     ),
 )

@@ -45,10 +45,23 @@ from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
 __all__ = [
-    "BINS", "RANDOM", "RANDOM_RANKINGS", "SCORES",
-    "bin_size", "top_positions", "random_rankings", "evenly_spaced", "rankings_of", "attended_units", "han_token_attention",
-    "unit_rankings", "UNIT_RANKINGS", "ranked_units",
-    "eraser", "aopc", "write_faithfulness",
+    "BINS",
+    "RANDOM",
+    "RANDOM_RANKINGS",
+    "SCORES",
+    "bin_size",
+    "top_positions",
+    "random_rankings",
+    "evenly_spaced",
+    "rankings_of",
+    "attended_units",
+    "han_token_attention",
+    "unit_rankings",
+    "UNIT_RANKINGS",
+    "ranked_units",
+    "eraser",
+    "aopc",
+    "write_faithfulness",
 ]
 
 BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official scorer's bins
@@ -90,10 +103,15 @@ def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
 def random_rankings(lengths: list[int], seed: int, count: int = RANDOM_RANKINGS) -> list[list[np.ndarray]]:
     """`count` random score vectors per instance, seeded per instance index (the same whatever the
     batching or the other instances): [instance][draw] -> (n,)."""
-    return [[np.random.default_rng([seed, i, d]).permutation(n).astype(np.float64) for d in range(count)] for i, n in enumerate(lengths)]
+    return [
+        [np.random.default_rng([seed, i, d]).permutation(n).astype(np.float64) for d in range(count)]
+        for i, n in enumerate(lengths)
+    ]
 
 
-def rankings_of(records: list[dict], examples: list[Example], names: tuple[str, ...] = tuple(SCORES)) -> dict[str, list[np.ndarray]]:
+def rankings_of(
+    records: list[dict], examples: list[Example], names: tuple[str, ...] = tuple(SCORES)
+) -> dict[str, list[np.ndarray]]:
     """Explanation records (`attnexp.explain.read_explanations`, test order) -> ranking name -> per
     instance (n,) scores; the records must be the examples' own, instance by instance (D-ALIGN).
     Rankings only a self-attention model has (rollout, attattr) are left out for the others."""
@@ -151,7 +169,12 @@ def han_token_attention(model: nn.Module, examples: list[Example], max_tokens: i
 
 
 def unit_rankings(
-    model: nn.Module, examples: list[Example], units: list[list[np.ndarray]], op: str = "delete", max_tokens: int = 20_000, unit: str | None = None
+    model: nn.Module,
+    examples: list[Example],
+    units: list[list[np.ndarray]],
+    op: str = "delete",
+    max_tokens: int = 20_000,
+    unit: str | None = None,
 ) -> dict[str, list[np.ndarray]]:
     """`UNIT_RANKINGS` of a model from its own forward passes: its attention over the units (one cached
     pass; a HAN ranked over `unit="tokens"` uses `han_token_attention`) and leave-one-unit-out (every
@@ -159,7 +182,9 @@ def unit_rankings(
     what `units` are, by default the units the model attends to."""
     unit = unit or model.spec.attended
     if unit not in (model.spec.attended, "tokens"):
-        raise ValueError(f"model {model.spec.name!r} attends to {model.spec.attended}; its units can be those or tokens, not {unit!r}")
+        raise ValueError(
+            f"model {model.spec.name!r} attends to {model.spec.attended}; its units can be those or tokens, not {unit!r}"
+        )
     attention: list[np.ndarray | None] = [None] * len(examples)
     full = None
     for batch in cached_batches(model, examples, max_tokens):
@@ -173,19 +198,27 @@ def unit_rankings(
         attention = han_token_attention(model, examples, max_tokens)
     for i, weights in enumerate(attention):
         if len(weights) != len(units[i]):  # D-ALIGN: the attention covers exactly the units
-            raise ValueError(f"instance {examples[i].id!r}: {len(weights)} attention weights for {len(units[i])} {unit}")
+            raise ValueError(
+                f"instance {examples[i].id!r}: {len(weights)} attention weights for {len(units[i])} {unit}"
+            )
     # an instance of one unit is not scored (n < 2), and erasing its only unit would leave nothing to encode
     scored = [len(u) >= 2 for u in units]
     owners = np.concatenate([np.full(len(u) if ok else 0, i) for i, (u, ok) in enumerate(zip(units, scored))])
     erase = [
-        m for u, e, ok in zip(units, examples, scored) if ok for m in _token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
+        m
+        for u, e, ok in zip(units, examples, scored)
+        if ok
+        for m in _token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
     ]
     changes = np.zeros(0, dtype=np.float32)
     if erase:
         erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
         changes = tvd(torch.from_numpy(erased), torch.from_numpy(full[owners])).numpy()
     starts = np.cumsum([0] + [len(u) if ok else 0 for u, ok in zip(units, scored)])
-    loo = [changes[a:b] if ok else np.zeros(len(u), dtype=np.float32) for a, b, u, ok in zip(starts[:-1], starts[1:], units, scored)]
+    loo = [
+        changes[a:b] if ok else np.zeros(len(u), dtype=np.float32)
+        for a, b, u, ok in zip(starts[:-1], starts[1:], units, scored)
+    ]
     return {"attention": attention, "loo": loo}
 
 
@@ -227,7 +260,9 @@ def eraser(
     for name, scores in rankings.items():
         bad = next((e.id for e, s, n in zip(examples, scores, sizes) if len(s) != n), None)
         if len(scores) != len(examples) or bad is not None:
-            raise ValueError(f"ranking {name!r}: scores for {len(scores)} instances ({bad!r} has the wrong length) for {len(examples)} instances")
+            raise ValueError(
+                f"ranking {name!r}: scores for {len(scores)} instances ({bad!r} has the wrong length) for {len(examples)} instances"
+            )
     draws = {f"{RANDOM}#{d}": [r[d] for r in random] for d in range(len(random[0]))} if random else {}
     # first the unerased inputs, so p_j(x) comes from the same forward passes as its variants
     owners = list(range(len(examples)))
@@ -246,11 +281,20 @@ def eraser(
         name, i, b, k, metric = key
         row = rows.setdefault((name, i, b), {"ranking": name, "id": examples[i].id, "bin": b, "k": k, "n": sizes[i]})
         row[metric] = float(full[i, predicted[i]] - p[predicted[i]])
-    frame = pd.DataFrame(list(rows.values()), columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"])
+    frame = pd.DataFrame(
+        list(rows.values()), columns=["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency"]
+    )
     if draws:  # Random: the mean over the draws, per instance and bin
         is_draw = frame["ranking"].str.startswith(f"{RANDOM}#")
-        mean = frame[is_draw].groupby(["id", "bin"], sort=False, as_index=False).agg(
-            k=("k", "first"), n=("n", "first"), comprehensiveness=("comprehensiveness", "mean"), sufficiency=("sufficiency", "mean")
+        mean = (
+            frame[is_draw]
+            .groupby(["id", "bin"], sort=False, as_index=False)
+            .agg(
+                k=("k", "first"),
+                n=("n", "first"),
+                comprehensiveness=("comprehensiveness", "mean"),
+                sufficiency=("sufficiency", "mean"),
+            )
         )
         frame = pd.concat([frame[~is_draw], mean.assign(ranking=RANDOM)[frame.columns]], ignore_index=True)
     return frame.assign(unit=unit)
@@ -263,15 +307,17 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(unit="tokens")
     per_instance = frame.groupby(["unit", "ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
     summary = per_instance.groupby(["unit", "ranking"], sort=False).agg(["mean", "std", "count"])
-    out = pd.DataFrame({
-        "unit": summary.index.get_level_values("unit"),
-        "ranking": summary.index.get_level_values("ranking"),
-        "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
-        "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
-        "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
-        "aopc_sufficiency_sd": summary[("sufficiency", "std")].to_numpy(),
-        "instances": summary[("comprehensiveness", "count")].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "unit": summary.index.get_level_values("unit"),
+            "ranking": summary.index.get_level_values("ranking"),
+            "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
+            "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
+            "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
+            "aopc_sufficiency_sd": summary[("sufficiency", "std")].to_numpy(),
+            "instances": summary[("comprehensiveness", "count")].to_numpy(),
+        }
+    )
     return out.reset_index(drop=True)
 
 
@@ -283,7 +329,16 @@ def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, limit).round().astype(np.int64))
 
 
-def write_faithfulness(checkpoint, data: DataFiles, explanations, out: str | Path, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+def write_faithfulness(
+    checkpoint,
+    data: DataFiles,
+    explanations,
+    out: str | Path,
+    settings: dict,
+    seed: int,
+    threads: int,
+    device: str = "cpu",
+) -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
     Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens).
@@ -303,8 +358,14 @@ def write_faithfulness(checkpoint, data: DataFiles, explanations, out: str | Pat
     if explanations is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
         rankings = rankings_of(read_explanations(explanations), everything, names)
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
-        draws = random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"]) if settings["random_rankings"] else None
-        frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"])
+        draws = (
+            random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"])
+            if settings["random_rankings"]
+            else None
+        )
+        frame = eraser(
+            run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"]
+        )
         io.write_csv(out, frame, seal=True)
         return
     frames = []
@@ -312,8 +373,24 @@ def write_faithfulness(checkpoint, data: DataFiles, explanations, out: str | Pat
         units = [attended_units(e, unit) for e in examples]
         rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"], unit)
         rankings = {name: scores for name, scores in rankings.items() if name in names}
-        draws = random_rankings([len(u) for u in units], seed, settings["random_rankings"]) if settings["random_rankings"] else None
-        frames.append(eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"], units, unit))
+        draws = (
+            random_rankings([len(u) for u in units], seed, settings["random_rankings"])
+            if settings["random_rankings"]
+            else None
+        )
+        frames.append(
+            eraser(
+                run.model,
+                examples,
+                rankings,
+                draws,
+                tuple(settings["bins"]),
+                settings["op"],
+                settings["max_tokens"],
+                units,
+                unit,
+            )
+        )
     io.write_csv(out, pd.concat(frames, ignore_index=True), seal=True)
 
 
@@ -323,5 +400,7 @@ def ranked_units(attended: str, han_units: list[str] | None) -> list[str]:
     if attended != "sentences":
         return [attended]
     if not han_units:
-        raise ValueError("config key 'faithfulness.han_units' is missing or empty: a HAN needs sentences, tokens or both")
+        raise ValueError(
+            "config key 'faithfulness.han_units' is missing or empty: a HAN needs sentences, tokens or both"
+        )
     return [u for u in ("sentences", "tokens") if u in han_units]

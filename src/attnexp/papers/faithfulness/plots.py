@@ -6,15 +6,15 @@ top and sufficiency below, one line per ranking with a band of ± one standard e
 
 from __future__ import annotations
 
-# attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import use_house_style
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from attnexp.papers.faithfulness import RANKINGS
+
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
 
 __all__ = ["RANKING_LABELS", "perturbation_curves"]
 
@@ -33,7 +33,9 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str, columns: 
     models = list(tables)
     cols = max(1, min(columns, len(models)))
     bands = max(1, -(-len(models) // cols))
-    fig, axes = plt.subplots(2 * bands, cols, figsize=(3.6 * cols, 2.7 * 2 * bands), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        2 * bands, cols, figsize=(3.6 * cols, 2.7 * 2 * bands), squeeze=False, layout="constrained"
+    )
     for index in range(bands * cols):
         band, col = divmod(index, cols)
         if index >= len(models):
@@ -58,8 +60,18 @@ def perturbation_curves(tables: dict[str, pd.DataFrame], dataset: str, columns: 
                 s = stats[stats["ranking"] == ranking]
                 error = (s["std"] / np.sqrt(s["count"])).fillna(0.0)
                 style = {"linestyle": "--"} if ranking == "random" else {}
-                ax.plot(s["bin"], s["mean"], marker=MARKERS[ranking], markersize=4, color=COLORS[ranking], label=RANKING_LABELS[ranking], **style)
-                ax.fill_between(s["bin"], s["mean"] - error, s["mean"] + error, color=COLORS[ranking], alpha=0.2, linewidth=0)
+                ax.plot(
+                    s["bin"],
+                    s["mean"],
+                    marker=MARKERS[ranking],
+                    markersize=4,
+                    color=COLORS[ranking],
+                    label=RANKING_LABELS[ranking],
+                    **style,
+                )
+                ax.fill_between(
+                    s["bin"], s["mean"] - error, s["mean"] + error, color=COLORS[ranking], alpha=0.2, linewidth=0
+                )
             ax.set_xscale("log")
             ax.set_xticks(sorted(stats["bin"].unique()), [f"{b:g}" for b in sorted(stats["bin"].unique())])
             ax.minorticks_off()

@@ -28,7 +28,9 @@ def _check_aligned(base: list[dict], other: list[dict], name: str) -> None:
         raise ValueError(f"{name}: {len(other)} explanation records, the base model has {len(base)}")
     for a, b in zip(base, other):
         if a["id"] != b["id"] or a["length"] != b["length"]:
-            raise ValueError(f"{name}: instance {b['id']!r} (length {b['length']}) where the base model has {a['id']!r} (length {a['length']})")
+            raise ValueError(
+                f"{name}: instance {b['id']!r} (length {b['length']}) where the base model has {a['id']!r} (length {a['length']})"
+            )
 
 
 def seed_agreement(base: list[dict], seeds: dict[int, list[dict]], measures: tuple[str, ...] = VECTORS) -> pd.DataFrame:
@@ -65,13 +67,20 @@ def summarise_envelopes(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for measure, group in table.groupby("measure", sort=False):
         both = group.dropna(subset=["seed_median_tau", "attention_tau"])
-        rows.append({
-            "measure": measure,
-            "seed_median_tau": group["seed_median_tau"].mean(), "seed_median_tau_sd": group["seed_median_tau"].std(),
-            "attention_tau": group["attention_tau"].mean(), "attention_tau_sd": group["attention_tau"].std(),
-            "share_attention_below_envelope": float((both["attention_tau"] < both["seed_median_tau"]).mean()) if len(both) else np.nan,
-            "instances": len(both), "undefined": len(group) - len(both),
-        })
+        rows.append(
+            {
+                "measure": measure,
+                "seed_median_tau": group["seed_median_tau"].mean(),
+                "seed_median_tau_sd": group["seed_median_tau"].std(),
+                "attention_tau": group["attention_tau"].mean(),
+                "attention_tau_sd": group["attention_tau"].std(),
+                "share_attention_below_envelope": float((both["attention_tau"] < both["seed_median_tau"]).mean())
+                if len(both)
+                else np.nan,
+                "instances": len(both),
+                "undefined": len(group) - len(both),
+            }
+        )
     return pd.DataFrame(rows)
 
 

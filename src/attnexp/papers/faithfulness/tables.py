@@ -38,7 +38,18 @@ def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
             found = sorted(frame["unit"].dropna().unique()) if "unit" in frame else "no `unit` column"
             raise ValueError(f"{path}: every row needs a `unit` (tokens or sentences), got {found}")
         parts.append(aopc(frame).assign(dataset=run.dataset, model=run.model, seed=run.seed))
-    columns = ["dataset", "model", "seed", "unit", "ranking", "aopc_comprehensiveness", "aopc_comprehensiveness_sd", "aopc_sufficiency", "aopc_sufficiency_sd", "instances"]
+    columns = [
+        "dataset",
+        "model",
+        "seed",
+        "unit",
+        "ranking",
+        "aopc_comprehensiveness",
+        "aopc_comprehensiveness_sd",
+        "aopc_sufficiency",
+        "aopc_sufficiency_sd",
+        "instances",
+    ]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -49,7 +60,19 @@ def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
         run = RunKey.of_file(path)
         summary = summarise_envelopes(io.read_table(path, dtype={"id": str, "measure": str}))
         parts.append(summary.assign(dataset=run.dataset, model=run.model, seed=run.seed))
-    columns = ["dataset", "model", "seed", "measure", "seed_median_tau", "seed_median_tau_sd", "attention_tau", "attention_tau_sd", "share_attention_below_envelope", "instances", "undefined"]
+    columns = [
+        "dataset",
+        "model",
+        "seed",
+        "measure",
+        "seed_median_tau",
+        "seed_median_tau_sd",
+        "attention_tau",
+        "attention_tau_sd",
+        "share_attention_below_envelope",
+        "instances",
+        "undefined",
+    ]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -64,14 +87,34 @@ def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
         for ranking, r in by_ranking.drop(index=RANDOM).iterrows():
             comp = float(r.aopc_comprehensiveness - random.aopc_comprehensiveness)
             suff = float(r.aopc_sufficiency - random.aopc_sufficiency)
-            rows.append(claim(
-                PAPER, "AOPC", dataset, model, int(seed), f"AOPC-comprehensiveness({ranking}) - AOPC-comprehensiveness(random); holds above 0", comp,
-                verdict="holds" if comp > 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances, ranked {r.unit}",
-            ))
-            rows.append(claim(
-                PAPER, "AOPC", dataset, model, int(seed), f"AOPC-sufficiency({ranking}) - AOPC-sufficiency(random); holds below 0", suff,
-                verdict="holds" if suff < 0 else "does not hold", source=SOURCE, condition=f"{int(r.instances)} test instances, ranked {r.unit}",
-            ))
+            rows.append(
+                claim(
+                    PAPER,
+                    "AOPC",
+                    dataset,
+                    model,
+                    int(seed),
+                    f"AOPC-comprehensiveness({ranking}) - AOPC-comprehensiveness(random); holds above 0",
+                    comp,
+                    verdict="holds" if comp > 0 else "does not hold",
+                    source=SOURCE,
+                    condition=f"{int(r.instances)} test instances, ranked {r.unit}",
+                )
+            )
+            rows.append(
+                claim(
+                    PAPER,
+                    "AOPC",
+                    dataset,
+                    model,
+                    int(seed),
+                    f"AOPC-sufficiency({ranking}) - AOPC-sufficiency(random); holds below 0",
+                    suff,
+                    verdict="holds" if suff < 0 else "does not hold",
+                    source=SOURCE,
+                    condition=f"{int(r.instances)} test instances, ranked {r.unit}",
+                )
+            )
     return rows
 
 

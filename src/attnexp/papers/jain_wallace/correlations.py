@@ -17,7 +17,15 @@ from attnexp.metrics import kendall_tau
 if TYPE_CHECKING:  # the job writes its rows without pandas (io.write_records_csv)
     import pandas as pd
 
-__all__ = ["PAIRS", "COLUMNS", "correlation_rows", "correlations", "class_groups", "summarise_correlations", "write_correlations"]
+__all__ = [
+    "PAIRS",
+    "COLUMNS",
+    "correlation_rows",
+    "correlations",
+    "class_groups",
+    "summarise_correlations",
+    "write_correlations",
+]
 
 # (first, second) measures whose per-instance Kendall τ is computed, where both were explained
 # (`jain_wallace.measures`). Importance scores are magnitudes: |gradient| (J&W §5.1) and |IG|
@@ -31,12 +39,23 @@ def correlation_rows(records: list[dict]) -> list[dict]:
     its two-sided p-value (D-TAU)."""
     pairs = [(a, b) for a, b in PAIRS if records and a in records[0] and b in records[0]]
     if records and not pairs:
-        raise ValueError(f"no pair of measures to correlate: the explanations hold {sorted(k for k in records[0] if k in METHODS)}")
+        raise ValueError(
+            f"no pair of measures to correlate: the explanations hold {sorted(k for k in records[0] if k in METHODS)}"
+        )
     rows = []
     for r in records:
         for first, second in pairs:
             tau, p_value = kendall_tau(importance(r, first), importance(r, second))
-            rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "pair": f"{first}~{second}", "tau": tau, "p_value": p_value})
+            rows.append(
+                {
+                    "id": r["id"],
+                    "length": r["length"],
+                    "predicted": r["predicted"],
+                    "pair": f"{first}~{second}",
+                    "tau": tau,
+                    "p_value": p_value,
+                }
+            )
     return rows
 
 
@@ -67,11 +86,17 @@ def summarise_correlations(table: pd.DataFrame, classifier: bool, significance: 
     rows = []
     for (pair, group), part in table.groupby(["pair", "group"], sort=True):
         defined = part.dropna(subset=["tau"])
-        rows.append({
-            "pair": pair, "group": group, "n": len(defined), "n_undefined": len(part) - len(defined),
-            "mean": defined["tau"].mean(), "std": defined["tau"].std(ddof=0),
-            "sig_frac": (defined["p_value"] <= significance).mean(),
-        })
+        rows.append(
+            {
+                "pair": pair,
+                "group": group,
+                "n": len(defined),
+                "n_undefined": len(part) - len(defined),
+                "mean": defined["tau"].mean(),
+                "std": defined["tau"].std(ddof=0),
+                "sig_frac": (defined["p_value"] <= significance).mean(),
+            }
+        )
     return pd.DataFrame(rows)
 
 

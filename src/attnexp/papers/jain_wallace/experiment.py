@@ -21,7 +21,8 @@ reference loops of `benchmarks/jain_wallace_speed.py` reproduce them exactly.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,21 +35,45 @@ from attnexp.explanations import METHODS, importance
 from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pairwise_jsd_total, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
-from attnexp.papers.jain_wallace.correlations import PAIRS, class_groups, correlations, summarise_correlations, write_correlations
+from attnexp.models.outputs import probabilities
+from attnexp.papers.jain_wallace.correlations import (
+    PAIRS,
+    class_groups,
+    correlations,
+    summarise_correlations,
+    write_correlations,
+)
 from attnexp.plan import require
 from attnexp.runtime import Run, frozen, restore_run, set_determinism
-from attnexp.models.outputs import probabilities
 
 if TYPE_CHECKING:  # the tables are built where asked for: the model jobs write their rows without pandas
     import pandas as pd
 
 __all__ = [
-    "PAIRS", "correlations", "class_groups", "summarise_correlations",
-    "permutation_indices", "permuted_attention", "permutation_output_differences", "permutation_rows", "permutation_experiment",
-    "adversary_noise", "adversarial_search", "search_objective", "linear_search_gradient", "LinearSearchGradient", "eps_max_jsd",
-    "adversarial_rows", "adversarial_experiment", "FusedAdam",
-    "GROUND_TRUTH_METHODS", "ground_truth_table", "summarise_ground_truth",
-    "write_correlations", "write_permutation", "write_adversarial",
+    "PAIRS",
+    "correlations",
+    "class_groups",
+    "summarise_correlations",
+    "permutation_indices",
+    "permuted_attention",
+    "permutation_output_differences",
+    "permutation_rows",
+    "permutation_experiment",
+    "adversary_noise",
+    "adversarial_search",
+    "search_objective",
+    "linear_search_gradient",
+    "LinearSearchGradient",
+    "eps_max_jsd",
+    "adversarial_rows",
+    "adversarial_experiment",
+    "FusedAdam",
+    "GROUND_TRUTH_METHODS",
+    "ground_truth_table",
+    "summarise_ground_truth",
+    "write_correlations",
+    "write_permutation",
+    "write_adversarial",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -74,7 +99,9 @@ def permuted_attention(heads: torch.Tensor, mask: torch.Tensor, permutations: li
 
 
 @torch.no_grad()
-def permutation_output_differences(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]) -> torch.Tensor:
+def permutation_output_differences(
+    model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, permutations: list[np.ndarray]
+) -> torch.Tensor:
     """heads (B, H, L) -> (P, B) output change TVD(p_perm, p) (= |Δŷ| for BC) of each permutation."""
     logits = readout(model, encoded).logits(permuted_attention(heads, encoded.mask, permutations))  # (P, B, C)
     return tvd(probabilities(logits), probs)
@@ -84,15 +111,24 @@ def permutation_rows(model: nn.Module, examples: list[Example], settings: dict, 
     """Per instance: Δŷ^med = median over permutations of the output change, max α̂, predicted class."""
     rows = [None] * len(examples)
     for batch in cached_batches(model, examples, settings["max_tokens"]):
-        indices, encoded, attention, probs, lengths = batch.indices, batch.encoded, batch.attention, batch.probs, batch.lengths
+        indices, encoded, attention, probs, lengths = (
+            batch.indices,
+            batch.encoded,
+            batch.attention,
+            batch.probs,
+            batch.lengths,
+        )
         perms = [permutation_indices(n, settings["permutations"], seed, int(i)) for n, i in zip(lengths, indices)]
         changes = permutation_output_differences(model, encoded, batch.heads, probs, perms)  # (P, B)
         medians = torch.quantile(changes.double(), 0.5, dim=0)  # the mean of the middle two, as np.median
         probs, attention, medians = probs.cpu(), attention.cpu(), medians.cpu()  # read per instance below
         for b, i in enumerate(indices):
             rows[i] = {
-                "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
-                "max_attention": float(attention[b].max()), "median_output_difference": float(medians[b]),
+                "id": examples[i].id,
+                "length": lengths[b],
+                "predicted": int(probs[b].argmax()),
+                "max_attention": float(attention[b].max()),
+                "median_output_difference": float(medians[b]),
             }
     return rows
 
@@ -194,13 +230,34 @@ class FusedAdam:
         torch._foreach_add_([self.count], 1)
         exp_avg, exp_avg_sq, *max_exp_avg_sq = self.moments
         torch._fused_adam_(
-            [self.z], [self.z.grad], [exp_avg], [exp_avg_sq], max_exp_avg_sq, [self.count],
-            amsgrad=self.amsgrad, lr=self.lr, beta1=self.BETAS[0], beta2=self.BETAS[1], weight_decay=0.0,
-            eps=self.EPS, maximize=False, grad_scale=None, found_inf=None,
+            [self.z],
+            [self.z.grad],
+            [exp_avg],
+            [exp_avg_sq],
+            max_exp_avg_sq,
+            [self.count],
+            amsgrad=self.amsgrad,
+            lr=self.lr,
+            beta1=self.BETAS[0],
+            beta2=self.BETAS[1],
+            weight_decay=0.0,
+            eps=self.EPS,
+            maximize=False,
+            grad_scale=None,
+            found_inf=None,
         )
 
 
-def search_objective(per_head: torch.Tensor, heads: torch.Tensor, out, probs: torch.Tensor, *, penalty: float, margin: float, output_scale: float) -> torch.Tensor:
+def search_objective(
+    per_head: torch.Tensor,
+    heads: torch.Tensor,
+    out,
+    probs: torch.Tensor,
+    *,
+    penalty: float,
+    margin: float,
+    output_scale: float,
+) -> torch.Tensor:
     """J of `adversarial_search` for candidates per head (K, B, H, L) against the model's `heads`."""
     attention = heads.mean(dim=-2)  # (B, L) α̂
     alpha = per_head.mean(dim=-2)  # (K, B, L)
@@ -211,10 +268,21 @@ def search_objective(per_head: torch.Tensor, heads: torch.Tensor, out, probs: to
     return (-to_model + penalty * torch.relu(change - margin)).sum() - diversity
 
 
-def linear_search_gradient(per_head: torch.Tensor, heads: torch.Tensor, out: Readout, probs: torch.Tensor, *, penalty: float, margin: float, output_scale: float) -> torch.Tensor:
+def linear_search_gradient(
+    per_head: torch.Tensor,
+    heads: torch.Tensor,
+    out: Readout,
+    probs: torch.Tensor,
+    *,
+    penalty: float,
+    margin: float,
+    output_scale: float,
+) -> torch.Tensor:
     """∂J/∂z of `search_objective` for one distribution per instance (per_head (K, B, 1, L) = softmax
     of the logits z) and a linear readout, in closed form (`LinearSearchGradient`)."""
-    return LinearSearchGradient(heads, out, probs, per_head.shape[0], penalty=penalty, margin=margin, output_scale=output_scale)(per_head)
+    return LinearSearchGradient(
+        heads, out, probs, per_head.shape[0], penalty=penalty, margin=margin, output_scale=output_scale
+    )(per_head)
 
 
 class LinearSearchGradient:
@@ -236,12 +304,24 @@ class LinearSearchGradient:
     every step (each fresh tensor costs a NaN fill under deterministic algorithms). The gradient
     returned is one of those buffers: overwritten by the next call."""
 
-    def __init__(self, heads: torch.Tensor, out: Readout, probs: torch.Tensor, candidates: int, *, penalty: float, margin: float, output_scale: float):
+    def __init__(
+        self,
+        heads: torch.Tensor,
+        out: Readout,
+        probs: torch.Tensor,
+        candidates: int,
+        *,
+        penalty: float,
+        margin: float,
+        output_scale: float,
+    ):
         B, _, L = heads.shape
         self.K, self.out, self.penalty, self.margin, self.output_scale = candidates, out, penalty, margin, output_scale
         self.half_model = heads[:, 0] / 2 + JSD_EPS  # (B, L) α̂/2 + ε
         self.target = probs[:, 1] if out.values.shape[-1] == 1 else probs  # (B,) p̂ of σ, else (B, C)
-        self.first, self.second = torch.triu_indices(candidates, candidates, 1, device=heads.device)  # (P,) pairs k < k′
+        self.first, self.second = torch.triu_indices(
+            candidates, candidates, 1, device=heads.device
+        )  # (P,) pairs k < k′
         self.grad = heads.new_empty(candidates, B, L)  # log(α + ε), then the gradient
         self.log_to_model = heads.new_empty(candidates, B, L)  # log(m + ε), m = (α + α̂)/2
         self.log_pairs = heads.new_empty(len(self.first), B, L)  # log(m_kk′ + ε) per pair
@@ -249,13 +329,25 @@ class LinearSearchGradient:
 
     def __call__(self, per_head: torch.Tensor) -> torch.Tensor:
         """per_head (K, B, 1, L) -> ∂J/∂z (K, B, 1, L), exact zeros off the mask."""
-        alpha, K, first, second, values = per_head[:, :, 0], self.K, self.first, self.second, self.out.values  # α (K, B, L)
+        alpha, K, first, second, values = (
+            per_head[:, :, 0],
+            self.K,
+            self.first,
+            self.second,
+            self.out.values,
+        )  # α (K, B, L)
         log_own = torch.add(alpha, JSD_EPS, out=self.grad).log_()
         torch.add(self.half_model, alpha, alpha=0.5, out=self.log_to_model).log_()
-        torch.index_select(alpha, 0, first, out=self.log_pairs).add_(2 * JSD_EPS).add_(alpha.index_select(0, second)).mul_(0.5).log_()
+        torch.index_select(alpha, 0, first, out=self.log_pairs).add_(2 * JSD_EPS).add_(
+            alpha.index_select(0, second)
+        ).mul_(0.5).log_()
         self.log_mixtures.zero_().index_add_(0, first, self.log_pairs).index_add_(0, second, self.log_pairs)
         # −∂JSD(α, α̂)/∂α − (1/K²) ∂diversity/∂α
-        grad = log_own.mul_(-0.5 - (K - 1) / K**2).add_(self.log_to_model, alpha=0.5).add_(self.log_mixtures, alpha=1 / K**2)
+        grad = (
+            log_own.mul_(-0.5 - (K - 1) / K**2)
+            .add_(self.log_to_model, alpha=0.5)
+            .add_(self.log_mixtures, alpha=1 / K**2)
+        )
         logits = torch.einsum("kbl,blc->kbc", alpha, values) + self.out.bias  # (K, B, C)
         if logits.shape[-1] == 1:  # σ: TVD = |p − p̂|
             p = torch.sigmoid(logits[..., 0])  # (K, B)
@@ -275,7 +367,9 @@ class LinearSearchGradient:
 
 
 @torch.no_grad()
-def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, candidates: torch.Tensor, eps: float):
+def eps_max_jsd(
+    model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: torch.Tensor, candidates: torch.Tensor, eps: float
+):
     """Among {α̂} ∪ candidates (K, B, H, L), drop those whose output change TVD exceeds ε, keep the one
     whose head mean is farthest from α̂ (§5.5 evaluation). -> (ε-max JSD (B,), the chosen attention's
     head mean (B, L), its TVD (B,), feasible (B,))."""
@@ -296,7 +390,9 @@ def eps_max_jsd(model: nn.Module, encoded: Encoded, heads: torch.Tensor, probs: 
     )
 
 
-def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[list[dict], list[dict]]:
+def adversarial_rows(
+    model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print
+) -> tuple[list[dict], list[dict]]:
     """Per instance: ε-max JSD, max α̂, predicted class; and the chosen candidate (D-JWEXPORT)."""
     classifier = model.spec.classifier  # J&W's ε and output scale differ for QA/NLI models
     eps = settings["adv_eps_bc"] if classifier else settings["adv_eps_qa"]
@@ -304,10 +400,21 @@ def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, 
     rows, exported = [None] * len(examples), [None] * len(examples)
     done = 0
     for batch in cached_batches(model, examples, settings["max_tokens"]):
-        indices, encoded, attention, probs, lengths = batch.indices, batch.encoded, batch.attention, batch.probs, batch.lengths
+        indices, encoded, attention, probs, lengths = (
+            batch.indices,
+            batch.encoded,
+            batch.attention,
+            batch.probs,
+            batch.lengths,
+        )
         heads = batch.heads
-        noise = [adversary_noise(n, settings["adversary"]["candidates"], seed, int(i), heads.shape[1]) for n, i in zip(lengths, indices)]
-        candidates = adversarial_search(model, encoded, heads, probs, noise, output_scale=1.0 if classifier else 2.0, **search)
+        noise = [
+            adversary_noise(n, settings["adversary"]["candidates"], seed, int(i), heads.shape[1])
+            for n, i in zip(lengths, indices)
+        ]
+        candidates = adversarial_search(
+            model, encoded, heads, probs, noise, output_scale=1.0 if classifier else 2.0, **search
+        )
         divergence, chosen, change, feasible = eps_max_jsd(model, encoded, heads, probs, candidates, eps)
         # read per instance below: one copy each to the CPU (a no-op there)
         probs, attention, mask = probs.cpu(), attention.cpu(), encoded.mask.cpu()
@@ -315,20 +422,29 @@ def adversarial_rows(model: nn.Module, examples: list[Example], settings: dict, 
         for b, i in enumerate(indices):
             real = mask[b]
             rows[i] = {
-                "id": examples[i].id, "length": lengths[b], "predicted": int(probs[b].argmax()),
-                "max_attention": float(attention[b].max()), "eps_max_jsd": float(divergence[b]),
-                "output_difference": float(change[b]), "feasible_candidates": int(feasible[b]),
+                "id": examples[i].id,
+                "length": lengths[b],
+                "predicted": int(probs[b].argmax()),
+                "max_attention": float(attention[b].max()),
+                "eps_max_jsd": float(divergence[b]),
+                "output_difference": float(change[b]),
+                "feasible_candidates": int(feasible[b]),
             }
             exported[i] = {
-                "id": examples[i].id, "length": lengths[b], "jsd": float(divergence[b]),
-                "output_difference": float(change[b]), "attention": chosen[b][real].tolist(),
+                "id": examples[i].id,
+                "length": lengths[b],
+                "jsd": float(divergence[b]),
+                "output_difference": float(change[b]),
+                "attention": chosen[b][real].tolist(),
             }
         done += len(indices)
         log(f"adversary: {done}/{len(examples)} instances")
     return rows, exported
 
 
-def adversarial_experiment(model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, list[dict]]:
+def adversarial_experiment(
+    model: nn.Module, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print
+) -> tuple[pd.DataFrame, list[dict]]:
     """`adversarial_rows` with the rows as a table."""
     import pandas as pd
 
@@ -386,14 +502,25 @@ def _restore(checkpoint, data: DataFiles, seed: int, threads: int, device: str) 
     return run, run.test_examples(data)
 
 
-def write_permutation(checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu") -> None:
+def write_permutation(
+    checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu"
+) -> None:
     run, examples = _restore(checkpoint, data, seed, threads, device)
     io.write_records_csv(out, permutation_rows(run.model, examples, settings, seed), seal=True)
 
 
-def write_adversarial(checkpoint, data: DataFiles, out_table, out_attention, settings: dict, seed: int, threads: int, log=print, device: str = "cpu") -> None:
+def write_adversarial(
+    checkpoint,
+    data: DataFiles,
+    out_table,
+    out_attention,
+    settings: dict,
+    seed: int,
+    threads: int,
+    log=print,
+    device: str = "cpu",
+) -> None:
     run, examples = _restore(checkpoint, data, seed, threads, device)
     rows, exported = adversarial_rows(run.model, examples, settings, seed, log)
     io.write_records_csv(out_table, rows, seal=True)
     io.write_jsonl(out_attention, exported, seal=True)
-

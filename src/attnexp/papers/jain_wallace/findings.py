@@ -28,7 +28,15 @@ import pandas as pd
 
 from attnexp.claims import Setting, finding
 
-__all__ = ["CORRELATION", "PERMUTATION", "ADVERSARIAL", "permutation_share", "adversarial_share", "finding_claims", "correlation_claims"]
+__all__ = [
+    "CORRELATION",
+    "PERMUTATION",
+    "ADVERSARIAL",
+    "permutation_share",
+    "adversarial_share",
+    "finding_claims",
+    "correlation_claims",
+]
 
 PAPER = "Jain & Wallace 2019"
 CORRELATION = "§4.1, attention vs gradient and leave-one-out (Table 2)"
@@ -44,7 +52,9 @@ GRADIENT, LOO, BETWEEN = "attention~gradient", "attention~loo", "gradient~loo"
 AVERAGE = "average"
 
 
-def permutation_share(permutation: pd.DataFrame, minimal: float, peaked: float | None = None, min_instances: int = 1) -> float | None:
+def permutation_share(
+    permutation: pd.DataFrame, minimal: float, peaked: float | None = None, min_instances: int = 1
+) -> float | None:
     """The share of instances (those with max attention >= `peaked`, if given) whose median output
     change under permutation is at most `minimal`; None with fewer than `min_instances` of them."""
     rows = permutation if peaked is None else permutation[permutation["max_attention"] >= peaked]
@@ -62,7 +72,11 @@ def finding_claims(runs: list[dict], thresholds: dict) -> list[dict]:
     """One claim per finding and BiLSTM model over its seeds. `runs`: {dataset, model, seed, setting
     (`Setting`), encoder, permutation, adversarial (the experiments' tables)}; `thresholds`:
     `jain_wallace.findings`."""
-    minimal, peaked, few = thresholds["minimal_output_change"], thresholds["peaked_attention"], thresholds["min_peaked_instances"]
+    minimal, peaked, few = (
+        thresholds["minimal_output_change"],
+        thresholds["peaked_attention"],
+        thresholds["min_peaked_instances"],
+    )
     very_different, often = thresholds["very_different_jsd"], thresholds["often"]
     models: dict[tuple[str, str], list[dict]] = {}
     for run in runs:
@@ -77,15 +91,43 @@ def finding_claims(runs: list[dict], thresholds: dict) -> list[dict]:
             return {int(r["seed"]): share(r) for r in seeds}
 
         rows += [
-            finding(PAPER, PERMUTATION, dataset, model, f"share of test instances whose median output change under permutation is at most {minimal}",
-                    each(lambda r: permutation_share(r["permutation"], minimal)), lambda v: v > often, rule, SOURCE, setting),
-            finding(PAPER, PERMUTATION, dataset, model,
-                    f"the same among instances with max attention at least {peaked} (peaked attention)",
-                    each(lambda r: permutation_share(r["permutation"], minimal, peaked, few)), lambda v: v > often, rule, SOURCE, setting,
-                    undefined=f"fewer than {few} test instances with max attention at least {peaked}"),
-            finding(PAPER, ADVERSARIAL, dataset, model,
-                    f"share of test instances with an adversarial attention of JSD at least {very_different} from the model's within ε of its output",
-                    each(lambda r: adversarial_share(r["adversarial"], very_different)), lambda v: v > often, rule, SOURCE, setting),
+            finding(
+                PAPER,
+                PERMUTATION,
+                dataset,
+                model,
+                f"share of test instances whose median output change under permutation is at most {minimal}",
+                each(lambda r: permutation_share(r["permutation"], minimal)),
+                lambda v: v > often,
+                rule,
+                SOURCE,
+                setting,
+            ),
+            finding(
+                PAPER,
+                PERMUTATION,
+                dataset,
+                model,
+                f"the same among instances with max attention at least {peaked} (peaked attention)",
+                each(lambda r: permutation_share(r["permutation"], minimal, peaked, few)),
+                lambda v: v > often,
+                rule,
+                SOURCE,
+                setting,
+                undefined=f"fewer than {few} test instances with max attention at least {peaked}",
+            ),
+            finding(
+                PAPER,
+                ADVERSARIAL,
+                dataset,
+                model,
+                f"share of test instances with an adversarial attention of JSD at least {very_different} from the model's within ε of its output",
+                each(lambda r: adversarial_share(r["adversarial"], very_different)),
+                lambda v: v > often,
+                rule,
+                SOURCE,
+                setting,
+            ),
         ]
     return rows
 
@@ -127,16 +169,42 @@ def correlation_claims(runs: list[dict], thresholds: dict) -> list[dict]:
         pairs = tuple(p for p in (GRADIENT, LOO) if p in measured)
         if pairs:
             missing = "leave-one-out" if LOO not in pairs else "gradient"
-            named = " and ".join(map(_tau, pairs)) if len(pairs) == 2 else f"{_tau(pairs[0])} alone ({missing} not measured)"
-            rows.append(finding(PAPER, CORRELATION, dataset, model, f"the larger of {named}, all test instances; weak: below {weak}",
-                                {int(r["seed"]): _largest(r["means"], pairs) for r in seeds}, lambda v: v < weak,
-                                f"holds on a seed when it is below {weak} (J&W: 'weak', 'modest'; their Table 2 BiLSTM means are 0.05-0.47)",
-                                CORRELATION_SOURCE, setting, undefined))
+            named = (
+                " and ".join(map(_tau, pairs))
+                if len(pairs) == 2
+                else f"{_tau(pairs[0])} alone ({missing} not measured)"
+            )
+            rows.append(
+                finding(
+                    PAPER,
+                    CORRELATION,
+                    dataset,
+                    model,
+                    f"the larger of {named}, all test instances; weak: below {weak}",
+                    {int(r["seed"]): _largest(r["means"], pairs) for r in seeds},
+                    lambda v: v < weak,
+                    f"holds on a seed when it is below {weak} (J&W: 'weak', 'modest'; their Table 2 BiLSTM means are 0.05-0.47)",
+                    CORRELATION_SOURCE,
+                    setting,
+                    undefined,
+                )
+            )
         if {GRADIENT, LOO, BETWEEN} <= measured:
-            rows.append(finding(PAPER, CORRELATION, dataset, model, f"{_tau(BETWEEN)} minus the larger of {_tau(GRADIENT)} and {_tau(LOO)}, all test instances",
-                                {int(r["seed"]): _agreement(r["means"]) for r in seeds}, lambda v: v > 0,
-                                "holds on a seed when it is above 0 (gradient and leave-one-out agree with each other more than either does with attention)",
-                                CORRELATION_SOURCE, setting, undefined))
+            rows.append(
+                finding(
+                    PAPER,
+                    CORRELATION,
+                    dataset,
+                    model,
+                    f"{_tau(BETWEEN)} minus the larger of {_tau(GRADIENT)} and {_tau(LOO)}, all test instances",
+                    {int(r["seed"]): _agreement(r["means"]) for r in seeds},
+                    lambda v: v > 0,
+                    "holds on a seed when it is above 0 (gradient and leave-one-out agree with each other more than either does with attention)",
+                    CORRELATION_SOURCE,
+                    setting,
+                    undefined,
+                )
+            )
     return sorted(rows + _encoder_claims(models), key=lambda r: r["dataset"])  # stable: per dataset, the BiLSTMs' first
 
 
@@ -157,12 +225,26 @@ def _encoder_claims(models: dict[tuple[str, str], list[dict]]) -> list[dict]:
                 if not any(GRADIENT in m for m in (*first.values(), *second.values())):
                     continue  # gradients not measured
                 shared = sorted(set(first) & set(second))
-                per_seed = {s: first[s][GRADIENT] - second[s][GRADIENT] if GRADIENT in first[s] and GRADIENT in second[s] else None for s in shared}
-                rows.append(finding(PAPER, CORRELATION, dataset, f"{average} vs {lstm}",
-                                    f"{_tau(GRADIENT)} of the Average encoder minus the BiLSTM's ({attention} attention, the same seed), all test instances",
-                                    per_seed, lambda v: v > 0,
-                                    "holds on a seed when it is above 0 (J&W: the Average encoders' attention correlates better with gradients); "
-                                    "on the seeds both models have; the BiLSTM run's setting",
-                                    CORRELATION_SOURCE, models[(dataset, lstm)][0]["setting"],
-                                    f"no {_tau(GRADIENT)} of one of the two models"))
+                per_seed = {
+                    s: first[s][GRADIENT] - second[s][GRADIENT]
+                    if GRADIENT in first[s] and GRADIENT in second[s]
+                    else None
+                    for s in shared
+                }
+                rows.append(
+                    finding(
+                        PAPER,
+                        CORRELATION,
+                        dataset,
+                        f"{average} vs {lstm}",
+                        f"{_tau(GRADIENT)} of the Average encoder minus the BiLSTM's ({attention} attention, the same seed), all test instances",
+                        per_seed,
+                        lambda v: v > 0,
+                        "holds on a seed when it is above 0 (J&W: the Average encoders' attention correlates better with gradients); "
+                        "on the seeds both models have; the BiLSTM run's setting",
+                        CORRELATION_SOURCE,
+                        models[(dataset, lstm)][0]["setting"],
+                        f"no {_tau(GRADIENT)} of one of the two models",
+                    )
+                )
     return rows

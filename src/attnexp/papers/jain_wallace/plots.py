@@ -10,21 +10,27 @@ as a line where a density is undefined.
 
 from __future__ import annotations
 
-# attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import use_house_style
-
 import matplotlib.pyplot as plt
-from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.patches import Patch
 
 from attnexp.papers.jain_wallace.correlations import PAIRS as CORRELATED_PAIRS
 from attnexp.plan import EXPLANATION_METHODS, SELF_ATTENTION_METHODS
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 __all__ = [
-    "tau_histograms", "tau_densities", "tau_differences", "permutation_violin",
-    "adversarial_histogram", "adversarial_violin", "encoder_comparison", "ground_truth_bars",
+    "tau_histograms",
+    "tau_densities",
+    "tau_differences",
+    "permutation_violin",
+    "adversarial_histogram",
+    "adversarial_violin",
+    "encoder_comparison",
+    "ground_truth_bars",
 ]
 
 # The pairs as the correlation tables write them, and the explanation methods every attention model has
@@ -74,7 +80,9 @@ def _require_unique(table: pd.DataFrame, keys: list[str], name: str) -> None:
     duplicated = table[table.duplicated(keys, keep=False)]
     if len(duplicated):
         first = duplicated.iloc[0]
-        raise ValueError(f"{name}: more than one row for {', '.join(f'{k}={first[k]}' for k in keys)} (one per {keys} expected)")
+        raise ValueError(
+            f"{name}: more than one row for {', '.join(f'{k}={first[k]}' for k in keys)} (one per {keys} expected)"
+        )
 
 
 def _base_seed(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -97,7 +105,11 @@ def _overall(summary: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         if key in covered:
             continue
         classes = classes[(classes["n"] > 0) & classes["mean"].notna()]
-        n, mean, std = classes["n"].to_numpy(np.float64), classes["mean"].to_numpy(np.float64), classes["std"].to_numpy(np.float64)
+        n, mean, std = (
+            classes["n"].to_numpy(np.float64),
+            classes["mean"].to_numpy(np.float64),
+            classes["std"].to_numpy(np.float64),
+        )
         total = n.sum()
         grand = (n * mean).sum() / total if total else np.nan
         spread = np.sqrt((n * (std**2 + (mean - grand) ** 2)).sum() / total) if total else np.nan
@@ -126,11 +138,25 @@ def _legend_outside(fig: plt.Figure, colors: dict, title: str) -> None:
     """One legend for all panels, right of them (inside, it would hide bars), made from `colors`
     because a panel may lack some bars."""
     if colors:
-        fig.legend(handles=[Patch(color=color, label=label) for label, color in colors.items()], title=title, loc="outside right upper")
+        fig.legend(
+            handles=[Patch(color=color, label=label) for label, color in colors.items()],
+            title=title,
+            loc="outside right upper",
+        )
 
 
-def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue: str, hue_order: list, colors: dict, mean: str, std: str,
-                  bounds: tuple[float, float] | None = None) -> None:
+def _grouped_bars(
+    ax: plt.Axes,
+    table: pd.DataFrame,
+    x: str,
+    x_order: list,
+    hue: str,
+    hue_order: list,
+    colors: dict,
+    mean: str,
+    std: str,
+    bounds: tuple[float, float] | None = None,
+) -> None:
     """mean ± std bars at fixed positions: one group per `x`, one bar per `hue`; a missing
     combination is marked "n/a", an undefined std gets no error bar; with `bounds` (a metric's range)
     the error bars stop at them. Long group labels are slanted so that they never collide."""
@@ -146,16 +172,29 @@ def _grouped_bars(ax: plt.Axes, table: pd.DataFrame, x: str, x_order: list, hue:
         drawn = np.isfinite(heights)
         ax.bar(at[drawn], heights[drawn], width=width, color=colors[level], label=level)
         for position in at[~drawn]:
-            ax.annotate("n/a", (position, 0), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                        rotation=90, fontsize="x-small", color="0.4")
+            ax.annotate(
+                "n/a",
+                (position, 0),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                rotation=90,
+                fontsize="x-small",
+                color="0.4",
+            )
         with_error = drawn & np.isfinite(errors)
         low, high = errors[with_error], errors[with_error]
         if bounds is not None:
             low = np.minimum(low, heights[with_error] - bounds[0])
             high = np.minimum(high, bounds[1] - heights[with_error])
-        ax.errorbar(at[with_error], heights[with_error], yerr=[low, high], fmt="none", ecolor="0.2", elinewidth=0.8, capsize=2)
+        ax.errorbar(
+            at[with_error], heights[with_error], yerr=[low, high], fmt="none", ecolor="0.2", elinewidth=0.8, capsize=2
+        )
     crowded = len(x_order) > 4 or sum(len(str(label)) for label in x_order) > 36
-    ax.set_xticks(positions, x_order, rotation=30 if crowded else 0, ha="right" if crowded else "center", rotation_mode="anchor")
+    ax.set_xticks(
+        positions, x_order, rotation=30 if crowded else 0, ha="right" if crowded else "center", rotation_mode="anchor"
+    )
     ax.set_xlim(-0.5, len(x_order) - 0.5)
 
 
@@ -173,7 +212,9 @@ def tau_histograms(correlations: pd.DataFrame, title: str) -> plt.Figure:
         if part.empty:
             _no_data(ax)
         else:
-            sns.histplot(part, x="tau", hue=CLASS, hue_order=classes, palette=palette, bins=TAU_BINS, multiple="stack", ax=ax)
+            sns.histplot(
+                part, x="tau", hue=CLASS, hue_order=classes, palette=palette, bins=TAU_BINS, multiple="stack", ax=ax
+            )
         ax.set(xlim=(-1, 1), xlabel="Kendall τ", ylabel="instances", title=_tau_label(pair))
     fig.suptitle(title)
     return fig
@@ -183,10 +224,20 @@ def tau_densities(correlations: pd.DataFrame, title: str) -> plt.Figure:
     """τ densities: the density of τ over instances, one curve per pair (attention~ig when computed)."""
     use_house_style()
     present = set(correlations["pair"])
-    pairs = [p for p in ("attention~loo", "attention~gradient", "gradient~loo", "attention~ig") if p != "attention~ig" or p in present]
+    pairs = [
+        p
+        for p in ("attention~loo", "attention~gradient", "gradient~loo", "attention~ig")
+        if p != "attention~ig" or p in present
+    ]
     fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
     for pair in pairs:
-        _density(ax, correlations.loc[correlations["pair"] == pair, "tau"], _tau_label(pair), PAIR_COLORS[pair], support=(-1, 1))
+        _density(
+            ax,
+            correlations.loc[correlations["pair"] == pair, "tau"],
+            _tau_label(pair),
+            PAIR_COLORS[pair],
+            support=(-1, 1),
+        )
     ax.set(xlim=(-1, 1), xlabel="Kendall τ", ylabel="density")
     ax.set_ylim(bottom=0)  # with only lines (no curve) the axis would otherwise centre on 0
     ax.legend(loc="upper left")
@@ -236,8 +287,20 @@ def _peakedness_violin(table: pd.DataFrame, value: str, value_label: str, title:
         # density_norm="width": bins hold very different numbers of instances, and the shape of a
         # small bin should stay readable; cut=0 keeps each violin within its observed range.
         sns.violinplot(
-            table, x=value, y=PEAKEDNESS, order=PEAKEDNESS_LABELS, hue=CLASS, hue_order=classes, palette=palette,
-            split=len(classes) == 2, cut=0, inner="quart", density_norm="width", orient="h", linewidth=0.8, ax=ax,
+            table,
+            x=value,
+            y=PEAKEDNESS,
+            order=PEAKEDNESS_LABELS,
+            hue=CLASS,
+            hue_order=classes,
+            palette=palette,
+            split=len(classes) == 2,
+            cut=0,
+            inner="quart",
+            density_norm="width",
+            orient="h",
+            linewidth=0.8,
+            ax=ax,
         )
     ax.set(xlabel=value_label, ylabel=PEAKEDNESS)
     ax.set_xlim(left=0)  # both quantities are >= 0; an all-zero sample would centre the axis on 0
@@ -250,7 +313,9 @@ def _class_legend_outside(ax: plt.Axes, classes: list) -> None:
     """The predicted-class legend right of the axes: inside, a QA model's many answer classes (bAbI)
     covered the data."""
     if ax.get_legend() is not None:
-        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + (len(classes) - 1) // 12, title=CLASS, frameon=False)
+        sns.move_legend(
+            ax, "upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + (len(classes) - 1) // 12, title=CLASS, frameon=False
+        )
 
 
 def permutation_violin(permutation: pd.DataFrame, title: str) -> plt.Figure:
@@ -267,8 +332,16 @@ def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
         _no_data(ax)
     else:
         sns.histplot(
-            table, x="eps_max_jsd", hue=CLASS, hue_order=classes, palette=palette, bins=JSD_BINS,
-            stat="probability", common_norm=False, element="step", ax=ax,
+            table,
+            x="eps_max_jsd",
+            hue=CLASS,
+            hue_order=classes,
+            palette=palette,
+            bins=JSD_BINS,
+            stat="probability",
+            common_norm=False,
+            element="step",
+            ax=ax,
         )
     ax.set(xlim=(0, 0.7), xlabel="ε-max JSD", ylabel="fraction of instances")
     _class_legend_outside(ax, classes)
@@ -326,8 +399,12 @@ def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against 
     methods = _ordered(rows["method"].unique(), METHODS)
     colors = {m: METHOD_COLORS.get(m, COLORS[(len(METHODS) + i) % len(COLORS)]) for i, m in enumerate(methods)}
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True, layout="constrained")
-    for ax, (metric, label) in zip(axes, (("precision", "precision@|G|"), ("auprc", "AUPRC"), ("mass", "attribution mass on G"))):
-        _grouped_bars(ax, rows, "column", columns, "method", methods, colors, f"{metric}_mean", f"{metric}_std", bounds=(0.0, 1.0))
+    for ax, (metric, label) in zip(
+        axes, (("precision", "precision@|G|"), ("auprc", "AUPRC"), ("mass", "attribution mass on G"))
+    ):
+        _grouped_bars(
+            ax, rows, "column", columns, "method", methods, colors, f"{metric}_mean", f"{metric}_std", bounds=(0.0, 1.0)
+        )
         ax.set(xlabel="model", ylabel="mean ± std (within [0, 1])", title=label, ylim=(0, 1.05))
     _legend_outside(fig, colors, "method")
     fig.suptitle(title)

@@ -29,7 +29,17 @@ from attnexp.papers.jain_wallace.findings import correlation_claims, finding_cla
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 
-__all__ = ["TABLE2_COLUMNS", "table2", "table2_markdown", "table2_claims", "overall_means", "mean_tau_claims", "write_tables", "acceptance", "write_ground_truth"]
+__all__ = [
+    "TABLE2_COLUMNS",
+    "table2",
+    "table2_markdown",
+    "table2_claims",
+    "overall_means",
+    "mean_tau_claims",
+    "write_tables",
+    "acceptance",
+    "write_ground_truth",
+]
 
 # Table 2 columns: (measure pair, encoder of the `<encoder>-tanh` model)
 TABLE2_COLUMNS = {
@@ -47,7 +57,10 @@ def _verdict(ours, published, select_on: str, tolerance: dict) -> str | None:
         return "not_comparable"  # J&W selected on the test set (D-SEL, D-TARGETS)
     if pd.isna(ours.mean):
         return None
-    close = abs(ours.mean - published["mean"]) <= tolerance["mean"] and abs(ours.sig_frac - published["sig_frac"]) <= tolerance["sig_frac"]
+    close = (
+        abs(ours.mean - published["mean"]) <= tolerance["mean"]
+        and abs(ours.sig_frac - published["sig_frac"]) <= tolerance["sig_frac"]
+    )
     return "within" if close else "outside"
 
 
@@ -65,24 +78,71 @@ def table2(summaries: list[dict], published: pd.DataFrame, tolerance: dict) -> p
                 continue
             for s in run["summary"][run["summary"]["pair"] == pair].itertuples():
                 label = s.group if s.group == "Overall" else str(run["classes"][int(s.group)])
-                pub = published[(published.dataset == run["dataset"]) & (published.label == label) & (published.column == column)]
+                pub = published[
+                    (published.dataset == run["dataset"]) & (published.label == label) & (published.column == column)
+                ]
                 row = {
-                    "dataset": run["dataset"], "group": s.group, "label": label, "column": column, "model": run["model"], "seed": run["seed"],
-                    "select_on": run["select_on"], "embeddings": run["embeddings"], "stand_ins": run.get("stand_ins", "none"), "loo_op": run["loo_op"], "scipy": SCIPY_VERSION,
-                    "n": s.n, "n_undefined": s.n_undefined, "mean": round(s.mean, 4), "std": round(s.std, 4), "sig_frac": round(s.sig_frac, 4),
-                    "published_class": None, "published_mean": None, "published_std": None, "published_sig_frac": None, "source": None, "verdict": None,
+                    "dataset": run["dataset"],
+                    "group": s.group,
+                    "label": label,
+                    "column": column,
+                    "model": run["model"],
+                    "seed": run["seed"],
+                    "select_on": run["select_on"],
+                    "embeddings": run["embeddings"],
+                    "stand_ins": run.get("stand_ins", "none"),
+                    "loo_op": run["loo_op"],
+                    "scipy": SCIPY_VERSION,
+                    "n": s.n,
+                    "n_undefined": s.n_undefined,
+                    "mean": round(s.mean, 4),
+                    "std": round(s.std, 4),
+                    "sig_frac": round(s.sig_frac, 4),
+                    "published_class": None,
+                    "published_mean": None,
+                    "published_std": None,
+                    "published_sig_frac": None,
+                    "source": None,
+                    "verdict": None,
                 }
                 if len(pub):
                     p = pub.iloc[0]
                     row |= {
-                        "published_class": p["class"], "published_mean": p["mean"], "published_std": p["std"], "published_sig_frac": p["sig_frac"],
-                        "source": p["source"], "verdict": _verdict(s, p, run["select_on"], tolerance[column_encoder]),
+                        "published_class": p["class"],
+                        "published_mean": p["mean"],
+                        "published_std": p["std"],
+                        "published_sig_frac": p["sig_frac"],
+                        "source": p["source"],
+                        "verdict": _verdict(s, p, run["select_on"], tolerance[column_encoder]),
                     }
                 rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "dataset", "group", "label", "column", "model", "seed", "select_on", "embeddings", "stand_ins", "loo_op", "scipy", "n", "n_undefined",
-        "mean", "std", "sig_frac", "published_class", "published_mean", "published_std", "published_sig_frac", "source", "verdict",
-    ])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "group",
+            "label",
+            "column",
+            "model",
+            "seed",
+            "select_on",
+            "embeddings",
+            "stand_ins",
+            "loo_op",
+            "scipy",
+            "n",
+            "n_undefined",
+            "mean",
+            "std",
+            "sig_frac",
+            "published_class",
+            "published_mean",
+            "published_std",
+            "published_sig_frac",
+            "source",
+            "verdict",
+        ],
+    )
 
 
 def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
@@ -90,9 +150,16 @@ def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
     then J&W's value and the verdict."""
     sources = {s: i + 1 for i, s in enumerate(dict.fromkeys(table["source"].dropna()))}
     rows = []
-    for (dataset, group, seed), part in table.groupby(["dataset", "group", "seed"], sort=True):
+    for (dataset, _group, seed), part in table.groupby(["dataset", "group", "seed"], sort=True):
         first = part.iloc[0]
-        row = {"dataset": dataset, "class": first.label, "seed": seed, "select_on": first.select_on, "embeddings": first.embeddings, "loo_op": first.loo_op}
+        row = {
+            "dataset": dataset,
+            "class": first.label,
+            "seed": seed,
+            "select_on": first.select_on,
+            "embeddings": first.embeddings,
+            "loo_op": first.loo_op,
+        }
         for column in TABLE2_COLUMNS:
             cell = part[part.column == column]
             if cell.empty:
@@ -107,11 +174,11 @@ def table2_markdown(table: pd.DataFrame, tolerance: dict) -> str:
         rows.append(row)
     header = (
         "# Jain & Wallace Table 2: Kendall τ of attention vs gradient / leave-one-out, `tanh` attention\n\n"
-        "Cells: ours \"mean ± std | Sig. Frac.\" by predicted class (our label), then J&W's published value. "
+        'Cells: ours "mean ± std | Sig. Frac." by predicted class (our label), then J&W\'s published value. '
         f"✓ = means within {tolerance['lstm']['mean']} (BiLSTM) / {tolerance['average']['mean']} (Average) and Sig. Frac. within "
         f"{tolerance['lstm']['sig_frac']} / {tolerance['average']['sig_frac']}, the spread of J&W's own two repository states "
         "(D-TARGETS, jain_wallace_tolerances.md); "
-        f"\"≠ selection\" = our checkpoint was not selected on the test set as J&W's were. scipy {SCIPY_VERSION} (D-TAU).\n\n"
+        f'"≠ selection" = our checkpoint was not selected on the test set as J&W\'s were. scipy {SCIPY_VERSION} (D-TAU).\n\n'
     )
     notes = "\n".join(f"[{i}] {s}" for s, i in sources.items())
     return header + to_markdown(pd.DataFrame(rows)) + ("\n" + notes + "\n" if notes else "")
@@ -127,16 +194,30 @@ def table2_claims(table: pd.DataFrame, tolerance: dict) -> list[dict]:
         loo_deviates = pair == "attention~loo" and c.loo_op != "delete"
         loo_op = f"{c.loo_op} (D-LOO-OP; J&W: delete)" if loo_deviates else c.loo_op
         why = None if c.select_on == "test" else f"our checkpoint was selected on {c.select_on}, J&W's on test (D-SEL)"
-        setting = Setting(c.select_on, c.embeddings, c.stand_ins).deviating("D-LOO-OP" if loo_deviates else None, "D-SEL" if why else None)
+        setting = Setting(c.select_on, c.embeddings, c.stand_ins).deviating(
+            "D-LOO-OP" if loo_deviates else None, "D-SEL" if why else None
+        )
         for quantity, ours, published, tol in (
             ("mean", c.mean, c.published_mean, tolerance[encoder]["mean"]),
             ("sig_frac", c.sig_frac, c.published_sig_frac, tolerance[encoder]["sig_frac"]),
         ):
-            rows.append(claim(
-                "Jain & Wallace 2019", "Table 2", c.dataset, c.model, int(c.seed),
-                f"{quantity} tau({pair.replace('~', ', ')}), class {c.label}", float(ours), float(published), tol,
-                numeric_verdict(float(ours), float(published), tol, why), c.source, f"loo_op={loo_op}; scipy {c.scipy}", setting,
-            ))
+            rows.append(
+                claim(
+                    "Jain & Wallace 2019",
+                    "Table 2",
+                    c.dataset,
+                    c.model,
+                    int(c.seed),
+                    f"{quantity} tau({pair.replace('~', ', ')}), class {c.label}",
+                    float(ours),
+                    float(published),
+                    tol,
+                    numeric_verdict(float(ours), float(published), tol, why),
+                    c.source,
+                    f"loo_op={loo_op}; scipy {c.scipy}",
+                    setting,
+                )
+            )
     return rows
 
 
@@ -160,22 +241,51 @@ def mean_tau_claims(runs: list[dict], published: pd.DataFrame, tolerance: float)
             loo_op = f"{run['loo_op']} (D-LOO-OP; J&W: delete)" if loo_deviates else run["loo_op"]
             # the retrain behind a committed mean may differ from our model in epochs or size (bAbI's: hidden size 32)
             longer = not pd.isna(p.epochs) and int(p.epochs) != run["epochs"]
-            resized = not pd.isna(p.hidden_size) and run.get("hidden_size") is not None and int(p.hidden_size) != run["hidden_size"]
+            resized = (
+                not pd.isna(p.hidden_size)
+                and run.get("hidden_size") is not None
+                and int(p.hidden_size) != run["hidden_size"]
+            )
             epochs = f", {int(p.epochs)} epochs where ours trained {run['epochs']} (D-BABI)" if longer else ""
-            epochs += f", hidden size {int(p.hidden_size)} where ours has {run['hidden_size']} (D-BABI)" if resized else ""
+            epochs += (
+                f", hidden size {int(p.hidden_size)} where ours has {run['hidden_size']} (D-BABI)" if resized else ""
+            )
             setting = Setting(run["select_on"], run["embeddings"], run["stand_ins"]).deviating(
-                "D-LOO-OP" if loo_deviates else None, "D-BABI" if longer or resized else None)
+                "D-LOO-OP" if loo_deviates else None, "D-BABI" if longer or resized else None
+            )
             ours = round(run["means"][p.pair], 4)
-            rows.append(claim(
-                "Jain & Wallace 2019", "mean tau, all test instances", run["dataset"], run["model"], int(run["seed"]),
-                f"mean tau({p.pair.replace('~', ', ')}), all classes", ours, float(p.mean), tolerance,
-                source=p.source, condition=f"loo_op={loo_op}; J&W's value: {p.select_on}-selected{epochs}; scipy {SCIPY_VERSION}", setting=setting,
-            ))
+            rows.append(
+                claim(
+                    "Jain & Wallace 2019",
+                    "mean tau, all test instances",
+                    run["dataset"],
+                    run["model"],
+                    int(run["seed"]),
+                    f"mean tau({p.pair.replace('~', ', ')}), all classes",
+                    ours,
+                    float(p.mean),
+                    tolerance,
+                    source=p.source,
+                    condition=f"loo_op={loo_op}; J&W's value: {p.select_on}-selected{epochs}; scipy {SCIPY_VERSION}",
+                    setting=setting,
+                )
+            )
     return rows
 
 
-def write_tables(correlation_paths, metrics_paths, published_path, significance: float, tolerance: dict, loo_op: str, out: dict,
-                 mean_tau_path=None, permutation_paths=(), adversarial_paths=(), findings: dict | None = None) -> pd.DataFrame:
+def write_tables(
+    correlation_paths,
+    metrics_paths,
+    published_path,
+    significance: float,
+    tolerance: dict,
+    loo_op: str,
+    out: dict,
+    mean_tau_path=None,
+    permutation_paths=(),
+    adversarial_paths=(),
+    findings: dict | None = None,
+) -> pd.DataFrame:
     """Every model's correlation summary (`jain_wallace_correlations`), Table 2 beside J&W's numbers
     (CSV and Markdown) and its claim rows, then the claims on J&W's committed mean τ (`mean_tau_path`)
     and, given `findings` (`jain_wallace.findings`), the claims on J&W's correlation findings (each
@@ -185,29 +295,72 @@ def write_tables(correlation_paths, metrics_paths, published_path, significance:
     if len(correlation_paths) != len(metrics_paths):
         raise ValueError(f"{len(correlation_paths)} correlation tables for {len(metrics_paths)} trained models")
     experiments = list(zip(permutation_paths, adversarial_paths))
-    if findings is not None and (len(permutation_paths) != len(metrics_paths) or len(adversarial_paths) != len(metrics_paths)):
-        raise ValueError(f"{len(permutation_paths)} permutation and {len(adversarial_paths)} adversarial tables for {len(metrics_paths)} trained models")
+    if findings is not None and (
+        len(permutation_paths) != len(metrics_paths) or len(adversarial_paths) != len(metrics_paths)
+    ):
+        raise ValueError(
+            f"{len(permutation_paths)} permutation and {len(adversarial_paths)} adversarial tables for {len(metrics_paths)} trained models"
+        )
     summaries, parts, means, finding_runs = [], [], [], []
     for i, (path, metrics_path) in enumerate(zip(correlation_paths, metrics_paths)):
         trained = io.read_json(metrics_path, sealed=True)
-        run = {"dataset": trained["provenance"]["dataset"], "model": trained["model"], "seed": trained["seed"], "epochs": trained["settings"]["epochs"],
-               "hidden_size": trained["settings"].get("hidden_size")}
+        run = {
+            "dataset": trained["provenance"]["dataset"],
+            "model": trained["model"],
+            "seed": trained["seed"],
+            "epochs": trained["settings"]["epochs"],
+            "hidden_size": trained["settings"].get("hidden_size"),
+        }
         correlations = io.read_table(path)
         summary = summarise_correlations(correlations, ModelSpec.from_record(trained["spec"]).classifier, significance)
         setting = run_setting(trained)
-        provenance = {"select_on": setting.select_on, "embeddings": setting.embeddings, "stand_ins": setting.stand_ins, "loo_op": loo_op}
-        summaries.append(run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary})
+        provenance = {
+            "select_on": setting.select_on,
+            "embeddings": setting.embeddings,
+            "stand_ins": setting.stand_ins,
+            "loo_op": loo_op,
+        }
+        summaries.append(
+            run | provenance | {"spec": trained["spec"], "classes": trained["classes"], "summary": summary}
+        )
         means.append(run | provenance | {"means": overall_means(correlations)})
         parts.append(summary.assign(**run, **provenance))
         if findings is not None:
             permutation, adversarial = (io.read_table(p, sealed=True) for p in experiments[i])
             spec = ModelSpec.from_record(trained["spec"])
-            finding_runs.append(run | {"setting": setting, "encoder": spec.encoder, "attention": spec.attention, "means": means[-1]["means"],
-                                       "permutation": permutation, "adversarial": adversarial})
-    columns = ["dataset", "model", "seed", "select_on", "embeddings", "loo_op", "pair", "group", "n", "n_undefined", "mean", "std", "sig_frac"]
+            finding_runs.append(
+                run
+                | {
+                    "setting": setting,
+                    "encoder": spec.encoder,
+                    "attention": spec.attention,
+                    "means": means[-1]["means"],
+                    "permutation": permutation,
+                    "adversarial": adversarial,
+                }
+            )
+    columns = [
+        "dataset",
+        "model",
+        "seed",
+        "select_on",
+        "embeddings",
+        "loo_op",
+        "pair",
+        "group",
+        "n",
+        "n_undefined",
+        "mean",
+        "std",
+        "sig_frac",
+    ]
     summary = pd.concat(parts, ignore_index=True)[columns]
     io.write_csv(out["summary_csv"], summary, seal=True)
-    io.write_text(out["summary_md"], f"# Kendall τ between explanations, every J&W model (scipy {SCIPY_VERSION})\n\n" + to_markdown(summary.round(3)))
+    io.write_text(
+        out["summary_md"],
+        f"# Kendall τ between explanations, every J&W model (scipy {SCIPY_VERSION})\n\n"
+        + to_markdown(summary.round(3)),
+    )
     table = table2(summaries, pd.read_csv(published_path, dtype={"class": str, "label": str}), tolerance)
     io.write_csv(out["table2_csv"], table, seal=True)
     io.write_text(out["table2_md"], table2_markdown(table, tolerance))
@@ -231,7 +384,9 @@ def acceptance(metrics_path, gate: float | None) -> tuple[float, bool]:
     return dev, gate is None or dev >= gate
 
 
-def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, out_md, gates: dict | None = None) -> pd.DataFrame:
+def write_ground_truth(
+    explanation_paths, test_paths, metrics_paths, out_csv, out_md, gates: dict | None = None
+) -> pd.DataFrame:
     """The ground-truth table over every model of the generated and planted datasets; returns it.
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
@@ -245,7 +400,9 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
     for directory, paths in explanation_sets(explanation_paths).items():
         run = RunKey.of_file(paths[0])
         if run not in metrics:
-            raise ValueError(f"{directory}: no metrics.json of {run.path('results/models')} to read its dev accuracy from")
+            raise ValueError(
+                f"{directory}: no metrics.json of {run.path('results/models')} to read its dev accuracy from"
+            )
         dev, accepted = acceptance(metrics[run], (gates or {}).get(run.dataset))
         summary = summarise_ground_truth(ground_truth_table(read_explanations(paths), tests[run.dataset]))
         parts.append(summary.assign(**run._asdict(), dev_accuracy=dev, accepted=accepted))
@@ -268,6 +425,8 @@ def write_ground_truth(explanation_paths, test_paths, metrics_paths, out_csv, ou
         "# Explanations against the planted cues\n\n"
         "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
         "mass_ratio = mass / chance. A planted dataset's model is accepted only at its dev-accuracy gate "
-        "(`jain_wallace.planted_min_dev_accuracy`).\n\n" + (failures + "\n" if failures else "") + to_markdown(ranked.round(3)),
+        "(`jain_wallace.planted_min_dev_accuracy`).\n\n"
+        + (failures + "\n" if failures else "")
+        + to_markdown(ranked.round(3)),
     )
     return table

@@ -21,7 +21,15 @@ import pandas as pd
 from attnexp import io
 from attnexp.markdown import to_markdown
 
-__all__ = ["STATES", "CHANGED", "state_gaps", "measured_tolerances", "tolerance_table", "tolerance_markdown", "write_tolerances"]
+__all__ = [
+    "STATES",
+    "CHANGED",
+    "state_gaps",
+    "measured_tolerances",
+    "tolerance_table",
+    "tolerance_markdown",
+    "write_tolerances",
+]
 
 STATES = ("675b0dc", "425a89a")  # the Table 2 state, the later retrain
 CHANGED = {
@@ -41,11 +49,18 @@ def state_gaps(states: pd.DataFrame) -> pd.DataFrame:
     key = ["dataset", "label", "column"]
     first, later = (states[states["state"] == s].set_index(key) for s in STATES)
     both = first.reset_index().merge(later.reset_index(), on=key, suffixes=("_first", "_later"))
-    gaps = pd.DataFrame({
-        "dataset": both["dataset"], "label": both["label"].astype(str), "column": both["column"],
-        "encoder": both["column"].str.split("_").str[-1],
-        **{quantity: (both[f"{quantity}_first"] - both[f"{quantity}_later"]).abs().round(4) for quantity in QUANTITIES},
-    })
+    gaps = pd.DataFrame(
+        {
+            "dataset": both["dataset"],
+            "label": both["label"].astype(str),
+            "column": both["column"],
+            "encoder": both["column"].str.split("_").str[-1],
+            **{
+                quantity: (both[f"{quantity}_first"] - both[f"{quantity}_later"]).abs().round(4)
+                for quantity in QUANTITIES
+            },
+        }
+    )
     gaps["counted"] = ~gaps["dataset"].isin(CHANGED)
     return gaps.sort_values(key, ignore_index=True)
 
@@ -56,7 +71,10 @@ def measured_tolerances(states: pd.DataFrame) -> dict[str, dict[str, float]]:
     gaps = state_gaps(states)
     counted = gaps[gaps["counted"]]
     return {
-        encoder: {quantity: math.ceil(round(counted.loc[counted["encoder"] == encoder, quantity].max() * 1000, 6)) / 1000 for quantity in QUANTITIES}
+        encoder: {
+            quantity: math.ceil(round(counted.loc[counted["encoder"] == encoder, quantity].max() * 1000, 6)) / 1000
+            for quantity in QUANTITIES
+        }
         for encoder in ENCODERS
     }
 
@@ -72,18 +90,30 @@ def tolerance_table(states: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
             counted, left_out = mine[mine["counted"]], mine[~mine["counted"]]
             top = counted.loc[counted[quantity].idxmax()]
             worst = left_out.loc[left_out[quantity].idxmax()] if len(left_out) else None
-            rows.append({
-                "encoder": name, "quantity": "mean tau" if quantity == "mean" else "Sig. Frac.", "tolerance": tolerance[encoder][quantity],
-                "largest_gap": float(top[quantity]), "where": f"{top['dataset']}, class {top['label']}, {top['column']}",
-                "median_gap": round(float(counted[quantity].median()), 4), "cells": len(counted),
-                "largest_gap_left_out": None if worst is None else float(worst[quantity]),
-                "where_left_out": None if worst is None else f"{worst['dataset']}, class {worst['label']}, {worst['column']}",
-            })
+            rows.append(
+                {
+                    "encoder": name,
+                    "quantity": "mean tau" if quantity == "mean" else "Sig. Frac.",
+                    "tolerance": tolerance[encoder][quantity],
+                    "largest_gap": float(top[quantity]),
+                    "where": f"{top['dataset']}, class {top['label']}, {top['column']}",
+                    "median_gap": round(float(counted[quantity].median()), 4),
+                    "cells": len(counted),
+                    "largest_gap_left_out": None if worst is None else float(worst[quantity]),
+                    "where_left_out": None
+                    if worst is None
+                    else f"{worst['dataset']}, class {worst['label']}, {worst['column']}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def tolerance_markdown(table: pd.DataFrame) -> str:
-    left_out = "; ".join(f"{dataset}: {why}" for dataset, why in sorted(CHANGED.items()) if not dataset.startswith("babi")) + "; babi1-3: " + CHANGED["babi1"]
+    left_out = (
+        "; ".join(f"{dataset}: {why}" for dataset, why in sorted(CHANGED.items()) if not dataset.startswith("babi"))
+        + "; babi1-3: "
+        + CHANGED["babi1"]
+    )
     return (
         "# Jain & Wallace Table 2: our tolerances and their basis\n\n"
         f"J&W's repository holds the τ files of Table 2 (commit {STATES[0]}, test-selected models) and of a later retrain "

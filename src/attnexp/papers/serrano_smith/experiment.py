@@ -29,7 +29,7 @@ not depend on batching.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -41,16 +41,25 @@ from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import CachedBatch, DecodedReadout, Readout, cached_batches, readout
 from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
-from attnexp.plan import require
-from attnexp.papers.serrano_smith import RANKINGS, TOP_BY  # §6's orders and §5's top items
-from attnexp.runtime import restore_run, set_determinism
 from attnexp.models.outputs import probabilities
+from attnexp.papers.serrano_smith import RANKINGS, TOP_BY  # §6's orders and §5's top items
+from attnexp.plan import require
+from attnexp.runtime import restore_run, set_determinism
 
 __all__ = [
-    "erase", "attention_gradient", "ranking_keys",
-    "random_items", "random_rankings",
-    "single_weight_erasure", "decisions", "removal_until_flip", "run_interventions",
-    "summarise_erasure", "summarise_removal", "flip_sooner", "write_interventions",
+    "erase",
+    "attention_gradient",
+    "ranking_keys",
+    "random_items",
+    "random_rankings",
+    "single_weight_erasure",
+    "decisions",
+    "removal_until_flip",
+    "run_interventions",
+    "summarise_erasure",
+    "summarise_removal",
+    "flip_sooner",
+    "write_interventions",
 ]
 
 
@@ -116,7 +125,13 @@ def _order(key: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def single_weight_erasure(out: Readout | DecodedReadout, heads: torch.Tensor, orders: dict[str, torch.Tensor], mask: torch.Tensor, randoms: torch.Tensor) -> dict[str, dict[str, torch.Tensor]]:
+def single_weight_erasure(
+    out: Readout | DecodedReadout,
+    heads: torch.Tensor,
+    orders: dict[str, torch.Tensor],
+    mask: torch.Tensor,
+    randoms: torch.Tensor,
+) -> dict[str, dict[str, torch.Tensor]]:
     """heads (B, H, L). Per variant of `TOP_BY`: erase its top item (the first of its order (B, L)),
     and separately its random item `randoms` (len(TOP_BY), B), all variants in one decode.
     -> {variant: {top, random (B,) positions; js_*, kl_* (B,); flip_* (B,) bool}}."""
@@ -130,9 +145,14 @@ def single_weight_erasure(out: Readout | DecodedReadout, heads: torch.Tensor, or
     js, divergence, flip = jsd(p, q), kl(p, q), q.argmax(-1) != predicted  # (V, 2, B) each
     return {
         name: {
-            "top": tops[v], "random": randoms[v],
-            "js_top": js[v, 0], "js_random": js[v, 1], "kl_top": divergence[v, 0], "kl_random": divergence[v, 1],
-            "flip_top": flip[v, 0], "flip_random": flip[v, 1],
+            "top": tops[v],
+            "random": randoms[v],
+            "js_top": js[v, 0],
+            "js_random": js[v, 1],
+            "kl_top": divergence[v, 0],
+            "kl_random": divergence[v, 1],
+            "flip_top": flip[v, 0],
+            "flip_random": flip[v, 1],
         }
         for v, name in enumerate(TOP_BY)
     }
@@ -178,12 +198,16 @@ def _linear_removal(out: Readout, attention: torch.Tensor, orders: torch.Tensor,
     return torch.where(first_j >= 0, L - 1 - first_j, torch.where(flips_all, L, 0))  # (R, B)
 
 
-def _decoded_removal(out: DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def _decoded_removal(
+    out: DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor
+) -> torch.Tensor:
     """heads (B, H, L) of any readout: per order, its L prefixes (k = 1..L items removed) decoded as
     one batch of L × B variants. -> removed (R, B)."""
     R, B, L = orders.shape
     predicted = decisions(out.logits(heads))  # (B,)
-    place = torch.empty_like(orders).scatter_(-1, orders, torch.arange(L, device=orders.device).expand(R, B, L))  # each item's place in the order
+    place = torch.empty_like(orders).scatter_(
+        -1, orders, torch.arange(L, device=orders.device).expand(R, B, L)
+    )  # each item's place in the order
     k = torch.arange(1, L + 1, device=orders.device)  # (L,) items removed
     removed = orders.new_zeros(R, B)
     for r in range(R):
@@ -195,7 +219,9 @@ def _decoded_removal(out: DecodedReadout, heads: torch.Tensor, orders: torch.Ten
 
 
 @torch.no_grad()
-def removal_until_flip(out: Readout | DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def removal_until_flip(
+    out: Readout | DecodedReadout, heads: torch.Tensor, orders: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """heads (B, H, L); orders (R, B, L): R removal orders per instance (real items first); lengths (B,).
     -> (removed (R, B): the k of the first flip, 0 = no flip up to k = n; removed attention mass
     (R, B) at that k, of the head mean α̂, NaN for no flip)."""
@@ -205,7 +231,13 @@ def removal_until_flip(out: Readout | DecodedReadout, heads: torch.Tensor, order
         removed = _linear_removal(out, attention, orders, lengths)
     else:
         removed = _decoded_removal(out, heads, orders, lengths)
-    removed_mass = attention.expand(R, B, L).gather(-1, orders).cumsum(-1).gather(-1, (removed - 1).clamp(min=0)[..., None]).squeeze(-1)
+    removed_mass = (
+        attention.expand(R, B, L)
+        .gather(-1, orders)
+        .cumsum(-1)
+        .gather(-1, (removed - 1).clamp(min=0)[..., None])
+        .squeeze(-1)
+    )
     return removed, torch.where(removed > 0, removed_mass, torch.nan)
 
 
@@ -213,7 +245,9 @@ def removal_until_flip(out: Readout | DecodedReadout, heads: torch.Tensor, order
 # Both experiments over a test set
 
 
-def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: list[Example], settings: dict, seed: int) -> tuple[list[dict], list[dict]]:
+def _batch_rows(
+    batch: CachedBatch, out: Readout | DecodedReadout, examples: list[Example], settings: dict, seed: int
+) -> tuple[list[dict], list[dict]]:
     mask, attention, heads = batch.encoded.mask, batch.attention, batch.heads
     lengths = mask.sum(-1)  # (B,)
     predicted = probabilities(out.logits(heads)).argmax(-1)
@@ -253,26 +287,43 @@ def _batch_rows(batch: CachedBatch, out: Readout | DecodedReadout, examples: lis
         base = {"index": int(i), "id": examples[i].id, "n": n, "predicted": classes[b]}
         for name, r in single.items():
             top, rand = int(r["top"][b]), int(r["random"][b])
-            erasure_rows.append(base | {
-                "top_by": name, "top": top, "random": rand,
-                "top_attention": float(a[b, top]), "random_attention": float(a[b, rand]),
-                "delta_attention": float(a[b, top] - a[b, rand]),
-                "js_top": float(r["js_top"][b]), "js_random": float(r["js_random"][b]),
-                "delta_js": float(r["js_top"][b] - r["js_random"][b]),
-                "kl_top": float(r["kl_top"][b]), "kl_random": float(r["kl_random"][b]),
-                "flip_top": bool(r["flip_top"][b]), "flip_random": bool(r["flip_random"][b]),
-            })
+            erasure_rows.append(
+                base
+                | {
+                    "top_by": name,
+                    "top": top,
+                    "random": rand,
+                    "top_attention": float(a[b, top]),
+                    "random_attention": float(a[b, rand]),
+                    "delta_attention": float(a[b, top] - a[b, rand]),
+                    "js_top": float(r["js_top"][b]),
+                    "js_random": float(r["js_random"][b]),
+                    "delta_js": float(r["js_top"][b] - r["js_random"][b]),
+                    "kl_top": float(r["kl_top"][b]),
+                    "kl_random": float(r["kl_random"][b]),
+                    "flip_top": bool(r["flip_top"][b]),
+                    "flip_random": bool(r["flip_random"][b]),
+                }
+            )
         for row, (name, permutation) in enumerate(rankings):
             k = int(removed[row, b])
-            removal_rows.append(base | {
-                "ranking": name, "permutation": permutation, "flipped": k > 0,
-                "removed": k if k else None, "fraction": k / n if k else None,
-                "removed_mass": float(mass[row, b]) if k else None,
-            })
+            removal_rows.append(
+                base
+                | {
+                    "ranking": name,
+                    "permutation": permutation,
+                    "flipped": k > 0,
+                    "removed": k if k else None,
+                    "fraction": k / n if k else None,
+                    "removed_mass": float(mass[row, b]) if k else None,
+                }
+            )
     return erasure_rows, removal_rows
 
 
-def run_interventions(model, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_interventions(
+    model, examples: list[Example], settings: dict, seed: int, log: Callable[[str], None] = print
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Both experiments on every test instance with > 1 item -> (single-weight erasure table, one row
     per instance × top_by; removal table, one row per instance × ranking × permutation)."""
     require(model.spec, "serrano_smith")
@@ -284,7 +335,10 @@ def run_interventions(model, examples: list[Example], settings: dict, seed: int,
         done += len(batch.indices)
         log(f"serrano_smith: {done}/{len(examples)} instances")
     # rows in the test split's order, whatever the batching
-    erasure, removal = (pd.DataFrame(rows).sort_values("index", kind="stable").drop(columns="index").reset_index(drop=True) for rows in (erasure, removal))
+    erasure, removal = (
+        pd.DataFrame(rows).sort_values("index", kind="stable").drop(columns="index").reset_index(drop=True)
+        for rows in (erasure, removal)
+    )
     return erasure, removal
 
 
@@ -303,12 +357,18 @@ def summarise_erasure(table: pd.DataFrame) -> pd.DataFrame:
         only_random = int((~part.flip_top & part.flip_random).sum())
         neither = len(part) - both - only_top - only_random
         discordant = only_top + only_random
-        rows.append({
-            "top_by": name, "n": len(part), "negative_delta_js": float((part.delta_js < 0).mean()),
-            "pct_both_flip": 100 * both / len(part), "pct_only_top_flips": 100 * only_top / len(part),
-            "pct_only_random_flips": 100 * only_random / len(part), "pct_neither_flips": 100 * neither / len(part),
-            "mcnemar_p": binomtest(only_top, discordant, 0.5).pvalue if discordant else 1.0,
-        })
+        rows.append(
+            {
+                "top_by": name,
+                "n": len(part),
+                "negative_delta_js": float((part.delta_js < 0).mean()),
+                "pct_both_flip": 100 * both / len(part),
+                "pct_only_top_flips": 100 * only_top / len(part),
+                "pct_only_random_flips": 100 * only_random / len(part),
+                "pct_neither_flips": 100 * neither / len(part),
+                "mcnemar_p": binomtest(only_top, discordant, 0.5).pvalue if discordant else 1.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -320,12 +380,20 @@ def summarise_removal(table: pd.DataFrame) -> pd.DataFrame:
     for name, part in table.groupby("ranking", sort=False):
         flipping = part[part.flipped]
         fraction, mass = flipping["fraction"].astype(float), flipping["removed_mass"].astype(float)
-        rows.append({
-            "ranking": name, "n": part["id"].nunique(), "pct_no_flip": 100 * float((~part.flipped).mean()),
-            "fraction_mean": fraction.mean(), "fraction_sd": fraction.std(ddof=0),
-            "fraction_q1": fraction.quantile(0.25), "fraction_median": fraction.median(), "fraction_q3": fraction.quantile(0.75),
-            "mass_mean": mass.mean(), "mass_median": mass.median(),
-        })
+        rows.append(
+            {
+                "ranking": name,
+                "n": part["id"].nunique(),
+                "pct_no_flip": 100 * float((~part.flipped).mean()),
+                "fraction_mean": fraction.mean(),
+                "fraction_sd": fraction.std(ddof=0),
+                "fraction_q1": fraction.quantile(0.25),
+                "fraction_median": fraction.median(),
+                "fraction_q3": fraction.quantile(0.75),
+                "mass_mean": mass.mean(),
+                "mass_median": mass.median(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -336,7 +404,12 @@ def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "att
     a, b = k[first].astype(float), k[second].astype(float)
     a_wins = (a.notna() & (b.isna() | (a < b))).mean()
     b_wins = (b.notna() & (a.isna() | (b < a))).mean()
-    return {"n": len(k), f"{first}_sooner": float(a_wins), f"{second}_sooner": float(b_wins), "tie": float(1 - a_wins - b_wins)}
+    return {
+        "n": len(k),
+        f"{first}_sooner": float(a_wins),
+        f"{second}_sooner": float(b_wins),
+        "tie": float(1 - a_wins - b_wins),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,7 +417,15 @@ def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "att
 
 
 def write_interventions(
-    checkpoint, data: DataFiles, out_erasure, out_removal, settings: dict, threads: int, expected_model: str | None = None, log: Callable[[str], None] = print, device: str = "cpu"
+    checkpoint,
+    data: DataFiles,
+    out_erasure,
+    out_removal,
+    settings: dict,
+    threads: int,
+    expected_model: str | None = None,
+    log: Callable[[str], None] = print,
+    device: str = "cpu",
 ) -> None:
     """Restore a trained run on `device` (the config's setting: auto | cpu | cuda), run both
     experiments on its test split and write the tidy tables."""
@@ -358,4 +439,3 @@ def write_interventions(
     io.write_csv(out_removal, removal, seal=True)
     excluded = len(examples) - removal["id"].nunique()
     log(f"{excluded} instances with a single {run.spec.attended[:-1]} excluded (S&S §4)")
-

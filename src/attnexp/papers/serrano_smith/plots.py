@@ -15,9 +15,6 @@ says "no data".
 
 from __future__ import annotations
 
-# attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import use_house_style
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -25,11 +22,17 @@ import seaborn as sns
 
 from attnexp.papers.serrano_smith import RANKINGS
 
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import use_house_style
+
 __all__ = ["RANKING_LABELS", "subsample", "delta_js", "removal_boxes"]
 
 RANKING_LABELS = RANKINGS  # the orders' labels, in the order their boxes are drawn
 COLORS = dict(zip(RANKING_LABELS, sns.color_palette("colorblind", len(RANKING_LABELS))))
-QUANTITIES = {"fraction": "fraction of items removed at the first flip", "removed_mass": "attention mass removed at the first flip"}
+QUANTITIES = {
+    "fraction": "fraction of items removed at the first flip",
+    "removed_mass": "attention mass removed at the first flip",
+}
 
 
 def _no_data(ax: plt.Axes) -> None:
@@ -66,12 +69,28 @@ def delta_js(tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_
         if shown.empty:
             _no_data(ax)
         else:
-            ax.scatter(shown["delta_attention"], shown["delta_js"], s=6, alpha=0.6, color=COLORS["attention"], linewidths=0)
+            ax.scatter(
+                shown["delta_attention"], shown["delta_js"], s=6, alpha=0.6, color=COLORS["attention"], linewidths=0
+            )
             negative = float((table["delta_js"] < 0).mean())
-            ax.text(0.98, 0.96, f"ΔJS < 0: {negative:.1%} of {len(table)}", ha="right", va="top", transform=ax.transAxes, fontsize=7)
+            ax.text(
+                0.98,
+                0.96,
+                f"ΔJS < 0: {negative:.1%} of {len(table)}",
+                ha="right",
+                va="top",
+                transform=ax.transAxes,
+                fontsize=7,
+            )
         ax.axhline(0, color="0.4", linewidth=0.6)
-        ax.set(xlim=(0, 1), ylim=(-0.05, 0.45), title=dataset, xlabel="Δα = α(top) − α(random)", ylabel="ΔJS (raw difference)")
-    for ax in list(axes.flat)[len(datasets):]:
+        ax.set(
+            xlim=(0, 1),
+            ylim=(-0.05, 0.45),
+            title=dataset,
+            xlabel="Δα = α(top) − α(random)",
+            ylabel="ΔJS (raw difference)",
+        )
+    for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
     fig.suptitle(f"Single-weight erasure: {model}")
     return fig
@@ -89,7 +108,7 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
     cols = min(3, max(1, len(models)))
     rows = -(-max(1, len(models)) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 3.4 * rows), squeeze=False, layout="constrained")
-    for ax in axes.flat[len(models):]:
+    for ax in axes.flat[len(models) :]:
         ax.set_visible(False)
     for i, (ax, model) in enumerate(zip(axes.flat, models)):
         table = tables[model]
@@ -106,12 +125,28 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
             patch.set_facecolor(COLORS[r])
         for x, (r, values) in enumerate(zip(rankings, data), start=1):
             part = table[table["ranking"] == r]
-            ax.text(x, 1.04, f"{(~part['flipped']).mean():.0%}", ha="center", va="bottom", fontsize=7, transform=ax.get_xaxis_transform())
+            ax.text(
+                x,
+                1.04,
+                f"{(~part['flipped']).mean():.0%}",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                transform=ax.get_xaxis_transform(),
+            )
             if not len(values):  # nothing flipped: no box to draw
                 ax.text(x, 0.5, "no flip", ha="center", va="center", rotation=90, fontsize=7, color="0.4")
             elif np.subtract(*np.percentile(values, [75, 25])) < 1e-9:  # a box of zero height is a line: mark it
-                ax.plot(x, np.median(values), marker="D", markersize=7, color=COLORS[r], markeredgecolor="black", zorder=3)
-        ax.set_xticks(range(1, len(rankings) + 1), [RANKING_LABELS[r] for r in rankings], rotation=30, ha="right", rotation_mode="anchor")
+                ax.plot(
+                    x, np.median(values), marker="D", markersize=7, color=COLORS[r], markeredgecolor="black", zorder=3
+                )
+        ax.set_xticks(
+            range(1, len(rankings) + 1),
+            [RANKING_LABELS[r] for r in rankings],
+            rotation=30,
+            ha="right",
+            rotation_mode="anchor",
+        )
         ax.set(ylim=(-0.03, 1.05), ylabel=QUANTITIES[quantity] if i % cols == 0 else "")
         ax.set_title(model, pad=18)  # room for the no-flip shares
     fig.suptitle(f"Removal until the decision flips: {dataset} (above each box: % no flip)")

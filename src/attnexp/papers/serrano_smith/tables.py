@@ -19,7 +19,6 @@ rows, `not comparable`, so that the scorecard counts what the cut leaves out.
 
 from __future__ import annotations
 
-
 from dataclasses import replace
 
 import pandas as pd
@@ -30,7 +29,15 @@ from attnexp.markdown import to_markdown
 from attnexp.papers.serrano_smith.experiment import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
 
-__all__ = ["read_runs", "erasure_table", "removal_table", "flip_sooner_table", "serrano_smith_claims", "left_out_claims", "write_tables"]
+__all__ = [
+    "read_runs",
+    "erasure_table",
+    "removal_table",
+    "flip_sooner_table",
+    "serrano_smith_claims",
+    "left_out_claims",
+    "write_tables",
+]
 
 PAPER = "Serrano & Smith 2019"
 HEADLINE_SOURCE = "Serrano & Smith 2019, abstract and §6 (Figures: fraction removed before the decision flips) [P]"
@@ -39,7 +46,9 @@ HEADLINE_QUANTITIES = {
     "§6, per-instance comparison": "share of instances where the gradient ranking flips sooner minus where attention does",
 }
 ERASURE_TABLE = "§5, single-weight erasure"
-ERASURE_SOURCE = "Serrano & Smith 2019, abstract and §5 (decision flips and ΔJS of erasing the highest-attention item) [P]"
+ERASURE_SOURCE = (
+    "Serrano & Smith 2019, abstract and §5 (decision flips and ΔJS of erasing the highest-attention item) [P]"
+)
 ERASURE_QUANTITIES = {
     "rarely": "share of instances whose decision erasing the highest-attention item flips",
     "random": "share of instances whose decision only the top item's erasure flips minus only a random item's",
@@ -56,17 +65,25 @@ def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
     """The per-run tables with what produced them (metrics.json: dataset, model, seed, spec,
     selection, embeddings, stand-ins). The three lists name the same runs in the same order."""
     if not len(erasure_paths) == len(removal_paths) == len(metrics_paths):
-        raise ValueError(f"{len(erasure_paths)} erasure tables, {len(removal_paths)} removal tables, {len(metrics_paths)} models: expected one each per run")
+        raise ValueError(
+            f"{len(erasure_paths)} erasure tables, {len(removal_paths)} removal tables, {len(metrics_paths)} models: expected one each per run"
+        )
     runs = []
     for erasure, removal, metrics in zip(erasure_paths, removal_paths, metrics_paths):
         trained = io.read_json(metrics, sealed=True)
         provenance = trained["provenance"]
-        runs.append({
-            "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "items": ModelSpec.from_record(trained["spec"]).attended,
-            "setting": run_setting(trained),
-            "accuracy": trained["test"]["accuracy"],
-            "erasure": io.read_table(erasure, dtype={"id": str}), "removal": io.read_table(removal, dtype={"id": str}),
-        })
+        runs.append(
+            {
+                "dataset": provenance["dataset"],
+                "model": trained["model"],
+                "seed": trained["seed"],
+                "items": ModelSpec.from_record(trained["spec"]).attended,
+                "setting": run_setting(trained),
+                "accuracy": trained["test"]["accuracy"],
+                "erasure": io.read_table(erasure, dtype={"id": str}),
+                "removal": io.read_table(removal, dtype={"id": str}),
+            }
+        )
     return sorted(runs, key=lambda r: (r["dataset"], r["model"], r["seed"]))
 
 
@@ -98,11 +115,17 @@ def flip_sooner_table(runs: list[dict], published: pd.DataFrame, reference_datas
         shares = flip_sooner(r["removal"])
         reference = reference_datasets.get(r["dataset"])
         match = published[(published.dataset == reference) & (published.model == r["model"])]
-        rows.append({
-            "dataset": r["dataset"], "model": r["model"], "seed": r["seed"], "items": r["items"], **shares,
-            "reference_dataset": reference if len(match) else None,
-            "reference_gradient_sooner": float(match.iloc[0].gradient_flips_sooner) if len(match) else None,
-        })
+        rows.append(
+            {
+                "dataset": r["dataset"],
+                "model": r["model"],
+                "seed": r["seed"],
+                "items": r["items"],
+                **shares,
+                "reference_dataset": reference if len(match) else None,
+                "reference_gradient_sooner": float(match.iloc[0].gradient_flips_sooner) if len(match) else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -120,21 +143,31 @@ def _stands_for(dataset: str, reference_datasets: dict, fallback=None) -> str:
     return theirs if isinstance(theirs, str) and theirs != dataset else ""
 
 
-def serrano_smith_claims(runs: list[dict], erasure: pd.DataFrame, removal: pd.DataFrame, sooner: pd.DataFrame, published: pd.DataFrame,
-                         reference_datasets: dict | None = None, rarely: float = 0.1) -> list[dict]:
+def serrano_smith_claims(
+    runs: list[dict],
+    erasure: pd.DataFrame,
+    removal: pd.DataFrame,
+    sooner: pd.DataFrame,
+    published: pd.DataFrame,
+    reference_datasets: dict | None = None,
+    rarely: float = 0.1,
+) -> list[dict]:
     """The claims of each model over its seeds (module docstring); `rarely`: the largest share of
     instances whose decision erasing the top-attention item may flip for S&S's "rarely".
     `reference_datasets`: our dataset -> the S&S dataset it stands for (config
     `serrano_smith.reference_datasets`), whether or not S&S's code gives a reference share for the model."""
     rows, reference_datasets = [], reference_datasets or {}
     for (dataset, model), seeds in _seeds_of(runs).items():
+
         def at(table: pd.DataFrame, r: dict) -> pd.DataFrame:
             return table[(table.dataset == dataset) & (table.model == model) & (table.seed == r["seed"])]
 
         removed = {r["seed"]: at(removal, r).set_index("ranking") for r in seeds}
         if not all({"gradient", "attention"} <= set(part.index) for part in removed.values()):
             continue
-        erased = {r["seed"]: at(erasure, r).set_index("top_by") if "top_by" in erasure else pd.DataFrame() for r in seeds}
+        erased = {
+            r["seed"]: at(erasure, r).set_index("top_by") if "top_by" in erasure else pd.DataFrame() for r in seeds
+        }
         shares = {r["seed"]: at(sooner, r).iloc[0] for r in seeds}
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
         theirs = _stands_for(dataset, reference_datasets, shares[seeds[0]["seed"]].reference_dataset)
@@ -149,32 +182,105 @@ def serrano_smith_claims(runs: list[dict], erasure: pd.DataFrame, removal: pd.Da
 
         box, per_instance = HEADLINE_QUANTITIES
         rows += [
-            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["rarely"],
-                    each(lambda s: None if top(s, "n") is None else (top(s, "pct_both_flip") + top(s, "pct_only_top_flips")) / 100),
-                    lambda v: v <= rarely, f"{words}holds on a seed when the share is at most {rarely} (S&S: 'rarely')", ERASURE_SOURCE, setting,
-                    undefined="no attention erasure"),
-            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["random"],
-                    each(lambda s: None if top(s, "n") is None else (top(s, "pct_only_top_flips") - top(s, "pct_only_random_flips")) / 100),
-                    lambda v: v > 0, f"{words}holds on a seed when the difference is positive", ERASURE_SOURCE, setting, undefined="no attention erasure"),
-            finding(PAPER, ERASURE_TABLE, dataset, model, ERASURE_QUANTITIES["delta_js"],
-                    each(lambda s: None if top(s, "n") is None else 1 - top(s, "negative_delta_js")),
-                    lambda v: v > 0.5, f"{words}holds on a seed when the share exceeds 0.5", ERASURE_SOURCE, setting, undefined="no attention erasure"),
-            finding(PAPER, box, dataset, model, HEADLINE_QUANTITIES[box],
-                    each(lambda s: float(removed[s].loc["gradient", "fraction_median"] - removed[s].loc["attention", "fraction_median"])),
-                    lambda v: v < 0, f"{words}holds on a seed when the difference is negative", HEADLINE_SOURCE, setting),
-            finding(PAPER, per_instance, dataset, model, HEADLINE_QUANTITIES[per_instance],
-                    each(lambda s: float(shares[s].gradient_sooner - shares[s].attention_sooner)),
-                    lambda v: v > 0, f"{words}holds on a seed when the difference is positive", HEADLINE_SOURCE, setting),
+            finding(
+                PAPER,
+                ERASURE_TABLE,
+                dataset,
+                model,
+                ERASURE_QUANTITIES["rarely"],
+                each(
+                    lambda s: (
+                        None if top(s, "n") is None else (top(s, "pct_both_flip") + top(s, "pct_only_top_flips")) / 100
+                    )
+                ),
+                lambda v: v <= rarely,
+                f"{words}holds on a seed when the share is at most {rarely} (S&S: 'rarely')",
+                ERASURE_SOURCE,
+                setting,
+                undefined="no attention erasure",
+            ),
+            finding(
+                PAPER,
+                ERASURE_TABLE,
+                dataset,
+                model,
+                ERASURE_QUANTITIES["random"],
+                each(
+                    lambda s: (
+                        None
+                        if top(s, "n") is None
+                        else (top(s, "pct_only_top_flips") - top(s, "pct_only_random_flips")) / 100
+                    )
+                ),
+                lambda v: v > 0,
+                f"{words}holds on a seed when the difference is positive",
+                ERASURE_SOURCE,
+                setting,
+                undefined="no attention erasure",
+            ),
+            finding(
+                PAPER,
+                ERASURE_TABLE,
+                dataset,
+                model,
+                ERASURE_QUANTITIES["delta_js"],
+                each(lambda s: None if top(s, "n") is None else 1 - top(s, "negative_delta_js")),
+                lambda v: v > 0.5,
+                f"{words}holds on a seed when the share exceeds 0.5",
+                ERASURE_SOURCE,
+                setting,
+                undefined="no attention erasure",
+            ),
+            finding(
+                PAPER,
+                box,
+                dataset,
+                model,
+                HEADLINE_QUANTITIES[box],
+                each(
+                    lambda s: float(
+                        removed[s].loc["gradient", "fraction_median"] - removed[s].loc["attention", "fraction_median"]
+                    )
+                ),
+                lambda v: v < 0,
+                f"{words}holds on a seed when the difference is negative",
+                HEADLINE_SOURCE,
+                setting,
+            ),
+            finding(
+                PAPER,
+                per_instance,
+                dataset,
+                model,
+                HEADLINE_QUANTITIES[per_instance],
+                each(lambda s: float(shares[s].gradient_sooner - shares[s].attention_sooner)),
+                lambda v: v > 0,
+                f"{words}holds on a seed when the difference is positive",
+                HEADLINE_SOURCE,
+                setting,
+            ),
         ]
         for r in seeds:  # the code-derived reference shares: one number per model, per seed
             s = shares[r["seed"]]
             if not pd.isna(s.reference_gradient_sooner):
                 source = published[published.dataset == s.reference_dataset].iloc[0].source
-                rows.append(claim(
-                    PAPER, "prob_predictor.py shares", dataset, model, r["seed"],
-                    f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
-                    float(s.gradient_sooner), float(s.reference_gradient_sooner), None, "reference only", source, words.removesuffix("; "), setting,
-                ))
+                rows.append(
+                    claim(
+                        PAPER,
+                        "prob_predictor.py shares",
+                        dataset,
+                        model,
+                        r["seed"],
+                        f"share of instances where the gradient ranking flips sooner (reference: {s.reference_dataset})",
+                        float(s.gradient_sooner),
+                        float(s.reference_gradient_sooner),
+                        None,
+                        "reference only",
+                        source,
+                        words.removesuffix("; "),
+                        setting,
+                    )
+                )
     rows += _ordering_claims(sooner, published)
     return rows
 
@@ -191,14 +297,38 @@ def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict
             if not both:
                 continue
             reference = next(iter(both.values())).loc[flan, "reference_dataset"]
-            ref = published[published.dataset == reference].set_index("model") if isinstance(reference, str) else pd.DataFrame()
-            published_difference = float(ref.loc[flan, "gradient_flips_sooner"] - ref.loc[han, "gradient_flips_sooner"]) if {han, flan} <= set(ref.index) else None
+            ref = (
+                published[published.dataset == reference].set_index("model")
+                if isinstance(reference, str)
+                else pd.DataFrame()
+            )
+            published_difference = (
+                float(ref.loc[flan, "gradient_flips_sooner"] - ref.loc[han, "gradient_flips_sooner"])
+                if {han, flan} <= set(ref.index)
+                else None
+            )
             compared = published_difference is not None
             row = finding(
-                PAPER, ORDERING_TABLE, dataset, f"{flan} vs {han}", ORDERING_QUANTITY,
-                {seed: float(shares.loc[flan, "gradient_sooner"] - shares.loc[han, "gradient_sooner"]) for seed, shares in both.items()},
-                lambda v: v > 0, ((f"our {dataset} stands for S&S's {reference}" if reference != dataset else f"reference: {reference}")
-                                  if compared else "no reference share for this dataset") + "; holds on a seed when the difference is positive",
+                PAPER,
+                ORDERING_TABLE,
+                dataset,
+                f"{flan} vs {han}",
+                ORDERING_QUANTITY,
+                {
+                    seed: float(shares.loc[flan, "gradient_sooner"] - shares.loc[han, "gradient_sooner"])
+                    for seed, shares in both.items()
+                },
+                lambda v: v > 0,
+                (
+                    (
+                        f"our {dataset} stands for S&S's {reference}"
+                        if reference != dataset
+                        else f"reference: {reference}"
+                    )
+                    if compared
+                    else "no reference share for this dataset"
+                )
+                + "; holds on a seed when the difference is positive",
                 published.iloc[0].source if compared else HEADLINE_SOURCE,
                 Setting(stands_for=reference if compared and reference != dataset else ""),
             )
@@ -215,7 +345,19 @@ def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
     for r in left_out:
         seeds[(r["dataset"], r["model"])].add(int(r["seed"]))
     rows = [
-        claim(PAPER, table, dataset, model, None, quantity, None, verdict=LEFT_OUT, source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING) | {"seeds": len(s)}
+        claim(
+            PAPER,
+            table,
+            dataset,
+            model,
+            None,
+            quantity,
+            None,
+            verdict=LEFT_OUT,
+            source=HEADLINE_SOURCE,
+            setting=LEFT_OUT_SETTING,
+        )
+        | {"seeds": len(s)}
         for (dataset, model), s in sorted(seeds.items())
         for table, quantity in FINDING_QUANTITIES
     ]
@@ -225,13 +367,34 @@ def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
         for encoder in ("rnn", "conv", "none"):
             han, flan = (dataset, f"han-{encoder}"), (dataset, f"flan-{encoder}")
             if {han, flan} <= present and {han, flan} & missing:
-                rows.append(claim(PAPER, ORDERING_TABLE, dataset, f"{flan[1]} vs {han[1]}", None, ORDERING_QUANTITY, None, verdict=LEFT_OUT,
-                                  source=HEADLINE_SOURCE, setting=LEFT_OUT_SETTING) | {"seeds": len(seeds.get(han, seeds.get(flan, set())))})
+                rows.append(
+                    claim(
+                        PAPER,
+                        ORDERING_TABLE,
+                        dataset,
+                        f"{flan[1]} vs {han[1]}",
+                        None,
+                        ORDERING_QUANTITY,
+                        None,
+                        verdict=LEFT_OUT,
+                        source=HEADLINE_SOURCE,
+                        setting=LEFT_OUT_SETTING,
+                    )
+                    | {"seeds": len(seeds.get(han, seeds.get(flan, set())))}
+                )
     return rows
 
 
-def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, reference_datasets: dict, out: dict,
-                 left_out: list[dict] = (), rarely: float = 0.1) -> dict[str, pd.DataFrame]:
+def write_tables(
+    erasure_paths,
+    removal_paths,
+    metrics_paths,
+    published_path,
+    reference_datasets: dict,
+    out: dict,
+    left_out: list[dict] = (),
+    rarely: float = 0.1,
+) -> dict[str, pd.DataFrame]:
     """Every S&S summary table as CSV and Markdown, and the claims (with `left_out_claims` for the
     runs in `left_out`); returns the tables."""
     runs = read_runs(erasure_paths, removal_paths, metrics_paths)
@@ -249,7 +412,9 @@ def write_tables(erasure_paths, removal_paths, metrics_paths, published_path, re
     for name, table in tables.items():
         io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
-    rows = serrano_smith_claims(runs, tables["erasure"], tables["removal"], tables["flip_sooner"], published, reference_datasets, rarely)
+    rows = serrano_smith_claims(
+        runs, tables["erasure"], tables["removal"], tables["flip_sooner"], published, reference_datasets, rarely
+    )
     rows += left_out_claims(list(left_out), runs)
     write_claims(out["claims"], rows)
     return tables

@@ -32,8 +32,8 @@ from attnexp import io
 from attnexp.data.documents import DataFiles, read_records
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
-from attnexp.runtime import SplitData, predict, split_labels
 from attnexp.models.outputs import probabilities
+from attnexp.runtime import SplitData, predict, split_labels
 
 __all__ = [
     "Exported",
@@ -87,7 +87,9 @@ def read_exports(path: str | Path, splits: tuple[str, ...]) -> dict[str, Exporte
             continue
         weights = np.asarray(record["attention"], dtype=np.float32)
         if len(weights) != record["length"]:
-            raise ValueError(f"{path}: instance {record['id']!r} stores {len(weights)} weights for length {record['length']}")
+            raise ValueError(
+                f"{path}: instance {record['id']!r} stores {len(weights)} weights for length {record['length']}"
+            )
         ids, attention, probs = found[record["split"]]
         ids.append(record["id"])
         attention.append(weights)
@@ -95,7 +97,10 @@ def read_exports(path: str | Path, splits: tuple[str, ...]) -> dict[str, Exporte
     for split, (ids, _, _) in found.items():
         if not ids:
             raise ValueError(f"{path}: no {split} instances")
-    return {split: Exported(str(path), ids, attention, np.asarray(probs, dtype=np.float64)) for split, (ids, attention, probs) in found.items()}
+    return {
+        split: Exported(str(path), ids, attention, np.asarray(probs, dtype=np.float64))
+        for split, (ids, attention, probs) in found.items()
+    }
 
 
 def read_export(path: str | Path, split: str) -> Exported:
@@ -103,7 +108,14 @@ def read_export(path: str | Path, split: str) -> Exported:
     return read_exports(path, (split,))[split]
 
 
-def check_aligned(reference_ids: list[str], reference_lengths: list[int], other_ids: list[str], other_lengths: list[int], reference: str, other: str) -> None:
+def check_aligned(
+    reference_ids: list[str],
+    reference_lengths: list[int],
+    other_ids: list[str],
+    other_lengths: list[int],
+    reference: str,
+    other: str,
+) -> None:
     """The same instances in the same order with the same lengths, or a ValueError naming the first
     mismatch (D-ALIGN: never re-aligned silently)."""
     for i, (a, n, b, m) in enumerate(zip(reference_ids, reference_lengths, other_ids, other_lengths)):
@@ -135,14 +147,16 @@ def compare(a: Exported, b: Exported) -> pd.DataFrame:
     _aligned(a, b)
     alpha_a, alpha_b = _padded(a.attention), _padded(b.attention)
     probs_a, probs_b = torch.from_numpy(a.probs), torch.from_numpy(b.probs)
-    return pd.DataFrame({
-        "id": a.ids,
-        "length": a.lengths,
-        "tvd": tvd(probs_a, probs_b).numpy(),
-        "jsd": jsd(alpha_a, alpha_b).numpy(),
-        "kl_ab": kl(alpha_a, alpha_b).numpy(),
-        "kl_ba": kl(alpha_b, alpha_a).numpy(),
-    })
+    return pd.DataFrame(
+        {
+            "id": a.ids,
+            "length": a.lengths,
+            "tvd": tvd(probs_a, probs_b).numpy(),
+            "jsd": jsd(alpha_a, alpha_b).numpy(),
+            "kl_ab": kl(alpha_a, alpha_b).numpy(),
+            "kl_ba": kl(alpha_b, alpha_a).numpy(),
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,17 +181,23 @@ class ModelConsistentAdversary:
         self.base = read_exports(export_path, ("train", "test"))
         self.base_positive = {i: p for e in self.base.values() for i, p in zip(e.ids, e.positive)}
 
-    def terms(self, logits: torch.Tensor, attention: torch.Tensor, base_positive: torch.Tensor, base_attention: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def terms(
+        self, logits: torch.Tensor, attention: torch.Tensor, base_positive: torch.Tensor, base_attention: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """logits (B, 1), attention and base_attention (B, L) -> per-instance TVD (B,), KL (B,)."""
         p = probabilities(logits)
         q = torch.stack([1 - base_positive, base_positive], dim=-1)
-        divergence = kl(attention, base_attention) if self.settings["kl"] == "adv_base" else kl(base_attention, attention)
+        divergence = (
+            kl(attention, base_attention) if self.settings["kl"] == "adv_base" else kl(base_attention, attention)
+        )
         return self.settings["tvd_scale"] * tvd(p, q), divergence
 
     def objective(self, model: nn.Module, batch: Batch) -> torch.Tensor:
         """The batch's summed loss (`loss_reduction: mean` divides it by the batch size)."""
         logits, attention = model(batch)
-        base_positive = torch.tensor([self.base_positive[i] for i in batch.ids], dtype=attention.dtype, device=attention.device)
+        base_positive = torch.tensor(
+            [self.base_positive[i] for i in batch.ids], dtype=attention.dtype, device=attention.device
+        )
         change, divergence = self.terms(logits, attention, base_positive, batch.guide)
         loss = (change - self.settings["lambda"] * divergence).sum()
         if self.settings["loss_scale"] == "classweight_sum":
@@ -191,7 +211,9 @@ class ModelConsistentAdversary:
         record = {}
         for split, base in self.base.items():
             probs, attention = predict(model, splits[split], 128, device)
-            ours = Exported(f"{split} predictions", [e.id for e in splits[split].examples], attention, probs.astype(np.float64))
+            ours = Exported(
+                f"{split} predictions", [e.id for e in splits[split].examples], attention, probs.astype(np.float64)
+            )
             table = compare(ours, base)
             divergence = table["kl_ab"] if self.settings["kl"] == "adv_base" else table["kl_ba"]
             f1 = f1_per_class(splits[split].labels(), probs.argmax(axis=1), 2)[1]
@@ -220,20 +242,32 @@ def seed_variance(base: Exported, seeds: dict[int, Exported]) -> pd.DataFrame:
     tables = [compare(base, other) for other in seeds.values()]
     jsds = np.stack([t["jsd"].to_numpy() for t in tables])
     tvds = np.stack([t["tvd"].to_numpy() for t in tables])
-    return pd.DataFrame({
-        **_base_columns(base), "comparison": "seeds", "models": len(seeds),
-        "attention_jsd": np.median(jsds, axis=0), "output_tvd": tvds.mean(axis=0),
-    })
+    return pd.DataFrame(
+        {
+            **_base_columns(base),
+            "comparison": "seeds",
+            "models": len(seeds),
+            "attention_jsd": np.median(jsds, axis=0),
+            "output_tvd": tvds.mean(axis=0),
+        }
+    )
 
 
 def jw_adversary_variance(base: Exported, jw_records: list[dict], jw_path: str) -> pd.DataFrame:
     """The same columns for J&W's per-instance adversary: its ε-max candidate's JSD to α̂ and output
     change (D-JWEXPORT), matched to the base export by id and length."""
-    check_aligned(base.ids, base.lengths, [r["id"] for r in jw_records], [r["length"] for r in jw_records], base.path, jw_path)
-    return pd.DataFrame({
-        **_base_columns(base), "comparison": "jw_adversary", "models": 1,
-        "attention_jsd": [r["jsd"] for r in jw_records], "output_tvd": [r["output_difference"] for r in jw_records],
-    })
+    check_aligned(
+        base.ids, base.lengths, [r["id"] for r in jw_records], [r["length"] for r in jw_records], base.path, jw_path
+    )
+    return pd.DataFrame(
+        {
+            **_base_columns(base),
+            "comparison": "jw_adversary",
+            "models": 1,
+            "attention_jsd": [r["jsd"] for r in jw_records],
+            "output_tvd": [r["output_difference"] for r in jw_records],
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +279,11 @@ def adversary_epochs(metrics: dict) -> pd.DataFrame:
     mean TVD, JSD, KL and F1, with the kept epoch marked."""
     rows = []
     for record in metrics["history"]:
-        row = {"epoch": record["epoch"], "train_loss": record["train_loss"], "selected": record["epoch"] == metrics["selected_epoch"]}
+        row = {
+            "epoch": record["epoch"],
+            "train_loss": record["train_loss"],
+            "selected": record["epoch"] == metrics["selected_epoch"],
+        }
         for split, values in record["adversary"].items():
             row.update({f"{split}_{k}": v for k, v in values.items()})
         rows.append(row)
@@ -255,15 +293,21 @@ def adversary_epochs(metrics: dict) -> pd.DataFrame:
 def adversary_frontier(base: Exported, adversaries: dict[float, Exported], labels: np.ndarray) -> pd.DataFrame:
     """Per λ, on the test set: mean TVD(ŷ_a, ŷ_b), mean JSD(α_a, α_b), mean KL both ways, and the
     adversary's positive-class F1 against gold (Table 4, Figure 4)."""
-    rows = [{"kind": "adversary", "lambda": lam, **_against_base(adversary, base, labels)} for lam, adversary in sorted(adversaries.items())]
+    rows = [
+        {"kind": "adversary", "lambda": lam, **_against_base(adversary, base, labels)}
+        for lam, adversary in sorted(adversaries.items())
+    ]
     return pd.DataFrame(rows)
 
 
 def _against_base(other: Exported, base: Exported, labels: np.ndarray) -> dict:
     table = compare(other, base)
     return {
-        "n": len(table), "tvd": table["tvd"].mean(), "jsd": table["jsd"].mean(),
-        "kl_adv_base": table["kl_ab"].mean(), "kl_base_adv": table["kl_ba"].mean(),
+        "n": len(table),
+        "tvd": table["tvd"].mean(),
+        "jsd": table["jsd"].mean(),
+        "kl_adv_base": table["kl_ab"].mean(),
+        "kl_base_adv": table["kl_ba"].mean(),
         "f1": f1_per_class(labels, (other.positive >= 0.5).astype(int), 2)[1],
     }
 
@@ -274,7 +318,9 @@ def reference_points(base: Exported, uniform: Exported, variance: pd.DataFrame, 
     per-instance adversary)."""
     rows = [{"kind": "uniform", **_against_base(uniform, base, labels)}]
     for kind, block in variance.groupby("comparison", sort=True):
-        rows.append({"kind": kind, "n": len(block), "tvd": block["output_tvd"].mean(), "jsd": block["attention_jsd"].mean()})
+        rows.append(
+            {"kind": kind, "n": len(block), "tvd": block["output_tvd"].mean(), "jsd": block["attention_jsd"].mean()}
+        )
     return pd.DataFrame(rows)
 
 
@@ -284,7 +330,9 @@ def example_instance(base: Exported, adversary: Exported, max_tokens: int) -> in
     table = compare(adversary, base)
     eligible = table[(table["length"] <= max_tokens) & (table["length"] >= 2)]
     if eligible.empty:
-        raise ValueError(f"{base.path}: no test instance has between 2 and {max_tokens} tokens (wiegreffe_pinter.example_max_tokens)")
+        raise ValueError(
+            f"{base.path}: no test instance has between 2 and {max_tokens} tokens (wiegreffe_pinter.example_max_tokens)"
+        )
     return int(eligible["jsd"].idxmax())
 
 
@@ -295,10 +343,13 @@ def example_instance(base: Exported, adversary: Exported, max_tokens: int) -> in
 def write_seed_variance(base_export, seed_exports: list[str], seeds: list[int], jw_attention, out) -> pd.DataFrame:
     """Figure 2's per-instance table: one block for the seed models, one for J&W's adversary."""
     base = read_export(base_export, "test")
-    table = pd.concat([
-        seed_variance(base, {seed: read_export(path, "test") for seed, path in zip(seeds, seed_exports)}),
-        jw_adversary_variance(base, io.read_jsonl(jw_attention, sealed=True), str(jw_attention)),
-    ], ignore_index=True)
+    table = pd.concat(
+        [
+            seed_variance(base, {seed: read_export(path, "test") for seed, path in zip(seeds, seed_exports)}),
+            jw_adversary_variance(base, io.read_jsonl(jw_attention, sealed=True), str(jw_attention)),
+        ],
+        ignore_index=True,
+    )
     io.write_csv(out, table, seal=True)
     return table
 
@@ -311,7 +362,17 @@ def test_labels(data: DataFiles, base: Exported) -> np.ndarray:
     return labels
 
 
-def write_frontier(base_export, uniform_export, adversary_exports: list[str], adversary_metrics: list[str], lambdas: list[float], variance_csv, data: DataFiles, out_frontier, out_epochs) -> pd.DataFrame:
+def write_frontier(
+    base_export,
+    uniform_export,
+    adversary_exports: list[str],
+    adversary_metrics: list[str],
+    lambdas: list[float],
+    variance_csv,
+    data: DataFiles,
+    out_frontier,
+    out_epochs,
+) -> pd.DataFrame:
     """Figure 4 / Table 4 per base run: one row per λ (with the kept epoch and the epochs run) and
     the reference rows; and every adversary's per-epoch log."""
     base = read_export(base_export, "test")
@@ -322,14 +383,20 @@ def write_frontier(base_export, uniform_export, adversary_exports: list[str], ad
     curve["selected_epoch"] = [logs[lam]["selected_epoch"] for lam in curve["lambda"]]
     curve["epochs_run"] = [len(logs[lam]["history"]) for lam in curve["lambda"]]
     variance = io.read_table(variance_csv, dtype={"id": str})
-    table = pd.concat([curve, reference_points(base, read_export(uniform_export, "test"), variance, labels)], ignore_index=True)
-    epochs = pd.concat([adversary_epochs(logs[lam]).assign(**{"lambda": lam}) for lam in sorted(logs)], ignore_index=True)
+    table = pd.concat(
+        [curve, reference_points(base, read_export(uniform_export, "test"), variance, labels)], ignore_index=True
+    )
+    epochs = pd.concat(
+        [adversary_epochs(logs[lam]).assign(**{"lambda": lam}) for lam in sorted(logs)], ignore_index=True
+    )
     io.write_csv(out_frontier, table, seal=True)
     io.write_csv(out_epochs, epochs[["lambda", *[c for c in epochs.columns if c != "lambda"]]], seal=True)
     return table
 
 
-def example_records(base_export, adversary_export, test_split, max_tokens: int) -> tuple[list[str], dict[str, np.ndarray], str]:
+def example_records(
+    base_export, adversary_export, test_split, max_tokens: int
+) -> tuple[list[str], dict[str, np.ndarray], str]:
     """Table 1: the chosen test instance's tokens (from `test_split`, the test.jsonl of the data),
     base and adversary attention, and its id."""
     base, adversary = read_export(base_export, "test"), read_export(adversary_export, "test")

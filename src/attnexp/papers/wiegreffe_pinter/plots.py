@@ -15,15 +15,15 @@ Torch-free; every function returns a Figure and draws "no data" rather than fail
 
 from __future__ import annotations
 
-# attnexp.plots first: it picks the non-interactive backend before pyplot loads
-from attnexp.plots import fitted_title, use_house_style
-
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+
+# attnexp.plots first: it picks the non-interactive backend before pyplot loads
+from attnexp.plots import fitted_title, use_house_style
 
 __all__ = ["COMPARISONS", "max_attention_bin", "seed_violin", "seed_scatter", "frontier", "attention_example"]
 
@@ -65,9 +65,20 @@ def seed_violin(table: pd.DataFrame, comparison: str, edges: list[float], title:
         # density_norm="width": bins hold very different numbers of instances; cut=0 keeps each
         # violin within its observed range (JSD >= 0)
         sns.violinplot(
-            block.assign(**{BIN: bins}), x="attention_jsd", y=BIN, order=labels, hue=CLASS, hue_order=classes,
-            palette="colorblind", split=len(classes) == 2, cut=0, inner="quart", density_norm="width",
-            orient="h", linewidth=0.8, ax=ax,
+            block.assign(**{BIN: bins}),
+            x="attention_jsd",
+            y=BIN,
+            order=labels,
+            hue=CLASS,
+            hue_order=classes,
+            palette="colorblind",
+            split=len(classes) == 2,
+            cut=0,
+            inner="quart",
+            density_norm="width",
+            orient="h",
+            linewidth=0.8,
+            ax=ax,
         )
     ax.set(xlabel=f"JSD to the base attention, {COMPARISONS[comparison]}", ylabel=BIN, xlim=(0, LN2))
     fig.suptitle(title)
@@ -82,9 +93,24 @@ def seed_scatter(table: pd.DataFrame, comparison: str, title: str) -> plt.Figure
     if block.empty:
         _no_data(ax)
     else:
-        sns.scatterplot(block, x="attention_jsd", y="output_tvd", hue=CLASS, hue_order=sorted(block[CLASS].unique()),
-                        palette="colorblind", s=8, alpha=0.6, linewidth=0, ax=ax)
-    ax.set(xlabel=f"JSD to the base attention, {COMPARISONS[comparison]}", ylabel="output difference |Δŷ|", xlim=(0, LN2), ylim=(0, None))
+        sns.scatterplot(
+            block,
+            x="attention_jsd",
+            y="output_tvd",
+            hue=CLASS,
+            hue_order=sorted(block[CLASS].unique()),
+            palette="colorblind",
+            s=8,
+            alpha=0.6,
+            linewidth=0,
+            ax=ax,
+        )
+    ax.set(
+        xlabel=f"JSD to the base attention, {COMPARISONS[comparison]}",
+        ylabel="output difference |Δŷ|",
+        xlim=(0, LN2),
+        ylim=(0, None),
+    )
     fig.suptitle(title)
     return fig
 
@@ -102,14 +128,25 @@ def frontier(table: pd.DataFrame, title: str) -> plt.Figure:
         # of neighbouring λ reach the same JSD (near ln 2)
         shades = sns.color_palette("viridis", len(adversaries))
         for shade, (_, row) in zip(shades, adversaries.iterrows()):
-            ax.scatter(row["jsd"], row["tvd"], s=22, color=shade, edgecolor="black", linewidth=0.4, zorder=4, label=f"adversary, λ = {row['lambda']:g}")
+            ax.scatter(
+                row["jsd"],
+                row["tvd"],
+                s=22,
+                color=shade,
+                edgecolor="black",
+                linewidth=0.4,
+                zorder=4,
+                label=f"adversary, λ = {row['lambda']:g}",
+            )
     palette = dict(zip(REFERENCES, sns.color_palette("colorblind", len(REFERENCES))))
     for kind, (label, marker) in REFERENCES.items():
         rows = table[table["kind"] == kind]
         if len(rows):
             ax.scatter(rows["jsd"], rows["tvd"], marker=marker, s=40, color=palette[kind], label=label, zorder=3)
     ax.axvline(LN2, color="grey", linewidth=0.6, linestyle=":")
-    ax.set(xlabel="mean JSD(α_a, α_base), test", ylabel="mean TVD(ŷ_a, ŷ_base), test", xlim=(0, LN2 * 1.02), ylim=(0, None))
+    ax.set(
+        xlabel="mean JSD(α_a, α_base), test", ylabel="mean TVD(ŷ_a, ŷ_base), test", xlim=(0, LN2 * 1.02), ylim=(0, None)
+    )
     if len(table):  # below the axes: inside, it hid the seed and uniform points in the upper left
         fig.legend(loc="outside lower center", ncols=3, fontsize=7, frameon=False)
     fig.suptitle(title)
@@ -128,8 +165,18 @@ def attention_example(tokens: list[str], rows: dict[str, np.ndarray], title: str
     if matrix.shape[1] != len(tokens):
         raise ValueError(f"{matrix.shape[1]} weights for {len(tokens)} tokens")
     fig, ax = plt.subplots(figsize=(max(4.0, 0.22 * len(tokens) + 1.5), 0.5 * len(rows) + 1.6), layout="constrained")
-    sns.heatmap(matrix, cmap="Reds", vmin=0, vmax=float(matrix.max()) or 1.0, cbar_kws={"label": "attention", "shrink": 0.8},
-                xticklabels=tokens, yticklabels=list(rows), linewidths=0.3, linecolor="white", ax=ax)
+    sns.heatmap(
+        matrix,
+        cmap="Reds",
+        vmin=0,
+        vmax=float(matrix.max()) or 1.0,
+        cbar_kws={"label": "attention", "shrink": 0.8},
+        xticklabels=tokens,
+        yticklabels=list(rows),
+        linewidths=0.3,
+        linecolor="white",
+        ax=ax,
+    )
     ax.tick_params(axis="x", labelrotation=90, labelsize=6)
     ax.tick_params(axis="y", labelrotation=0)
     fitted_title(fig, title)

@@ -30,7 +30,16 @@ from attnexp import io
 from attnexp.claims import claim, finding, numeric_verdict, run_setting, write_claims
 from attnexp.markdown import to_markdown
 
-__all__ = ["GUIDES", "read_model", "uniform_table", "seeds_table", "diagnostic_table", "adversary_table", "wiegreffe_pinter_claims", "write_tables"]
+__all__ = [
+    "GUIDES",
+    "read_model",
+    "uniform_table",
+    "seeds_table",
+    "diagnostic_table",
+    "adversary_table",
+    "wiegreffe_pinter_claims",
+    "write_tables",
+]
 
 PAPER = "Wiegreffe & Pinter 2019"
 SOURCE = "Wiegreffe & Pinter 2019 [P~]"
@@ -39,7 +48,12 @@ NOT_PUBLIC = "not public: no published value transcribed from the paper"
 # 20News no useful test cases for the debate (attention is not needed there)
 LATER_SECTIONS = ("diabetes", "anemia", "imdb", "sst")
 NOT_IN_THE_PAPER = "not in the paper: W&P report Tables 3-4 on Diabetes, Anemia, IMDb and SST only"
-GUIDES = ("uniform", "trained", "base", "adversary")  # Table 3 rows: Uniform, Trained MLP, Base LSTM (the base model: an LSTM or the Transformer), Adversary
+GUIDES = (
+    "uniform",
+    "trained",
+    "base",
+    "adversary",
+)  # Table 3 rows: Uniform, Trained MLP, Base LSTM (the base model: an LSTM or the Transformer), Adversary
 GUIDE_LABELS = {"uniform": "Uniform", "trained": "Trained MLP", "base": "Base model", "adversary": "Adversary"}
 
 
@@ -48,7 +62,10 @@ def read_model(path: str | Path) -> dict:
     trained = io.read_json(path, sealed=True)
     provenance = trained["provenance"]
     return {
-        "dataset": provenance["dataset"], "model": trained["model"], "seed": trained["seed"], "select_on": trained["select_on"],
+        "dataset": provenance["dataset"],
+        "model": trained["model"],
+        "seed": trained["seed"],
+        "select_on": trained["select_on"],
         "f1": trained["test"]["f1"][1],
         "setting": run_setting(trained),
         # epochs: a preset may train fewer than the protocol's (a compute budget), and the table says so
@@ -57,7 +74,12 @@ def read_model(path: str | Path) -> dict:
 
 
 def _published_f1(published: pd.DataFrame, dataset: str, model: str) -> float | None:
-    rows = published[(published.dataset == dataset) & (published.model == model) & (published.metric == "f1_class1") & (published.paper == PAPER)]
+    rows = published[
+        (published.dataset == dataset)
+        & (published.model == model)
+        & (published.metric == "f1_class1")
+        & (published.paper == PAPER)
+    ]
     return float(rows.iloc[0].value) if len(rows) else None
 
 
@@ -65,14 +87,25 @@ def uniform_table(bases: list[dict], uniforms: list[dict], published: pd.DataFra
     """Table 2, one row per base run."""
     rows = []
     for base, uniform in zip(bases, uniforms):
-        pub_base, pub_uniform = _published_f1(published, base["dataset"], base["model"]), _published_f1(published, uniform["dataset"], uniform["model"])
-        rows.append({
-            "dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "uniform_model": uniform["model"],
-            "base_f1": base["f1"], "uniform_f1": uniform["f1"], "difference": base["f1"] - uniform["f1"],
-            "published_base_f1": pub_base, "published_uniform_f1": pub_uniform,
-            "published_difference": None if pub_base is None or pub_uniform is None else pub_base - pub_uniform,
-            "condition": f"{base['setting'].words()}; {base['epochs']}",
-        })
+        pub_base, pub_uniform = (
+            _published_f1(published, base["dataset"], base["model"]),
+            _published_f1(published, uniform["dataset"], uniform["model"]),
+        )
+        rows.append(
+            {
+                "dataset": base["dataset"],
+                "model": base["model"],
+                "seed": base["seed"],
+                "uniform_model": uniform["model"],
+                "base_f1": base["f1"],
+                "uniform_f1": uniform["f1"],
+                "difference": base["f1"] - uniform["f1"],
+                "published_base_f1": pub_base,
+                "published_uniform_f1": pub_uniform,
+                "published_difference": None if pub_base is None or pub_uniform is None else pub_base - pub_uniform,
+                "condition": f"{base['setting'].words()}; {base['epochs']}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -84,13 +117,21 @@ def seeds_table(keys: list[dict], variances: list[pd.DataFrame]) -> pd.DataFrame
         jw = table[table["comparison"] == "jw_adversary"].set_index("id")
         below = (seeds["attention_jsd"] < jw["attention_jsd"].reindex(seeds.index)).mean() if len(jw) else np.nan
         for comparison, block in table.groupby("comparison", sort=True):
-            rows.append({
-                "dataset": key["dataset"], "model": key["model"], "seed": key["seed"], "comparison": comparison,
-                "models": int(block["models"].iloc[0]), "n": len(block),
-                "mean_jsd": block["attention_jsd"].mean(), "median_jsd": block["attention_jsd"].median(),
-                "mean_tvd": block["output_tvd"].mean(), "median_tvd": block["output_tvd"].median(),
-                "share_seed_jsd_below_jw": below if comparison == "seeds" else np.nan,
-            })
+            rows.append(
+                {
+                    "dataset": key["dataset"],
+                    "model": key["model"],
+                    "seed": key["seed"],
+                    "comparison": comparison,
+                    "models": int(block["models"].iloc[0]),
+                    "n": len(block),
+                    "mean_jsd": block["attention_jsd"].mean(),
+                    "median_jsd": block["attention_jsd"].median(),
+                    "mean_tvd": block["output_tvd"].mean(),
+                    "median_tvd": block["output_tvd"].median(),
+                    "share_seed_jsd_below_jw": below if comparison == "seeds" else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -100,7 +141,16 @@ def diagnostic_table(bases: list[dict], diagnostics: list[dict[str, dict]]) -> p
     for base, by_guide in zip(bases, diagnostics):
         for guide in GUIDES:
             run = by_guide[guide]
-            rows.append({"dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "guide": guide, "diagnostic_model": run["model"], "f1": run["f1"]})
+            rows.append(
+                {
+                    "dataset": base["dataset"],
+                    "model": base["model"],
+                    "seed": base["seed"],
+                    "guide": guide,
+                    "diagnostic_model": run["model"],
+                    "f1": run["f1"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -110,13 +160,25 @@ def adversary_table(bases: list[dict], frontiers: list[pd.DataFrame], table_lamb
     for base, frontier in zip(bases, frontiers):
         row = frontier[(frontier["kind"] == "adversary") & np.isclose(frontier["lambda"], table_lambda)]
         if row.empty:
-            raise ValueError(f"{base['dataset']}/{base['model']}: no adversary with λ = {table_lambda} in its frontier table")
+            raise ValueError(
+                f"{base['dataset']}/{base['model']}: no adversary with λ = {table_lambda} in its frontier table"
+            )
         r = row.iloc[0]
-        rows.append({
-            "dataset": base["dataset"], "model": base["model"], "seed": base["seed"], "lambda": table_lambda,
-            "base_f1": base["f1"], "adversary_f1": r["f1"], "tvd": r["tvd"], "jsd": r["jsd"], "kl_adv_base": r["kl_adv_base"],
-            "selected_epoch": int(r["selected_epoch"]), "epochs_run": int(r["epochs_run"]),
-        })
+        rows.append(
+            {
+                "dataset": base["dataset"],
+                "model": base["model"],
+                "seed": base["seed"],
+                "lambda": table_lambda,
+                "base_f1": base["f1"],
+                "adversary_f1": r["f1"],
+                "tvd": r["tvd"],
+                "jsd": r["jsd"],
+                "kl_adv_base": r["kl_adv_base"],
+                "selected_epoch": int(r["selected_epoch"]),
+                "epochs_run": int(r["epochs_run"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -129,7 +191,16 @@ def _jsd_lambda_correlation(frontier: pd.DataFrame) -> float | None:
     return None if np.isnan(rho) else rho
 
 
-def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform: pd.DataFrame, seeds: pd.DataFrame, diagnostic: pd.DataFrame, adversary: pd.DataFrame, frontiers: list[pd.DataFrame], tolerance: float) -> list[dict]:
+def wiegreffe_pinter_claims(
+    table2_bases: list[dict],
+    bases: list[dict],
+    uniform: pd.DataFrame,
+    seeds: pd.DataFrame,
+    diagnostic: pd.DataFrame,
+    adversary: pd.DataFrame,
+    frontiers: list[pd.DataFrame],
+    tolerance: float,
+) -> list[dict]:
     """Table 2 claims for `table2_bases`; the others for `bases`, the runs with every experiment
     (one frontier table each)."""
     rows = []
@@ -138,25 +209,44 @@ def wiegreffe_pinter_claims(table2_bases: list[dict], bases: list[dict], uniform
         u = uniform[(uniform.dataset == key[0]) & (uniform.model == key[1]) & (uniform.seed == key[2])].iloc[0]
         if not pd.isna(u.published_difference):
             why = None if base["select_on"] == "test" else f"ours selected on {base['select_on']}, W&P on test (D-SEL)"
-            rows.append(claim(
-                PAPER, "Table 2", *key, "F1(base) - F1(uniform), positive class", float(u.difference), float(u.published_difference), tolerance,
-                numeric_verdict(float(u.difference), float(u.published_difference), tolerance, why), f"{SOURCE} Table 2, base and uniform",
-                base["epochs"], base["setting"].deviating("D-SEL" if why else None),
-            ))
+            rows.append(
+                claim(
+                    PAPER,
+                    "Table 2",
+                    *key,
+                    "F1(base) - F1(uniform), positive class",
+                    float(u.difference),
+                    float(u.published_difference),
+                    tolerance,
+                    numeric_verdict(float(u.difference), float(u.published_difference), tolerance, why),
+                    f"{SOURCE} Table 2, base and uniform",
+                    base["epochs"],
+                    base["setting"].deviating("D-SEL" if why else None),
+                )
+            )
     models: dict[tuple[str, str], list[tuple[dict, pd.DataFrame]]] = {}
     for base, frontier in zip(bases, frontiers):
         models.setdefault((base["dataset"], base["model"]), []).append((base, frontier))
     for (dataset, model), runs in sorted(models.items()):
-        rows += _base_model_claims(dataset, model, sorted(runs, key=lambda run: int(run[0]["seed"])), seeds, diagnostic, adversary)
+        rows += _base_model_claims(
+            dataset, model, sorted(runs, key=lambda run: int(run[0]["seed"])), seeds, diagnostic, adversary
+        )
     return rows
 
 
-def _base_model_claims(dataset: str, model: str, runs: list[tuple[dict, pd.DataFrame]], seeds: pd.DataFrame, diagnostic: pd.DataFrame,
-                       adversary: pd.DataFrame) -> list[dict]:
+def _base_model_claims(
+    dataset: str,
+    model: str,
+    runs: list[tuple[dict, pd.DataFrame]],
+    seeds: pd.DataFrame,
+    diagnostic: pd.DataFrame,
+    adversary: pd.DataFrame,
+) -> list[dict]:
     """The findings of one base model over its seeds (`runs`: (base, frontier) in seed order), then
     its Tables 3-4 numbers per seed."""
     rows = []
     cond, setting = runs[0][0]["epochs"], runs[0][0]["setting"]
+
     def at(table: pd.DataFrame, base: dict) -> pd.DataFrame:
         return table[(table.dataset == dataset) & (table.model == model) & (table.seed == base["seed"])]
 
@@ -166,7 +256,11 @@ def _base_model_claims(dataset: str, model: str, runs: list[tuple[dict, pd.DataF
     def seed_share(base, _) -> float | None:
         s = at(seeds, base)
         s = s[s.comparison == "seeds"]
-        return None if not len(s) or pd.isna(s.iloc[0].share_seed_jsd_below_jw) else float(s.iloc[0].share_seed_jsd_below_jw)
+        return (
+            None
+            if not len(s) or pd.isna(s.iloc[0].share_seed_jsd_below_jw)
+            else float(s.iloc[0].share_seed_jsd_below_jw)
+        )
 
     def guides(base) -> pd.Series:
         return at(diagnostic, base).set_index("guide")["f1"]
@@ -175,36 +269,116 @@ def _base_model_claims(dataset: str, model: str, runs: list[tuple[dict, pd.DataF
         return at(adversary, base).iloc[0]
 
     def finding_row(table, quantity, per_seed, holds, rule, source, undefined="undefined") -> dict:
-        return finding(PAPER, table, dataset, model, quantity, per_seed, holds, f"{cond}; {rule}", source, setting, undefined)
+        return finding(
+            PAPER, table, dataset, model, quantity, per_seed, holds, f"{cond}; {rule}", source, setting, undefined
+        )
 
     rows += [
-        finding_row("Figure 2", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD", each(seed_share), lambda v: v > 0.5,
-                    "holds on a seed when the share exceeds 0.5", f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD",
-                    undefined="no seed-variance comparison"),
-        finding_row("Table 3", "F1(Base model guide) - F1(Trained MLP guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["trained"])),
-                    lambda v: v >= 0, "holds on a seed when not negative (the base model's attention guides the MLP at least as well as its own trained attention)",
-                    f"{SOURCE} §3.4, Table 3: the central comparison"),
-        finding_row("Table 3", "F1(Base model guide) - F1(Uniform guide)", each(lambda b, _: float(guides(b)["base"] - guides(b)["uniform"])),
-                    lambda v: v > 0, "holds on a seed when positive", f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use"),
-        finding_row("Table 3", "F1(Adversary guide) - F1(Base model guide)", each(lambda b, _: float(guides(b)["adversary"] - guides(b)["base"])),
-                    lambda v: v < 0, "holds on a seed when negative", f"{SOURCE} §3.4: adversarial guides are expected to do worse"),
-        finding_row("Table 4", "F1(adversary) - F1(base) at the table's λ", each(lambda b, _: float(adversarial(b)["adversary_f1"] - adversarial(b)["base_f1"])),
-                    lambda v: v < 0, "holds on a seed when negative (a distant attention is bought with performance)", f"{SOURCE} §4-5: the adversary's JSD comes at a cost in F1"),
-        finding_row("Figure 4", "Spearman ρ(λ, mean test JSD) over the λ grid", each(lambda _, f: _jsd_lambda_correlation(f)), lambda v: v > 0,
-                    "holds on a seed when positive (larger λ, larger JSD)", f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off", undefined="fewer than two adversaries"),
+        finding_row(
+            "Figure 2",
+            "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD",
+            each(seed_share),
+            lambda v: v > 0.5,
+            "holds on a seed when the share exceeds 0.5",
+            f"{SOURCE} §3.3: the seed spread is the null distribution for adversarial JSD",
+            undefined="no seed-variance comparison",
+        ),
+        finding_row(
+            "Table 3",
+            "F1(Base model guide) - F1(Trained MLP guide)",
+            each(lambda b, _: float(guides(b)["base"] - guides(b)["trained"])),
+            lambda v: v >= 0,
+            "holds on a seed when not negative (the base model's attention guides the MLP at least as well as its own trained attention)",
+            f"{SOURCE} §3.4, Table 3: the central comparison",
+        ),
+        finding_row(
+            "Table 3",
+            "F1(Base model guide) - F1(Uniform guide)",
+            each(lambda b, _: float(guides(b)["base"] - guides(b)["uniform"])),
+            lambda v: v > 0,
+            "holds on a seed when positive",
+            f"{SOURCE} §3.4: the LSTM's attention carries token importance a non-contextual model can use",
+        ),
+        finding_row(
+            "Table 3",
+            "F1(Adversary guide) - F1(Base model guide)",
+            each(lambda b, _: float(guides(b)["adversary"] - guides(b)["base"])),
+            lambda v: v < 0,
+            "holds on a seed when negative",
+            f"{SOURCE} §3.4: adversarial guides are expected to do worse",
+        ),
+        finding_row(
+            "Table 4",
+            "F1(adversary) - F1(base) at the table's λ",
+            each(lambda b, _: float(adversarial(b)["adversary_f1"] - adversarial(b)["base_f1"])),
+            lambda v: v < 0,
+            "holds on a seed when negative (a distant attention is bought with performance)",
+            f"{SOURCE} §4-5: the adversary's JSD comes at a cost in F1",
+        ),
+        finding_row(
+            "Figure 4",
+            "Spearman ρ(λ, mean test JSD) over the λ grid",
+            each(lambda _, f: _jsd_lambda_correlation(f)),
+            lambda v: v > 0,
+            "holds on a seed when positive (larger λ, larger JSD)",
+            f"{SOURCE} §4, Figure 4: the JSD/TVD trade-off",
+            undefined="fewer than two adversaries",
+        ),
     ]
     numbers = NOT_PUBLIC if dataset in LATER_SECTIONS else NOT_IN_THE_PAPER
-    for base, _ in runs:  # the published numbers we have not transcribed (or W&P never reported): one row per model and seed
+    for (
+        base,
+        _,
+    ) in runs:  # the published numbers we have not transcribed (or W&P never reported): one row per model and seed
         key = (dataset, model, int(base["seed"]))
         d, a = guides(base), adversarial(base)
         for guide in GUIDES:
-            rows.append(claim(PAPER, "Table 3", *key, f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide", float(d[guide]), verdict=numbers, source=f"{SOURCE} Table 3", condition=cond, setting=setting))
-        for column, label in (("adversary_f1", "adversary test F1"), ("tvd", "mean test TVD to the base"), ("jsd", "mean test JSD to the base")):
-            rows.append(claim(PAPER, "Table 4", *key, f"{label}, λ = {a['lambda']:g}", float(a[column]), verdict=numbers, source=f"{SOURCE} Table 4", condition=cond, setting=setting))
+            rows.append(
+                claim(
+                    PAPER,
+                    "Table 3",
+                    *key,
+                    f"diagnostic MLP test F1, {GUIDE_LABELS[guide]} guide",
+                    float(d[guide]),
+                    verdict=numbers,
+                    source=f"{SOURCE} Table 3",
+                    condition=cond,
+                    setting=setting,
+                )
+            )
+        for column, label in (
+            ("adversary_f1", "adversary test F1"),
+            ("tvd", "mean test TVD to the base"),
+            ("jsd", "mean test JSD to the base"),
+        ):
+            rows.append(
+                claim(
+                    PAPER,
+                    "Table 4",
+                    *key,
+                    f"{label}, λ = {a['lambda']:g}",
+                    float(a[column]),
+                    verdict=numbers,
+                    source=f"{SOURCE} Table 4",
+                    condition=cond,
+                    setting=setting,
+                )
+            )
     return rows
 
 
-def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_metrics, variances, frontiers, published, table_lambda: float, tolerance: float, out) -> None:
+def write_tables(
+    base_metrics,
+    uniform_metrics,
+    full_base_metrics,
+    diagnostic_metrics,
+    variances,
+    frontiers,
+    published,
+    table_lambda: float,
+    tolerance: float,
+    out,
+) -> None:
     """Table 2 for every base run (`base_metrics`, `uniform_metrics`); the rest for the runs with
     every experiment (`full_base_metrics`, and per such run len(GUIDES) `diagnostic_metrics` in GUIDES
     order, its seed-variance table and frontier). Writes every `out.<table>_{csv,md}` and `out.claims`."""
@@ -212,7 +386,9 @@ def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_me
     uniforms = [read_model(p) for p in uniform_metrics]
     bases = [read_model(p) for p in full_base_metrics]
     if len(diagnostic_metrics) != len(GUIDES) * len(bases):
-        raise ValueError(f"{len(diagnostic_metrics)} diagnostic models for {len(bases)} base runs: expected {len(GUIDES)} each ({', '.join(GUIDES)})")
+        raise ValueError(
+            f"{len(diagnostic_metrics)} diagnostic models for {len(bases)} base runs: expected {len(GUIDES)} each ({', '.join(GUIDES)})"
+        )
     diagnostics = [
         dict(zip(GUIDES, (read_model(p) for p in diagnostic_metrics[i * len(GUIDES) : (i + 1) * len(GUIDES)])))
         for i in range(len(bases))
@@ -235,8 +411,30 @@ def write_tables(base_metrics, uniform_metrics, full_base_metrics, diagnostic_me
         shown = table
         if name == "diagnostic" and len(table):  # the paper's layout: guides as rows, one column per base run
             one_run_each = table.groupby("dataset")["diagnostic_model"].size().eq(len(GUIDES)).all()
-            run = table["dataset"] if one_run_each else table["dataset"] + " " + table["model"] + " seed" + table["seed"].astype(str)
-            shown = table.assign(guide=table["guide"].map(GUIDE_LABELS), run=run).pivot(index="guide", columns="run", values="f1")
-            shown = shown.reindex([GUIDE_LABELS[g] for g in GUIDES])[list(dict.fromkeys(run))].reset_index().rename_axis(columns=None)
+            run = (
+                table["dataset"]
+                if one_run_each
+                else table["dataset"] + " " + table["model"] + " seed" + table["seed"].astype(str)
+            )
+            shown = table.assign(guide=table["guide"].map(GUIDE_LABELS), run=run).pivot(
+                index="guide", columns="run", values="f1"
+            )
+            shown = (
+                shown.reindex([GUIDE_LABELS[g] for g in GUIDES])[list(dict.fromkeys(run))]
+                .reset_index()
+                .rename_axis(columns=None)
+            )
         io.write_text(out[f"{name}_md"], f"# {titles[name]}\n\n" + to_markdown(shown.round(4)))
-    write_claims(out["claims"], wiegreffe_pinter_claims(table2_bases, bases, tables["uniform"], tables["seeds"], tables["diagnostic"], tables["adversary"], frontier_tables, tolerance))
+    write_claims(
+        out["claims"],
+        wiegreffe_pinter_claims(
+            table2_bases,
+            bases,
+            tables["uniform"],
+            tables["seeds"],
+            tables["diagnostic"],
+            tables["adversary"],
+            frontier_tables,
+            tolerance,
+        ),
+    )
