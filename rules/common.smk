@@ -12,11 +12,21 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
 )
 
-from attnexp.config import training_selection, training_settings, validate_config
+from attnexp.config import (
+    ConfigError,
+    training_selection,
+    training_settings,
+    validate_config,
+)
 from attnexp.scorecard import same_data_stand_ins
-from attnexp.data.documents import SPLITS
+from attnexp.data.documents import SPLITS, changed_since_written
 from attnexp.data.embeddings import plan_embeddings
-from attnexp.data.sources import digest_of, input_paths, resolve_sources
+from attnexp.data.sources import (
+    digest_of,
+    disagreeing_sources,
+    input_paths,
+    resolve_sources,
+)
 from attnexp.plan import (
     RANKING_METHODS,
     RunKey,
@@ -51,19 +61,28 @@ DATASETS = sorted(config["datasets"])
 ENABLED = [name for name in DATASETS if config["datasets"][name]["enabled"]]
 
 
-wildcard_constraints:
-    dataset="|".join(DATASETS),
-    file=r"[^/]+",
-    model=r"[a-z0-9]+(-[a-z0-9]+)+",
-    seed=r"\d+",
-
-
 @cache
 def sources_of(dataset):
     """The resolved source files of a dataset (canonical, or labelled stand-ins from the mirror)."""
     return resolve_sources(
         dataset, config["datasets"][dataset], config["mirror"], config["substitutes"]
     )
+
+
+# Refused here, before Snakemake plans a job that deletes a good file: a fetched file the config now
+# gives another checksum (its download would rerun), and a preprocessed split changed after it was
+# written (every job reading it would rerun, its outputs deleted first)
+if problems := [p for d in ENABLED for p in disagreeing_sources(sources_of(d))] + [
+    p for d in ENABLED for p in changed_since_written(f"results/data/{d}")
+]:
+    raise ConfigError("\n".join(problems))
+
+
+wildcard_constraints:
+    dataset="|".join(DATASETS),
+    file=r"[^/]+",
+    model=r"[a-z0-9]+(-[a-z0-9]+)+",
+    seed=r"\d+",
 
 
 def preprocessing_config(dataset):

@@ -1,6 +1,6 @@
 """Rules download_source and download_vectors: one file, from the mirror or its URL, checksum-verified."""
 
-from attnexp.data.download import DownloadError, find_in_mirror, obtain, offline_hint
+from attnexp.data.download import DownloadError, find_in_mirror, obtain, offline_hint, record_verified
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])
@@ -32,4 +32,5 @@ with fail_cleanly(DownloadError):
         backoff=download["backoff"],
         log=log,
     )
+    record_verified(snakemake.output[0], (algorithm, expected))
     log(f"{result['file']}: from {result['origin']}, sha256 {result['sha256']}")

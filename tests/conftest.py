@@ -20,8 +20,14 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+def console_of(workdir: Path) -> Path:
+    """Where `run_quick_preset` keeps the run's console output (beside the run folder)."""
+    return workdir.parent / f"{workdir.name}.console.txt"
+
+
 def run_quick_preset(workdir: Path) -> Path:
-    """The quick preset (presets/quick.yaml) run in `workdir`; `ATTNEXP_TEST_TIMEOUT` caps it."""
+    """The quick preset (presets/quick.yaml) run in `workdir` as a user runs it (the default workflow
+    profile), its console kept (`console_of`); `ATTNEXP_TEST_TIMEOUT` caps it."""
     timeout = float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None
     command = [
         sys.executable,
@@ -30,7 +36,7 @@ def run_quick_preset(workdir: Path) -> Path:
         "-s",
         str(REPO / "Snakefile"),
         "--workflow-profile",
-        "none",
+        str(REPO / "profiles" / "default"),
         "--directory",
         str(workdir),
         "--cores",
@@ -39,6 +45,7 @@ def run_quick_preset(workdir: Path) -> Path:
         str(REPO / "presets" / "quick.yaml"),
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    console_of(workdir).write_text(result.stdout + result.stderr)
     if result.returncode != 0:
         raise AssertionError(f"the quick preset failed in {workdir}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
     return workdir

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -111,15 +112,15 @@ def test_unknown_targets_name_the_closest_rule_and_pass_rules_files_and_existing
         (ValueError("train.jsonl:3: record has no 'label'"), "error: train.jsonl:3: record has no 'label'"),
     ],
 )
-def test_fail_cleanly_gives_the_console_one_line_and_the_log_the_traceback(capfd, monkeypatch, error, line):
+def test_fail_cleanly_ends_the_log_with_one_line_after_the_traceback(capfd, monkeypatch, error, line):
     log = io.StringIO()
     monkeypatch.setattr(sys, "stderr", log)
     with pytest.raises(SystemExit) as ended:
         with fail_cleanly(ValueError):
             raise error
     assert ended.value.code == 1
-    assert capfd.readouterr().err.splitlines() == [line]
-    assert "Traceback (most recent call last)" in log.getvalue() and log.getvalue().rstrip().endswith(line)
+    assert capfd.readouterr().err == ""  # the console shows the log's last line once the job has failed
+    assert "Traceback (most recent call last)" in log.getvalue() and log.getvalue().rstrip().endswith("\n" + line)
 
 
 def test_fail_cleanly_lets_unlisted_errors_through():
@@ -152,38 +153,94 @@ def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
                 os.kill(os.getpid(), signal.SIGTERM)
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1
-    assert result.stderr.splitlines() == [
-        f"error: stopped by SIGTERM; the output being written was not kept [log: {tmp_path / 'job.log'}]"
-    ]
+    assert result.returncode == 1 and result.stderr == ""
+    log = (tmp_path / "job.log").read_text().splitlines()
+    assert log[-1] == "error: stopped by SIGTERM; the output being written was not kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log"]
 
 
-def test_the_console_shows_progress_and_errors_and_the_log_file_keeps_every_line(tmp_path):
+def _console_of(tmp_path, records):
+    """What Snakemake's console and log file show of `records` (level, message, extra) under
+    `progress_display`."""
     import logging
 
     from attnexp.workflow import progress_display
 
-    logger = logging.getLogger("attnexp-test-progress-display")
+    logger = logging.getLogger(f"attnexp-test-progress-display-{tmp_path.name}")
     logger.setLevel(logging.INFO)
     console = io.StringIO()
     logger.addHandler(logging.StreamHandler(console))
     logger.addHandler(logging.FileHandler(tmp_path / "snakemake.log"))
     progress_display(logger)
-    logger.info("Select jobs to execute...")
-    logger.info("Execute 2 jobs...")
-    logger.info("rule train_model: ...", extra={"event": "job_info"})
-    logger.info("Shell command: None", extra={"event": "shellcmd"})
-    logger.info("Finished jobid: 1 (Rule: train_model)", extra={"event": "job_finished"})
-    logger.info("1 of 4 steps (25%) done", extra={"event": "progress"})
-    logger.error("Error in rule train_model: log: results/models/a/train.log", extra={"event": "job_error"})
+    for level, message, extra in records:
+        logger.log(level, message, extra=extra)
     for handler in logger.handlers:
         handler.flush()
-    assert console.getvalue().splitlines() == [
-        "1 of 4 steps (25%) done",
-        "Error in rule train_model: log: results/models/a/train.log",
+    return console.getvalue().splitlines(), (tmp_path / "snakemake.log").read_text().splitlines()
+
+
+def _job_error(rule, log, message=None):
+    return (40, None, {"event": "job_error", "rule_name": rule, "log": [log] if log else [], "rule_msg": message})
+
+
+def test_the_console_shows_progress_and_one_line_per_failure_and_the_log_file_keeps_every_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # Snakemake's working directory: job logs are named relative to it
+    Path("expected.log").write_text(
+        "commit\nTraceback (most recent call last):\n...\nerror: stats.json: not valid JSON\n"
+    )
+    Path("crashed.log").write_text(
+        "commit\nTraceback (most recent call last):\n  ...\nRuntimeError: shape mismatch\n\n"
+    )
+    Path("again.log").write_text("Traceback\nerror: stats.json: not valid JSON\n")
+    info, error = 20, 40
+    records = [
+        (info, "Select jobs to execute...", {}),
+        (info, "Execute 2 jobs...", {}),
+        (info, "rule train_model: ...", {"event": "job_info"}),
+        (info, "Shell command: None", {"event": "shellcmd"}),
+        (info, "Finished jobid: 1 (Rule: train_model)", {"event": "job_finished"}),
+        (info, "1 of 4 steps (25%) done", {"event": "progress"}),
+        _job_error("train_model", "expected.log"),
+        (
+            error,
+            "RuleException:\nCalledProcessError in file \"rules/train.smk\", line 31:\nCommand 'x' returned non-zero exit status 1.",
+            {"event": "error"},
+        ),
+        _job_error("explain", "crashed.log"),
+        _job_error("jw_permutation", "again.log"),
+        _job_error("download_source", None),
+        _job_error("train_model", "never-ran.log", "Job submission failed with exception: sbatch: error:\n  refused"),
+        (info, "Shutting down, this might take some time.", {}),
+        (error, "Exiting because a job execution failed. Look above for error messages", {}),
+        (info, "Complete log(s): .snakemake/log/x.snakemake.log", {}),
+        (error, "WorkflowError:\nAt least one job did not complete successfully.", {"event": "error"}),
     ]
-    assert len((tmp_path / "snakemake.log").read_text().splitlines()) == 7
+    console, log_file = _console_of(tmp_path, records)
+    assert console == [
+        "1 of 4 steps (25%) done",
+        "error: stats.json: not valid JSON [log: expected.log]",
+        "error: explain failed: RuntimeError: shape mismatch [log: crashed.log]",
+        "error: download_source failed",
+        "error: train_model failed: Job submission failed with exception: sbatch: error: refused [log: never-ran.log]",
+        "Complete log(s): .snakemake/log/x.snakemake.log",
+    ]
+    assert len(log_file) > len(records)  # every record, Snakemake's job blocks too
+
+
+def test_a_stopped_run_says_so_in_words_once(tmp_path):
+    from attnexp.workflow import STOPPED
+
+    will_exit = "Will exit after finishing currently running jobs (scheduler)."
+    console, _ = _console_of(
+        tmp_path,
+        [
+            (30, will_exit, {}),
+            (20, "1 of 6 steps (17%) done", {"event": "progress"}),
+            (30, will_exit, {}),
+            (40, "WorkflowError:\nAt least one job did not complete successfully.", {"event": "error"}),
+        ],
+    )
+    assert console == [will_exit, "1 of 6 steps (17%) done", STOPPED]
 
 
 def test_a_dry_run_is_read_from_the_command_line():

@@ -70,27 +70,93 @@ class ConsoleProgress:
 
 # Snakemake's console lines that are not progress: each job's block when it starts (its rule, files,
 # and the shell command a script rule has none of), each finished job's timestamp and id ("N of M
-# steps done" follows each job), and the scheduler's rounds. A failed job's block stays: it names the
-# job's log. Events are Snakemake's LogEvent values (a str enum).
+# steps done" follows each job), and the scheduler's rounds. Events are Snakemake's LogEvent values
+# (a str enum).
 _PER_JOB_EVENTS = {"job_info", "group_info", "shellcmd", "job_finished"}
 _SCHEDULER_CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
+# What Snakemake adds after a failed job's block, each said once by the failure's own line: the
+# script's non-zero exit (as a RuleException), the scheduler stopping, and the run's closing error
+_FAILURE_ECHOES = re.compile(
+    r"^(RuleException:\s+CalledProcessError in file .*returned non-zero exit status"
+    r"|Shutting down, this might take some time\.$"
+    r"|Exiting because a job execution failed\. Look above for error messages$)",
+    re.DOTALL,
+)
+_INCOMPLETE = "At least one job did not complete successfully."
+_WILL_EXIT = "Will exit after finishing currently running jobs"
+STOPPED = "stopped before every step was done: each finished step is kept, and the same command resumes the run"
+
+
+def _text(record: logging.LogRecord) -> str:
+    return record.msg if isinstance(record.msg, str) else ""
+
+
+def failure_line(rule: str, logs: list[str], message: str | None = None) -> str:
+    """A failed job in one line: the `error:` line its log ends with (`fail_cleanly`); for a job that
+    failed otherwise, Snakemake's message about it (a cluster's refusal, for instance) or the last
+    line of its log (an exception's type and message), naming the log."""
+    last = _last_line(Path(logs[0])) if logs else ""
+    named = f" [log: {logs[0]}]" if logs else ""
+    if last.startswith("error: "):
+        return last + named
+    said = " ".join(str(message).split()) if message else last
+    return f"error: {rule} failed" + (f": {said}" if said else "") + named
+
+
+def _last_line(path: Path, tail: int = 4096) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - tail))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
 
 class _ProgressOnly(logging.Filter):
+    """The console's filter (`progress_display`): a failed job is one line (`failure_line`) in place
+    of Snakemake's block and the echoes after it (once for jobs failing on the same input), and a
+    run that ends incomplete without a failed job (stopped by Ctrl-C or SIGTERM) says so in words."""
+
+    def __init__(self, console: TextIO):
+        super().__init__()
+        self.console, self.failures, self.said = console, 0, set()
+
     def filter(self, record: logging.LogRecord) -> bool:
-        if getattr(record, "event", None) in _PER_JOB_EVENTS:
+        event, text = getattr(record, "event", None), _text(record)
+        if event in _PER_JOB_EVENTS or _SCHEDULER_CHATTER.match(text) or _FAILURE_ECHOES.match(text):
             return False
-        return not (isinstance(record.msg, str) and _SCHEDULER_CHATTER.match(record.msg))
+        if event == "job_error":
+            self.failures += 1
+            line = failure_line(
+                getattr(record, "rule_name", "a job"),
+                getattr(record, "log", None) or [],
+                getattr(record, "rule_msg", None),
+            )
+            said = re.sub(r" \[log: [^]]+\]$", "", line)
+            if said not in self.said:  # jobs failing on the same input say it once
+                self.said.add(said)
+                print(line, file=self.console, flush=True)
+            return False
+        if text.startswith(_WILL_EXIT):  # said once per signal Snakemake receives
+            if _WILL_EXIT in self.said:
+                return False
+            self.said.add(_WILL_EXIT)
+        if text.rstrip().endswith(_INCOMPLETE):
+            if not self.failures:
+                print(STOPPED, file=self.console, flush=True)
+            return False
+        return True
 
 
 def progress_display(logger: logging.Logger) -> None:
     """Make Snakemake's console a progress display: "N of M steps done" after each job, the jobs'
-    own progress lines, and errors (a failed job's block names its log), without each job's block,
-    its finishing timestamp and the scheduler's rounds. Only the console: Snakemake's log file under
+    own progress lines, and failures in one line each, without each job's block, its finishing
+    timestamp and the scheduler's rounds. Only the console: Snakemake's log file under
     `.snakemake/log` keeps everything. Not for a dry run, whose job blocks are what it shows."""
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.addFilter(_ProgressOnly())
+            handler.addFilter(_ProgressOnly(handler.stream))
 
 
 class RegistrationClosed(ValueError):
@@ -209,8 +275,7 @@ def log_to(path: str) -> Callable[[str], None]:
     the commit that runs the job (`JOB_COMMIT`), and return a line logger that also echoes progress
     lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job through
     `fail_cleanly`: the output being written is not kept, and the job says so in one line."""
-    global _JOB_LOG
-    console, _JOB_LOG = sys.stderr, path
+    console = sys.stderr
     sys.stderr = open(path, "w", buffering=1, encoding="utf-8")
     print(JOB_COMMIT + commit_words(*checkout_commit()), file=sys.stderr, flush=True)
     progress = ConsoleProgress(path, console)
@@ -221,9 +286,6 @@ def log_to(path: str) -> Callable[[str], None]:
         progress(message)
 
     return log
-
-
-_JOB_LOG: str | None = None  # the running job's log (`log_to`), named by its error line on the console
 
 
 class Interrupted(Exception):
@@ -237,15 +299,15 @@ def _interrupted(signum, frame) -> None:
 @contextlib.contextmanager
 def fail_cleanly(*errors: type[BaseException]):
     """Turn the listed, expected errors, any OSError (no space left, permission denied, a file gone)
-    and a stop (SIGTERM, Ctrl-C) into one `error: <message>` line on the console (naming the job's
-    log) and in the log, with the traceback in the log only, and exit status 1."""
+    and a stop (SIGTERM, Ctrl-C) into one `error: <message>` line ending the job's log, after the
+    traceback, and exit status 1; the console shows that line, naming the log (`failure_line`)."""
     try:
         yield
     except (*errors, OSError, Interrupted, KeyboardInterrupt) as err:
         traceback.print_exc(file=sys.stderr)  # the job's log (`log_to`)
-        line = f"error: {describe_error(err)}"
-        print(line, file=sys.stderr, flush=True)
-        print(line + (f" [log: {_JOB_LOG}]" if _JOB_LOG else ""), file=sys.__stderr__, flush=True)
+        # the log's last line; Snakemake's console shows it when the job has failed (`_ProgressOnly`),
+        # also where the job's own stderr is not the console (a cluster job)
+        print(f"error: {describe_error(err)}", file=sys.stderr, flush=True)
         sys.exit(1)
 
 

@@ -577,3 +577,26 @@ def test_a_document_reads_back_from_its_record():
     for document in (plain, annotated):
         record = json.loads(json.dumps(document.to_record()))  # as written to and read from a split file
         assert Document.from_record(record).to_record() == record
+
+
+def test_a_split_changed_after_stats_json_is_named_and_one_only_touched_or_older_is_not(tmp_path):
+    import os
+
+    from attnexp import io
+    from attnexp.data.documents import changed_since_written
+
+    (tmp_path / "train.jsonl").write_text('{"id": 1}\n')
+    (tmp_path / "test.jsonl").write_text('{"id": 2}\n')
+    digests = {name: io.file_digest(tmp_path / name) for name in ("train.jsonl", "test.jsonl")}
+    (tmp_path / "stats.json").write_text(json.dumps({"files": digests}))
+    written = (tmp_path / "stats.json").stat().st_mtime_ns
+    assert changed_since_written(tmp_path) == [] and changed_since_written(tmp_path / "absent") == []
+    (tmp_path / "train.jsonl").write_text('{"id": 9}\n')  # edited, a fresh timestamp
+    os.utime(tmp_path / "train.jsonl", ns=(written + 10**9, written + 10**9))
+    os.utime(tmp_path / "test.jsonl", ns=(written + 10**9, written + 10**9))  # touched only
+    assert changed_since_written(tmp_path) == [
+        f"{tmp_path / 'train.jsonl'}: damaged, it does not match the digest stats.json recorded when it was written; "
+        "delete the folder and rerun"
+    ]
+    os.utime(tmp_path / "train.jsonl", ns=(written - 10**9, written - 10**9))  # older: the job's own check catches it
+    assert changed_since_written(tmp_path) == []

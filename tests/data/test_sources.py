@@ -126,3 +126,23 @@ def test_input_paths():
     assert input_paths(sources) == ["resources/sst/unpacked/trees.zip", "resources/agnews/train.csv"]
     assert input_paths(sources, root="elsewhere") == ["elsewhere/sst/unpacked/trees.zip", "elsewhere/agnews/train.csv"]
     assert input_paths([]) == []
+
+
+def test_a_fetched_file_the_config_gives_another_checksum_is_named_and_a_matching_one_passes(tmp_path):
+    from attnexp.data.download import record_verified
+    from attnexp.data.sources import disagreeing_sources
+
+    (tmp_path / "sst").mkdir()
+    (tmp_path / "sst" / "trees.zip").write_bytes(b"the archive")
+    record_verified(tmp_path / "sst" / "trees.zip", ("sha256", SHA_A))
+    (tmp_path / "sst" / "old.zip").write_bytes(b"fetched before downloads recorded it")
+    fetched = SourceFile("sst", "trees.zip", "https://example.org/trees.zip", ("sha256", SHA_A.upper()), True, None)
+    missing = SourceFile("sst", "other.zip", "https://example.org/other.zip", ("sha256", SHA_B), True, None)
+    unrecorded = SourceFile("sst", "old.zip", "https://example.org/old.zip", ("sha256", SHA_B), True, None)
+    assert disagreeing_sources([fetched, missing, unrecorded], tmp_path) == []
+    typo = SourceFile("sst", "trees.zip", "https://example.org/trees.zip", ("sha256", SHA_A[:-1] + "b"), True, None)
+    assert disagreeing_sources([typo], tmp_path) == [
+        f"{tmp_path}/sst/trees.zip was verified against sha256 {SHA_A} when it was fetched, but config key "
+        f"datasets.sst.sources now gives sha256 {SHA_A[:-1]}b for trees.zip: correct the config, or delete the file "
+        "to fetch it again"
+    ]

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 HOOK = Path(__file__).resolve().parent / "fault_hook"
+DEFAULT_PROFILE = REPO / "profiles" / "default"
 RUN = "synthetic/lstm-tanh/seed10"
 MODEL = f"results/models/{RUN}/model.pt"
 GRADIENT = f"results/explain/{RUN}/gradient.jsonl"
@@ -80,8 +81,15 @@ COUNTS = {"injected": 0, "survived": 0, "outputs lost": 0}
 
 
 def snakemake(
-    workdir: Path, *targets: str, fault: dict | None = None, threads: int | None = None, dry: bool = False
+    workdir: Path,
+    *targets: str,
+    fault: dict | None = None,
+    threads: int | None = None,
+    dry: bool = False,
+    profile: str = "none",
 ) -> subprocess.CompletedProcess:
+    """A Snakemake run of the small config in `workdir`; `profile`: its workflow profile (`none`, or
+    the path of one; the damaged-input cases use the default profile, as a user's run does)."""
     env = dict(os.environ)
     env.pop("ATTNEXP_FAULT_SCRIPT", None)
     if fault:
@@ -96,7 +104,7 @@ def snakemake(
         "-s",
         str(REPO / "Snakefile"),
         "--workflow-profile",
-        "none",
+        profile,
         "--cores",
         "1",
         "--directory",
@@ -128,6 +136,13 @@ def error_lines(result: subprocess.CompletedProcess) -> list[str]:
             if line.startswith("error: ")
         }
     )
+
+
+def fault_lines(result: subprocess.CompletedProcess) -> list[str]:
+    """What the console shows after the job table, less the progress of the jobs that ran."""
+    lines = (result.stdout + result.stderr).splitlines()
+    after = lines[next(i for i, line in enumerate(lines) if line.startswith("total ")) + 1 :]
+    return [line for line in after if line.strip() and not re.match(r"^(\d+ of \d+ steps|\[)", line)]
 
 
 def logs_named(result: subprocess.CompletedProcess) -> list[str]:
@@ -299,11 +314,6 @@ DAMAGE = {
         f"error: {STATS}: not valid JSON (",
         MODEL,
     ),
-    "split-edited-after-it-was-written": (
-        TEST_SPLIT,
-        lambda p: _replace_record(p, lambda r: r | {"label": 1 - r["label"]}, digest_too=False),
-        f"error: {TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun",
-    ),
     "record-without-label": (
         TEST_SPLIT,
         lambda p: _replace_record(p, lambda r: {k: v for k, v in r.items() if k != "label"}),
@@ -352,10 +362,13 @@ def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_r
     root = broken_copy(reference, tmp_path, reader)
     COUNTS["injected"] += 1
     damage(root / damaged)
-    result = snakemake(root, reader)
+    result = snakemake(root, reader, profile=str(DEFAULT_PROFILE))
     assert result.returncode != 0
     lines = error_lines(result)
     assert len(lines) == 1 and lines[0].startswith(expected), lines
+    shown = fault_lines(result)  # the error line, Snakemake's log file, the elapsed time
+    assert len(shown) <= 3 and shown[0] == next(line for line in shown if line.startswith("error: ")), shown
+    assert "Traceback" not in result.stdout + result.stderr
     assert not any(word in lines[0] for word in ("weights_only", "file an issue", "()")), lines
     assert not (root / reader).exists() and not (root / "pwned").exists()
     # what the error says to do: delete the file, or for a split, its folder (preprocessing runs again)
@@ -363,6 +376,38 @@ def test_a_damaged_input_is_one_line_naming_it_and_the_run_recovers_once_it_is_r
         shutil.rmtree((root / damaged).parent)
     else:
         (root / damaged).unlink()
+    recovered(reference, root)
+
+
+def test_a_stopped_run_says_so_and_keeps_the_job_that_finished(reference, tmp_path):
+    """SIGTERM to Snakemake during training (the default profile): the training job finishes and is
+    kept, Snakemake starts nothing more, and the console says what happened in words."""
+    from attnexp.workflow import STOPPED
+
+    root = broken_copy(reference, tmp_path, MODEL)
+    COUNTS["injected"] += 1
+    fault = {"script": SCRIPT[MODEL], "trigger": "log:^epoch 1/", "action": "term-snakemake"}
+    result = snakemake(root, fault=fault, profile=str(DEFAULT_PROFILE))
+    assert result.returncode != 0
+    assert (root / MODEL).exists() and not (root / GRADIENT).exists()
+    assert fault_lines(result)[-1] == STOPPED and "did not complete successfully" not in result.stdout + result.stderr
+    assert error_lines(result) == []
+    recovered(reference, root)
+
+
+def test_a_split_changed_after_it_was_written_is_refused_before_any_job_deletes_a_model(reference, tmp_path):
+    """A split edited in place has a fresh timestamp, so Snakemake would plan training again and
+    delete the good model.pt first: the Snakefile refuses the split before any job, naming it."""
+    root = tmp_path / "run"
+    shutil.copytree(reference, root, symlinks=True)
+    COUNTS["injected"] += 1
+    _replace_record(root / TEST_SPLIT, lambda r: r | {"label": 1 - r["label"]}, digest_too=False)
+    result = snakemake(root, profile=str(DEFAULT_PROFILE))
+    assert result.returncode != 0
+    expected = f"{TEST_SPLIT}: damaged, it does not match the digest stats.json recorded when it was written; delete the folder and rerun"
+    assert expected in result.stdout + result.stderr
+    assert digests(root) == digests(reference)  # the model and every output kept
+    shutil.rmtree((root / TEST_SPLIT).parent)  # what the line says to do
     recovered(reference, root)
 
 

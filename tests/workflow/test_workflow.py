@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import console_of
 
 REPO = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", REPO.parent / "shared" / "datasets"))
@@ -179,6 +180,10 @@ def test_an_experiment_asked_for_a_model_without_what_it_needs_fails_before_any_
 @pytest.mark.slow
 def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     first, second = quick_runs  # two runs in fresh folders (tests/conftest.py); tests/test_publish.py publishes them
+    console = console_of(first).read_text().splitlines()  # under the default profile, as a user runs it
+    assert len(console) <= 300 and "Shell command" not in "\n".join(console), len(console)
+    assert any(line.endswith(" steps (100%) done") for line in console)
+    assert not any(line.startswith(("error", "Traceback")) for line in console)
     s = stats(first, "synthetic")
     assert [s["splits"][k]["n"] for k in ("train", "dev", "test")] == [4000, 500, 300]
     assert not (first / "resources").exists()  # nothing downloaded
@@ -420,6 +425,27 @@ def test_an_archive_damaged_in_resources_is_caught_before_extraction_and_fetched
         == "5c613a4f673fc74097d523a2c83f38e0cc462984d847b82c7aaf36b01cbbbfcc"
     )
     assert sorted(p.name for p in (tmp_path / unpacked).rglob("*.txt")) == ["dev.txt", "test.txt", "train.txt"]
+
+
+@pytest.mark.slow
+@needs_mirror
+def test_a_typo_in_a_configured_checksum_is_refused_before_snakemake_deletes_the_fetched_file(tmp_path):
+    archive = "resources/sst/trainDevTestTrees_PTB.zip"
+    snakemake(tmp_path, "--cores", "1", "--config", f"mirror={MIRROR}", "--", archive)
+    fetched = (tmp_path / archive).read_bytes()
+    sources = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]["sst"]["sources"]
+    good = sources[0]["sha256"]
+    sources[0]["sha256"] = good[:-1] + ("0" if good[-1] != "0" else "1")
+    typo = overlay(tmp_path, {"datasets": {"sst": {"sources": sources}}})
+    refused = snakemake(
+        tmp_path, "--cores", "1", "--configfile", typo, "--config", f"mirror={MIRROR}", "--", archive, check=False
+    )
+    assert refused.returncode != 0
+    assert (
+        f"{archive} was verified against sha256 {good} when it was fetched, but config key datasets.sst.sources now "
+        f"gives sha256 {sources[0]['sha256']} for trainDevTestTrees_PTB.zip"
+    ) in refused.stdout + refused.stderr
+    assert (tmp_path / archive).read_bytes() == fetched  # kept
 
 
 @pytest.mark.slow

@@ -127,6 +127,29 @@ def verify_split_file(path: str | Path) -> None:
         io.verify_digest(path, io.read_json(stats).get("files", {}).get(path.name), "stats.json")
 
 
+def changed_since_written(folder: str | Path) -> list[str]:
+    """One line per file of a preprocessed dataset folder changed after its `stats.json` was written
+    (stats.json is written last): newer than it, and its digest is not the recorded one. Checked when
+    the workflow is read: such a file makes Snakemake plan every job that reads it again, deleting
+    their outputs (a good model.pt among them) before a job could refuse the file."""
+    stats = Path(folder) / "stats.json"
+    if not stats.is_file():
+        return []
+    try:
+        recorded_files = io.read_json(stats).get("files", {})
+    except (ValueError, AttributeError):
+        return []  # a damaged stats.json: each job reading it says so in its own line
+    written, problems = stats.stat().st_mtime_ns, []
+    for name, recorded in recorded_files.items():
+        path = stats.parent / name
+        if path.is_file() and path.stat().st_mtime_ns > written:
+            try:
+                io.verify_digest(path, recorded, "stats.json")
+            except ValueError as err:
+                problems.append(str(err))
+    return problems
+
+
 def read_records(path: str | Path) -> list[dict]:
     """The records of a preprocessed split file, the file checked against its recorded digest
     (`verify_split_file`) and each record checked (fields, types, non-empty tokens, spans within the

@@ -352,3 +352,27 @@ def obtain(
         hint=offline_hint(name, mirror),
     )
     return {"file": dest.name, "origin": url, "sha256": digest}
+
+
+def verified_record(path: str | os.PathLike) -> Path:
+    """Beside a fetched file: the configured digest it was verified against (`record_verified`)."""
+    return Path(f"{path}.verified")
+
+
+def record_verified(path: str | os.PathLike, digest: tuple[str, str]) -> None:
+    """Write `<path>.verified`: `<algorithm> <digest>` the config gave when `path` was fetched, so that
+    a later change of the configured digest is seen before Snakemake reruns the download
+    (`attnexp.data.sources.disagreeing_sources`)."""
+    from attnexp import io
+
+    algorithm, expected = digest
+    io.write_text(verified_record(path), f"{algorithm} {expected.lower()}\n")
+
+
+def read_verified(path: str | os.PathLike) -> tuple[str, str] | None:
+    """(algorithm, digest) of `<path>.verified`, or None where there is none (or it is unreadable)."""
+    try:
+        algorithm, expected = verified_record(path).read_text(encoding="utf-8").split()
+    except (OSError, ValueError):
+        return None
+    return algorithm, expected

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnexp.data.download import find_in_mirror
+from attnexp.data.download import find_in_mirror, read_verified
 
-__all__ = ["SourceFile", "resolve_sources", "digest_of"]
+__all__ = ["SourceFile", "resolve_sources", "digest_of", "disagreeing_sources"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,23 @@ def input_paths(sources: list[SourceFile], root: str = "resources") -> list[str]
     """What the preprocessing step reads: extracted folders for archives (their members, once checked
     against the folder's manifest), files otherwise."""
     return [str(Path(root) / s.dataset / ("unpacked/" + s.file if s.extract else s.file)) for s in sources]
+
+
+def disagreeing_sources(sources: list[SourceFile], root: str | Path = "resources") -> list[str]:
+    """One line per file already fetched under `root` that was verified against another digest than
+    the config now gives it (`<file>.verified`, written by the download): a typo in a configured
+    checksum, or a new one. Checked when the workflow is read, before any job: a changed checksum
+    reruns the download, and Snakemake deletes the file it replaces before the job could refuse the
+    new checksum. (A file damaged in place is the job's to catch: it removes it and fetches it again.)"""
+    problems = []
+    for source in sources:
+        algorithm, expected = source.digest
+        path = Path(root) / source.dataset / source.file
+        verified = read_verified(path) if expected is not None and path.is_file() else None
+        if verified is not None and verified != (algorithm, expected.lower()):
+            problems.append(
+                f"{path} was verified against {verified[0]} {verified[1]} when it was fetched, but config key "
+                f"datasets.{source.dataset}.sources now gives {algorithm} {expected} for {source.file}: "
+                "correct the config, or delete the file to fetch it again"
+            )
+    return problems

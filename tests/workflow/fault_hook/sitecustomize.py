@@ -8,7 +8,9 @@ It acts in one kind of job only, once, and changes nothing else:
   its first epoch), or `write:<regex>`, the first write to a file whose name matches (e.g. the
   checkpoint's temp file, so the fault lands inside `torch.save`);
 - ATTNEXP_FAULT_ACTION: `kill` (SIGKILL), `term` (SIGTERM) or `enospc` (that write fails with
-  "No space left on device", as on a full disk).
+  "No space left on device", as on a full disk); or `term-snakemake`: SIGTERM to the Snakemake
+  process that runs the job (its nearest ancestor running snakemake), as a user or a scheduler
+  stopping the run while the job goes on.
 """
 
 import builtins
@@ -30,7 +32,20 @@ if _script and sys.argv and re.search(_script, os.path.basename(sys.argv[0])):
         _fired = True
         if _action == "enospc":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if _action == "term-snakemake":
+            os.kill(_snakemake_ancestor(), signal.SIGTERM)
+            return
         os.kill(os.getpid(), signal.SIGKILL if _action == "kill" else signal.SIGTERM)
+
+    def _snakemake_ancestor() -> int:
+        pid = os.getppid()
+        while pid > 1:
+            with _open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"snakemake" in f.read():
+                    return pid
+            with _open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        raise RuntimeError("no Snakemake process above this job")
 
     class _Watched:
         """A file opened for writing, with the trigger checked on every write."""
