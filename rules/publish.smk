@@ -4,7 +4,7 @@
 # any of them changes, so it names the commit that last brought the run up to date.
 from importlib.metadata import version
 
-from attnexp.publish import workflow_source
+from attnexp.publish.record import workflow_source
 
 
 rule record_run:

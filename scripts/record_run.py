@@ -1,6 +1,6 @@
-"""Rule record_run: results/run/config.yaml and results/run/run.json (`attnexp.publish.write_run_record`)."""
+"""Rule record_run: results/run/config.yaml and results/run/run.json (`attnexp.publish.record.write_run_record`)."""
 
-from attnexp.publish import write_run_record
+from attnexp.publish.record import write_run_record
 from attnexp.workflow import fail_cleanly, log_to
 
 log = log_to(snakemake.log[0])

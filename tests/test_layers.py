@@ -26,7 +26,7 @@ LAYERS = (
     (3, "models", r"models(\..+)?"),
     (4, "training, run time, explanations", r"(train|runtime|workflow|explain(\..+)?)"),
     (5, "experiments", r"(experiments|plots)(\..+)?"),
-    (6, "publishing", r"publish"),
+    (6, "publishing", r"publish(\..+)?"),
 )
 TORCH_FREE = 1  # the layers up to this one import no torch: they run before any job, in every process
 

@@ -20,7 +20,9 @@ from PIL import Image
 
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame
-from attnexp.publish import MAX_PNG_BYTES, main, small_png, write_run_record
+from attnexp.publish.cli import main
+from attnexp.publish.figures import MAX_PNG_BYTES, small_png
+from attnexp.publish.record import write_run_record
 from attnexp.scorecard import END, START, read_scorecard, scorecard
 
 REPO = Path(__file__).resolve().parents[1]
@@ -609,7 +611,7 @@ def test_quick_preset_run_is_published_byte_identically(quick_runs, tmp_path):
 
 
 def test_invocations_are_read_from_the_snakemake_logs(tmp_path):
-    from attnexp.publish import invocations
+    from attnexp.publish.record import invocations
 
     logs = tmp_path / ".snakemake" / "log"
     logs.mkdir(parents=True)
@@ -658,7 +660,7 @@ def test_the_folders_of_the_machine_that_ran_are_not_published(tmp_path):
 def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_numbers():
     import pandas as pd
 
-    from attnexp.publish import _grouped_comparisons
+    from attnexp.publish.comparison import _grouped_comparisons
 
     emb = "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
     card = pd.DataFrame(
@@ -681,7 +683,7 @@ def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_nu
 
 def test_figures_show_one_seed_of_each_model_and_count_the_others():
     from attnexp.papers.descriptor import Figures
-    from attnexp.publish import _groups
+    from attnexp.publish.figures import _groups
 
     figures = Figures(
         ("jain_wallace/{dataset}/{model}/seed{seed}/permutation.png",),
