@@ -270,9 +270,10 @@ def all_targets():
 # Each paper's claims file (results/claims/<name>.csv, `attnexp.claims`); `tabulate_claims` stacks them.
 # claims.smk closes the list when it reads it: a paper's rule file included after it fails loudly.
 CLAIMS = Registration("claims files", "rules/claims.smk")
-# The per-run `debate_cells.csv` (measure, value) of papers that give their debate-matrix numbers
-# that way (`attnexp.experiments.debate_matrix.registered_cells`); a paper's rule file appends its own.
-DEBATE_CELLS = Registration("debate-matrix cells", "rules/debate_matrix.smk")
+# What each paper gives the debate matrix, as (kind, file) pairs that its stage appends. A kind is
+# one `attnexp.experiments.debate_matrix` reads per run, or `cells` for a per-run `debate_cells.csv`
+# (measure, value). debate_matrix.smk closes the list when it reads it.
+DEBATE_INPUTS = Registration("debate-matrix inputs", "rules/debate_matrix.smk")
 
 
 def model_files(wildcards):

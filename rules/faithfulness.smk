@@ -122,6 +122,10 @@ TARGETS["faithfulness"] = [
 )
 if FF_RUNS:
     CLAIMS.append("results/claims/faithfulness.csv")
+DEBATE_INPUTS += [
+    ("ff_eraser", f"{run.path('results/faithfulness')}/eraser.csv")
+    for run in sorted(FF_RUNS)
+]
 
 
 rule faithfulness:

@@ -241,6 +241,15 @@ TARGETS["jain_wallace"] = (
 )
 if JW_RUNS:
     CLAIMS.append("results/claims/jain_wallace.csv")
+DEBATE_INPUTS += [
+    (kind, f"{run.path('results/jain_wallace')}/{name}")
+    for kind, name in (
+        ("jw_correlations", "correlations.csv"),
+        ("jw_permutation", "permutation.csv"),
+        ("jw_adversarial", "adversarial.csv"),
+    )
+    for run in sorted(JW_RUNS)
+]
 
 
 rule jain_wallace:

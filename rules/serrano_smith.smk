@@ -158,6 +158,14 @@ TARGETS["serrano_smith"] = (
 )
 if SS_RUNS:
     CLAIMS.append("results/claims/serrano_smith.csv")
+DEBATE_INPUTS += [
+    (kind, f"{run.path('results/serrano_smith')}/{name}")
+    for kind, name in (
+        ("ss_erasure", "single_erasure.csv"),
+        ("ss_removal", "removal.csv"),
+    )
+    for run in sorted(SS_RUNS)
+]
 
 
 rule serrano_smith:

@@ -155,6 +155,12 @@ TARGETS["wiegreffe_pinter"] = [
 )
 if WP_COMPANIONS:
     CLAIMS.append("results/claims/wiegreffe_pinter.csv")
+# the W&P tables hold every base run's numbers (the uniform twin for each; MLPs and adversary for full ones)
+DEBATE_INPUTS += [
+    (f"wp_{name}", f"results/tables/wiegreffe_pinter_{name}.csv")
+    for name in ("uniform", "diagnostic", "adversary")
+    if (WP_FULL if name != "uniform" else WP_COMPANIONS)
+]
 
 
 rule wiegreffe_pinter:

@@ -20,7 +20,8 @@ explanation. Nothing here recomputes an experiment; a run a stage did not cover 
 
 The rows are the measures of the papers' descriptors (`attnexp.papers`, `Paper.measures`). A paper
 added later gives its numbers as one small table per run, `debate_cells.csv` (columns `measure`,
-`value`, its run read from the path as every other file's), listed in the rule file's `DEBATE_CELLS`.
+`value`, its run read from the path as every other file's), registered in the rule file's
+`DEBATE_INPUTS` as `("cells", path)`.
 """
 
 from __future__ import annotations
