@@ -622,6 +622,9 @@ def test_invocations_are_read_from_the_snakemake_logs(tmp_path):
     (logs / "2026-11-26T010000.snakemake.log").write_text(
         "SNAKEMAKE\n  Date: 2026-11-26 01:00:00\nNothing to be done.\n"
     )  # ran no job
+    (logs / "2026-11-26T020000.123456.snakemake.log").write_text(
+        "Building DAG of jobs...\n[Thu Nov 26 02:00:05 2026]\nFinished jobid: 5 (Rule: jw_tables)\n"
+    )  # written with `--quiet host`: no header, the start from the log's name, no command
     assert invocations(tmp_path) == [
         {
             "start": "2026-11-26 00:00:00",
@@ -629,6 +632,13 @@ def test_invocations_are_read_from_the_snakemake_logs(tmp_path):
             "seconds": 630.0,
             "jobs": 2,
             "targets": "jain_wallace",
+        },
+        {
+            "start": "2026-11-26 02:00:00",
+            "end": "2026-11-26 02:00:05",
+            "seconds": 5.0,
+            "jobs": 1,
+            "targets": "not recorded",
         },
     ]
 

@@ -68,11 +68,12 @@ class ConsoleProgress:
         print(f"[{self.label}] {text}", file=self.console, flush=True)
 
 
-# Snakemake's console lines that are not progress: each job's block when it starts (its rule, files,
-# and the shell command a script rule has none of), each finished job's timestamp and id ("N of M
-# steps done" follows each job), and the scheduler's rounds. Events are Snakemake's LogEvent values
+# Snakemake's console lines that are not progress: the run's header (date, host, command: kept in its
+# log file), each job's block when it starts (its rule, files, and the shell command a script rule has
+# none of), each finished job's timestamp and id ("N of M steps done" follows each job), and the
+# scheduler's rounds. Events are Snakemake's LogEvent values
 # (a str enum).
-_PER_JOB_EVENTS = {"job_info", "group_info", "shellcmd", "job_finished"}
+_PER_JOB_EVENTS = {"job_info", "group_info", "shellcmd", "job_finished", "workflow_started"}
 _SCHEDULER_CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
 # What Snakemake adds after a failed job's block, each said once by the failure's own line: the
 # script's non-zero exit (as a RuleException), the scheduler stopping, and the run's closing error
@@ -157,6 +158,19 @@ def progress_display(logger: logging.Logger) -> None:
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.addFilter(_ProgressOnly(handler.stream))
+
+
+class _NoHeader(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return getattr(record, "event", None) != "workflow_started"
+
+
+def header_off_console(logger: logging.Logger) -> None:
+    """For a dry run, whose job blocks are what it shows: only the run's header left out of the
+    console (Snakemake's log file keeps it)."""
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.addFilter(_NoHeader())
 
 
 class RegistrationClosed(ValueError):

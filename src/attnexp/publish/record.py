@@ -233,9 +233,14 @@ def invocations(root: str | Path) -> list[dict]:
     for path in sorted((Path(root) / ".snakemake" / "log").glob("*.snakemake.log")):
         text = path.read_text(encoding="utf-8", errors="replace")
         start, stamps = _DATE.search(text), _STAMP.findall(text)
-        if not start or not stamps or "Finished job" not in text:
+        if not stamps or "Finished job" not in text:
             continue
-        begin = datetime.strptime(start.group(1), "%Y-%m-%d %H:%M:%S")
+        # the start Snakemake's header gives, else its log's name (a log written with `--quiet host`)
+        begin = (
+            datetime.strptime(start.group(1), "%Y-%m-%d %H:%M:%S")
+            if start
+            else datetime.strptime(path.name.split(".")[0], "%Y-%m-%dT%H%M%S")
+        )
         end = datetime.strptime(" ".join(stamps[-1].split()), "%a %b %d %H:%M:%S %Y")
         command = _COMMAND.search(text)
         targets = command.group(1).split(" -- ", 1)[1].split() if command and " -- " in command.group(1) else []
@@ -245,7 +250,7 @@ def invocations(root: str | Path) -> list[dict]:
                 "end": end.strftime("%Y-%m-%d %H:%M:%S"),
                 "seconds": max(0.0, (end - begin).total_seconds()),
                 "jobs": len(re.findall(r"^Finished job", text, re.M)),
-                "targets": " ".join(targets) or "all",
+                "targets": " ".join(targets) or ("all" if command else NOT_RECORDED),
             }
         )
     return found
