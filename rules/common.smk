@@ -43,7 +43,6 @@ from attnexp.workflow import (
     Registration,
     command_line_dry_run,
     command_line_targets,
-    header_off_console,
     progress_display,
     unknown_targets,
 )
@@ -51,10 +50,7 @@ from snakemake.logging import logger as snakemake_logger
 
 validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 # The console of a run shows progress and errors; Snakemake's per-job chatter stays in its log
-if not command_line_dry_run(sys.argv[1:]):
-    progress_display(snakemake_logger)
-else:
-    header_off_console(snakemake_logger)
+progress_display(snakemake_logger, dry_run=command_line_dry_run(sys.argv[1:]))
 
 # Jobs that run a model request a GPU only where the config pins `device: cuda`: with `auto` they
 # use one when their node has it, and must not keep a CPU-only cluster waiting for a GPU slot.

@@ -159,7 +159,7 @@ def test_sigterm_ends_a_job_in_one_line_and_keeps_no_partial_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log"]
 
 
-def _console_of(tmp_path, records):
+def _console_of(tmp_path, records, dry_run=False):
     """What Snakemake's console and log file show of `records` (level, message, extra) under
     `progress_display`."""
     import logging
@@ -171,7 +171,7 @@ def _console_of(tmp_path, records):
     console = io.StringIO()
     logger.addHandler(logging.StreamHandler(console))
     logger.addHandler(logging.FileHandler(tmp_path / "snakemake.log"))
-    progress_display(logger)
+    progress_display(logger, dry_run)
     for level, message, extra in records:
         logger.log(level, message, extra=extra)
     for handler in logger.handlers:
@@ -225,6 +225,17 @@ def test_the_console_shows_progress_and_one_line_per_failure_and_the_log_file_ke
         "Complete log(s): .snakemake/log/x.snakemake.log",
     ]
     assert len(log_file) > len(records)  # every record, Snakemake's job blocks too
+
+
+def test_the_run_header_stays_in_the_log_file_and_a_dry_run_keeps_its_job_blocks(tmp_path):
+    records = [
+        (20, "SNAKEMAKE\n  Date: 2026-11-27 10:00:00", {"event": "workflow_started"}),
+        (20, "rule train_model: ...", {"event": "job_info"}),
+    ]
+    for dry_run, shown in ((True, ["rule train_model: ..."]), (False, [])):
+        (tmp_path / str(dry_run)).mkdir()
+        console, log_file = _console_of(tmp_path / str(dry_run), records, dry_run)
+        assert console == shown and "  Date: 2026-11-27 10:00:00" in log_file
 
 
 def test_a_stopped_run_says_so_in_words_once(tmp_path):

@@ -71,9 +71,9 @@ class ConsoleProgress:
 # Snakemake's console lines that are not progress: the run's header (date, host, command: kept in its
 # log file), each job's block when it starts (its rule, files, and the shell command a script rule has
 # none of), each finished job's timestamp and id ("N of M steps done" follows each job), and the
-# scheduler's rounds. Events are Snakemake's LogEvent values
-# (a str enum).
-_PER_JOB_EVENTS = {"job_info", "group_info", "shellcmd", "job_finished", "workflow_started"}
+# scheduler's rounds. Events are Snakemake's LogEvent values (a str enum).
+_HEADER = "workflow_started"
+_NOT_PROGRESS_EVENTS = {_HEADER, "job_info", "group_info", "shellcmd", "job_finished"}
 _SCHEDULER_CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
 # What Snakemake adds after a failed job's block, each said once by the failure's own line: the
 # script's non-zero exit (as a RuleException), the scheduler stopping, and the run's closing error
@@ -96,12 +96,16 @@ def failure_line(rule: str, logs: list[str], message: str | None = None) -> str:
     """A failed job in one line: the `error:` line its log ends with (`fail_cleanly`); for a job that
     failed otherwise, Snakemake's message about it (a cluster's refusal, for instance) or the last
     line of its log (an exception's type and message), naming the log."""
+    return _failure_said(rule, logs, message) + (f" [log: {logs[0]}]" if logs else "")
+
+
+def _failure_said(rule: str, logs: list[str], message: str | None) -> str:
+    """`failure_line` without the log it names."""
     last = _last_line(Path(logs[0])) if logs else ""
-    named = f" [log: {logs[0]}]" if logs else ""
     if last.startswith("error: "):
-        return last + named
+        return last
     said = " ".join(str(message).split()) if message else last
-    return f"error: {rule} failed" + (f": {said}" if said else "") + named
+    return f"error: {rule} failed" + (f": {said}" if said else "")
 
 
 def _last_line(path: Path, tail: int = 4096) -> str:
@@ -125,19 +129,15 @@ class _ProgressOnly(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         event, text = getattr(record, "event", None), _text(record)
-        if event in _PER_JOB_EVENTS or _SCHEDULER_CHATTER.match(text) or _FAILURE_ECHOES.match(text):
+        if event in _NOT_PROGRESS_EVENTS or _SCHEDULER_CHATTER.match(text) or _FAILURE_ECHOES.match(text):
             return False
         if event == "job_error":
             self.failures += 1
-            line = failure_line(
-                getattr(record, "rule_name", "a job"),
-                getattr(record, "log", None) or [],
-                getattr(record, "rule_msg", None),
-            )
-            said = re.sub(r" \[log: [^]]+\]$", "", line)
+            rule, logs = getattr(record, "rule_name", "a job"), getattr(record, "log", None) or []
+            said = _failure_said(rule, logs, getattr(record, "rule_msg", None))
             if said not in self.said:  # jobs failing on the same input say it once
                 self.said.add(said)
-                print(line, file=self.console, flush=True)
+                print(failure_line(rule, logs, getattr(record, "rule_msg", None)), file=self.console, flush=True)
             return False
         if text.startswith(_WILL_EXIT):  # said once per signal Snakemake receives
             if _WILL_EXIT in self.said:
@@ -150,27 +150,20 @@ class _ProgressOnly(logging.Filter):
         return True
 
 
-def progress_display(logger: logging.Logger) -> None:
-    """Make Snakemake's console a progress display: "N of M steps done" after each job, the jobs'
-    own progress lines, and failures in one line each, without each job's block, its finishing
-    timestamp and the scheduler's rounds. Only the console: Snakemake's log file under
-    `.snakemake/log` keeps everything. Not for a dry run, whose job blocks are what it shows."""
-    for handler in logger.handlers:
-        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.addFilter(_ProgressOnly(handler.stream))
-
-
 class _NoHeader(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return getattr(record, "event", None) != "workflow_started"
+        return getattr(record, "event", None) != _HEADER
 
 
-def header_off_console(logger: logging.Logger) -> None:
-    """For a dry run, whose job blocks are what it shows: only the run's header left out of the
-    console (Snakemake's log file keeps it)."""
+def progress_display(logger: logging.Logger, dry_run: bool = False) -> None:
+    """Make Snakemake's console a progress display: "N of M steps done" after each job, the jobs'
+    own progress lines, and failures in one line each, without the run's header, each job's block,
+    its finishing timestamp and the scheduler's rounds. A dry run, whose job blocks are what it
+    shows, loses only the header. Only the console: Snakemake's log file under `.snakemake/log`
+    keeps everything."""
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.addFilter(_NoHeader())
+            handler.addFilter(_NoHeader() if dry_run else _ProgressOnly(handler.stream))
 
 
 class RegistrationClosed(ValueError):

@@ -354,7 +354,7 @@ def obtain(
     return {"file": dest.name, "origin": url, "sha256": digest}
 
 
-def verified_record(path: str | os.PathLike) -> Path:
+def _verified_path(path: str | os.PathLike) -> Path:
     """Beside a fetched file: the configured digest it was verified against (`record_verified`)."""
     return Path(f"{path}.verified")
 
@@ -366,13 +366,13 @@ def record_verified(path: str | os.PathLike, digest: tuple[str, str]) -> None:
     from attnexp import io
 
     algorithm, expected = digest
-    io.write_text(verified_record(path), f"{algorithm} {expected.lower()}\n")
+    io.write_text(_verified_path(path), f"{algorithm} {expected.lower()}\n")
 
 
 def read_verified(path: str | os.PathLike) -> tuple[str, str] | None:
     """(algorithm, digest) of `<path>.verified`, or None where there is none (or it is unreadable)."""
     try:
-        algorithm, expected = verified_record(path).read_text(encoding="utf-8").split()
+        algorithm, expected = _verified_path(path).read_text(encoding="utf-8").split()
     except (OSError, ValueError):
         return None
     return algorithm, expected
