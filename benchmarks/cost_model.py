@@ -4,6 +4,9 @@ and the plan of one config priced with them (`attnexp.cost` describes the units 
 
     python benchmarks/cost_model.py --measured <run>/results [<run>/results ...] [--configfile overlay.yaml] \
         [--threads 1] --about "<date>, <machine kind>, <runs>" --rates-out benchmarks/cost_rates.json --out benchmarks/cost_model.md
+
+`--rates benchmarks/cost_rates.json` in place of `--measured` prices a plan with rates fitted before (the
+config changed, the measurements did not).
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_mod
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--measured", type=Path, nargs="+", required=True, help="results folders of runs that happened")
+    rates_from = parser.add_mutually_exclusive_group(required=True)
+    rates_from.add_argument("--measured", type=Path, nargs="+", help="results folders of runs that happened")
+    rates_from.add_argument("--rates", type=Path, help="a rates file fitted before (benchmarks/cost_rates.json)")
     parser.add_argument("--configfile", type=Path, default=None, help="an overlay of config.yaml whose plan is costed")
     parser.add_argument("--threads", type=int, default=2, help="threads per job (train.threads)")
     parser.add_argument(
@@ -51,17 +56,22 @@ def main() -> None:
 
         update_config(config, yaml.safe_load(args.configfile.read_text()))
     config = validate_config(config)
-    measured = [job for folder in args.measured for job in measured_jobs(folder, config)]
-    datasets = {}
-    for folder in args.measured:
-        for path in sorted(folder.glob("data/*/stats.json")):
-            datasets.setdefault(path.parts[-2], json.loads(path.read_text()))
-    rates = fit_rates(measured, datasets, args.about or f"{len(measured)} measured jobs")
+    if args.rates:
+        rates = json.loads(args.rates.read_text())
+        datasets, source = rates["datasets"], f"the rates of {args.rates.name}"
+    else:
+        measured = [job for folder in args.measured for job in measured_jobs(folder, config)]
+        datasets = {}
+        for folder in args.measured:
+            for path in sorted(folder.glob("data/*/stats.json")):
+                datasets.setdefault(path.parts[-2], json.loads(path.read_text()))
+        rates = fit_rates(measured, datasets, args.about or f"{len(measured)} measured jobs")
+        source = f"{len(measured)} measured jobs"
     if args.rates_out:
         args.rates_out.write_text(json.dumps(rates, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     by_type, light, overhead = price(planned_jobs(*([args.configfile] if args.configfile else [])), rates, config)
     lines = [
-        f"Cost model of `snakemake --cores N` ({args.configfile or 'config.yaml'}), from {len(measured)} measured jobs "
+        f"Cost model of `snakemake --cores N` ({args.configfile or 'config.yaml'}), from {source} "
         f"({rates['about']}); {args.threads} threads per job; {overhead:.1f} s start-up per job "
         f"(training: timing.json's own seconds). Datasets with measured sizes: {', '.join(sorted(datasets))}.",
         "",

@@ -325,6 +325,14 @@ def test_cost_model__rates_from_a_quick_run(quick_run, tmp_path):
     assert "Datasets with measured sizes: synthetic, synthetic_qa." in out.read_text(encoding="utf-8")
 
 
+def test_cost_model__a_plan_priced_with_the_committed_rates(tmp_path):
+    out = tmp_path / "cost_model.md"
+    run_benchmark("cost_model", "--rates", REPO / "benchmarks" / "cost_rates.json", "--threads", "1", "--out", out)
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("Cost model of `snakemake --cores N` (config.yaml), from the rates of cost_rates.json (")
+    assert "train_model" in table_rows(out) and "| 2 cores |" in text
+
+
 @pytest.mark.slow
 def test_wiegreffe_pinter_cost__every_role_trained(quick_run, tmp_path):
     out = tmp_path / "wiegreffe_pinter_cost.md"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_tasks import full_grid_raw
 
 from attnexp.config import SCHEMA_PATH, ConfigError, load_config, training_selection, training_settings, validate_config
 from attnexp.plan import RunKey, model_spec, wiegreffe_pinter_companions
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def raw_config():
-    return yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    return full_grid_raw()
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_real_config_validates_and_defaults_are_filled(config):
     assert config["datasets"]["sst"]["sources"][0]["substitute"] is None
     assert config["datasets"]["imdb"]["sources"][0]["substitute"]["files"][0]["extract"] is True
     assert config["datasets"]["babi1"]["size_tolerance"] == 0.0
-    assert config["embeddings"]["source"] == "auto"
+    assert config["embeddings"]["source"] == "glove6b50"  # the replication's stand-in vectors (D-EMB)
 
 
 def test_missing_optional_blocks_get_nested_defaults(config):
@@ -155,6 +156,7 @@ def test_source_without_checksum(config):
 
 def test_babi_trained_on_its_dev_questions_must_select_on_test(config):
     config["datasets"]["babi2"]["train_includes_dev"] = True
+    config["datasets"]["babi2"]["select_on"] = "dev"
     assert (
         "'datasets.babi2.train_includes_dev': true trains on the dev questions, so the dataset must select on test"
         in _error(config)

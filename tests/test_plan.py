@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from tiny_tasks import full_grid_raw
 
 from attnexp.config import ConfigError, validate_config
 from attnexp.plan import (
@@ -49,7 +49,7 @@ SYNTHETIC_QA = ["cnn-dot", "average-tanh"]
 
 @pytest.fixture(scope="module")
 def raw_config():
-    return yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    return full_grid_raw()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from attnexp import io
-from attnexp.config import training_settings, validate_config
+from attnexp.config import merge_overlay, training_settings, validate_config
 from attnexp.data.documents import DataFiles
 from attnexp.models.inputs import Example, to_examples
 from attnexp.spec import parse_model_name
@@ -28,6 +28,16 @@ def quiet(_message: str) -> None:
 
 def load_config() -> dict:
     return validate_config(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
+
+
+def full_grid_raw() -> dict:
+    """config.yaml widened by presets/full_grid.yaml (every dataset, model and experiment), on one seed
+    selected on dev: the wide config that tests of planning and validation reason about, unvalidated.
+    The default config is the replication, whose selections name its own datasets and models."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    merge_overlay(config, yaml.safe_load((ROOT / "presets" / "full_grid.yaml").read_text(encoding="utf-8")))
+    merge_overlay(config, {"train": {"seeds": [10], "select_on": "dev"}})
+    return config
 
 
 def tiny_settings(config, model, dataset="synthetic", **overrides):

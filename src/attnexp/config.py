@@ -17,7 +17,7 @@ from attnexp.messages import close_match
 from attnexp.papers import PAPERS
 from attnexp.plan import model_spec, selection_problems
 
-__all__ = ["ConfigError", "validate_config", "load_config", "training_settings", "SCHEMA_PATH"]
+__all__ = ["ConfigError", "validate_config", "load_config", "merge_overlay", "training_settings", "SCHEMA_PATH"]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
 
@@ -170,11 +170,11 @@ def _leave_out_models(config: dict) -> list[str]:
     return problems
 
 
-def _merge(base: dict, overlay: dict) -> None:
+def merge_overlay(base: dict, overlay: dict) -> None:
     """Nested update, as Snakemake merges `--configfile` overlays: mappings merge, anything else replaces."""
     for key, value in overlay.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
+            merge_overlay(base[key], value)
         else:
             base[key] = value
 
@@ -187,7 +187,7 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
         layer = yaml.safe_load(Path(overlay).read_text()) or {}
         if not isinstance(layer, dict):
             raise ConfigError(f"{overlay}: expected a mapping of config keys, got {type(layer).__name__}")
-        _merge(config, layer)
+        merge_overlay(config, layer)
     return validate_config(config)
 
 

@@ -8,7 +8,7 @@ from attnexp.config import validate_config
 from attnexp.data.embeddings import embedding_matrix, load_vectors, plan_embeddings, read_pretrained
 
 CONFIG = validate_config(yaml.safe_load(open("config.yaml")))
-EMB = CONFIG["embeddings"]
+EMB = {**CONFIG["embeddings"], "source": "auto"}  # the default is the GloVe stand-in (test_embeddings_glove.py)
 
 
 def test_random_and_paper_word2vec_datasets():

@@ -75,15 +75,17 @@ def test_glove_source_replaces_the_papers_pretrained_vectors_only():
 def test_the_glove_source_needs_its_record_only_when_chosen():
     config = yaml.safe_load(open("config.yaml"))
     del config["embeddings"]["glove6b50"]
+    config["embeddings"]["source"] = "auto"
     validate_config(config)
     config["embeddings"]["source"] = "glove6b50"
     with pytest.raises(ValueError, match="'glove6b50' is a required property"):
         validate_config(config)
 
 
-def test_default_config_does_not_use_the_package(tmp_path):
-    plan = plan_embeddings(DATASETS["sst"], EMB, str(tmp_path), resources=str(tmp_path / "res"))
-    assert EMB["source"] == "auto" and plan["source"] == "word2vec_local" and "package" not in plan
+def test_the_default_config_uses_the_stand_in_and_auto_does_not_need_the_package(tmp_path):
+    assert EMB["source"] == "glove6b50"  # the replication's stand-in vectors (D-EMB)
+    plan = plan_embeddings(DATASETS["sst"], {**EMB, "source": "auto"}, str(tmp_path), resources=str(tmp_path / "res"))
+    assert plan["source"] == "word2vec_local" and "package" not in plan
 
 
 @pytest.mark.parametrize(

@@ -1128,7 +1128,7 @@ def test_cost_table_sums_each_role_and_counts_what_is_not_trained(tmp_path):
     overlay = tmp_path / "run.yaml"
     overlay.write_text(
         "wiegreffe_pinter: {datasets: [sst, imdb], models: [lstm-tanh], table2_only: [imdb], seeds: [50, 257],"
-        " adversary: {lambdas: [1.0e-3, 1.0], table_lambda: 1.0}}\n"
+        " adversary: {lambdas: [1.0e-3, 1.0], table_lambda: 1.0}}\ntrain: {seeds: [10]}\n"
     )
     config = load_config(overlay)
     sst = wiegreffe_pinter_companions(config, RunKey("sst", "lstm-tanh", 10))

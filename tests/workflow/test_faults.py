@@ -52,8 +52,9 @@ DOWNSTREAM = {
 }
 # The quick preset cut to one small model and the jobs this module breaks
 OVERLAY = {
+    "datasets_enabled": ["synthetic"],
+    "train": {"seeds": [10], "select_on": "dev"},
     "datasets": {
-        "synthetic_qa": {"enabled": False},
         "synthetic": {"generator": {"sizes": {"train": 600, "dev": 100, "test": 60}}, "models": ["lstm-tanh"]},
     },
     "jain_wallace": {"datasets": ["synthetic"], "models": ["lstm-tanh"]},
@@ -96,7 +97,7 @@ def snakemake(
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOK), env.get("PYTHONPATH")]))
         env.update({f"ATTNEXP_FAULT_{key.upper()}": value for key, value in fault.items()})
     overlay = workdir.parent / f"{workdir.name}.overlay.json"
-    overlay.write_text(json.dumps(OVERLAY | ({"train": {"threads": threads}} if threads else {})))
+    overlay.write_text(json.dumps(OVERLAY | ({"train": OVERLAY["train"] | {"threads": threads}} if threads else {})))
     command = [
         sys.executable,
         "-m",

@@ -216,7 +216,8 @@ class FakeSlurm:
 
 
 SMALL = {  # a few hundred generated documents, two epochs: the jobs, not the numbers, are under test
-    "train": {"threads": 2},
+    "train": {"threads": 2, "seeds": [10], "select_on": "dev"},
+    "datasets_enabled": ["synthetic"],
     "datasets": {
         "synthetic": {
             "generator": {"sizes": {"train": 400, "dev": 100, "test": 100}},

