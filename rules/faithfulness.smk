@@ -1,6 +1,7 @@
 # Stage 5d: the faithfulness battery (DeYoung et al. 2020). Per model: ERASER comprehensiveness
 # and sufficiency of every ranking of its explanations (HAN/FLAN: its own attention and leave-one-unit-
-# out) and a random baseline, per bin; then AOPC per model and ranking beside the battery's claims. Per
+# out) and a random baseline, per bin, and the violation test of the signed ones (Liu et al. 2022); then
+# AOPC and violation ratios per model and ranking beside the battery's claims. Per
 # W&P base run with seed models: each explainer's agreement with itself across the seeds (the envelope).
 
 from attnexp.papers.faithfulness import eraser_settings
@@ -21,7 +22,8 @@ rule faithfulness_eraser:
         unpack(model_files),
         unpack(ff_explanations),
     output:
-        f"results/faithfulness/{FF_RUN}/eraser.csv",
+        eraser=f"results/faithfulness/{FF_RUN}/eraser.csv",
+        violation=f"results/faithfulness/{FF_RUN}/violation.csv",
     log:
         f"results/logs/faithfulness/eraser/{FF_RUN}.log",
     benchmark:
@@ -89,6 +91,10 @@ rule faithfulness_seed_envelope:
 rule faithfulness_tables:
     input:
         eraser=[f"{run.path('results/faithfulness')}/eraser.csv" for run in FF_RUNS],
+        violation=[
+            f"{run.path('results/faithfulness')}/violation.csv" for run in FF_RUNS
+        ],
+        violation_reference=PUBLISHED / "liu_2022_violation.csv",
         envelopes=[
             f"{run.path('results/faithfulness')}/seed_envelope.csv"
             for run in FF_ENVELOPE_RUNS
@@ -98,6 +104,8 @@ rule faithfulness_tables:
         aopc_md="results/tables/faithfulness_aopc.md",
         envelopes_csv="results/tables/faithfulness_seed_envelopes.csv",
         envelopes_md="results/tables/faithfulness_seed_envelopes.md",
+        violation_csv="results/tables/faithfulness_violation.csv",
+        violation_md="results/tables/faithfulness_violation.md",
         claims="results/claims/faithfulness.csv",
     log:
         "results/logs/faithfulness/tables.log",
@@ -114,7 +122,7 @@ TARGETS["faithfulness"] = [
 ] + (
     expand(
         "results/tables/faithfulness_{name}.{ext}",
-        name=["aopc", "seed_envelopes"],
+        name=["aopc", "seed_envelopes", "violation"],
         ext=["csv", "md"],
     )
     if FF_RUNS

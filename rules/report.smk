@@ -34,6 +34,12 @@ REPORT_TABLES = {
         "seed envelopes",
         "seed envelopes",
     ),
+    "faithfulness_violation": (
+        "faithfulness_violation",
+        "Beyond - faithfulness",
+        "violation test",
+        "violation test",
+    ),
     "attention_attribution_pruning": (
         "attention_attribution_tables",
         "Beyond - attention attribution",

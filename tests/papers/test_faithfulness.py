@@ -215,7 +215,7 @@ def test_unit_rankings_are_the_models_attention_and_leave_one_unit_out(architect
     examples = random_documents([1, 8, 15], seed=13)  # doc0: one token, one unit: not scored, no error
     units = [ff.attended_units(e, attended) for e in examples]
     rankings = ff.unit_rankings(model, examples, units, max_tokens=40)  # several batches
-    assert set(rankings) == set(ff.UNIT_RANKINGS)
+    assert set(rankings) == {*ff.UNIT_RANKINGS, ff.REMOVAL}
     for i, (e, u) in enumerate(zip(examples, units)):
         batch = collate([e], model.layout)
         with torch.no_grad():
@@ -231,6 +231,39 @@ def test_unit_rankings_are_the_models_attention_and_leave_one_unit_out(architect
             mask[positions] = True
             erased = variant_probabilities(model, [e], np.array([0]), [mask])[0]
             assert rankings["loo"][i][k] == pytest.approx(0.5 * np.abs(erased - full).sum(), abs=1e-6)
+            j = full.argmax()
+            assert rankings[ff.REMOVAL][i][k] == pytest.approx(full[j] - erased[j], abs=1e-6)
+    # the same signed changes as the violation test's own removals
+    changes = ff.removal_changes(model, examples, units=units, max_tokens=40)
+    for i, change in enumerate(changes):
+        assert np.allclose(change, rankings[ff.REMOVAL][i], atol=1e-6)
+
+
+def test_a_violation_is_an_attribution_whose_sign_disagrees_with_its_removals_output_change():
+    assert ff.violation_ratio(np.array([0.5, 0.2, -0.1, 0.0]), np.array([0.3, -0.1, -0.2, 0.4])) == (1, 3)
+    assert ff.violation_ratio(np.array([1.0, 1.0]), np.array([0.0, 0.1])) == (1, 2)  # no change is no support
+    assert ff.violation_ratio(np.zeros(3), np.ones(3)) == (0, 0)  # zero attributions claim nothing
+
+
+def test_the_violation_table_counts_each_explainer_and_random_per_instance():
+    examples = random_examples([3, 1, 4], seed=2)  # the one-token instance is not scored
+    changes = [np.array([0.2, -0.1, 0.05]), np.zeros(0), np.array([-0.3, 0.1, 0.2, 0.0])]
+    attributions = {
+        "attention": [np.array([0.5, 0.3, 0.2]), np.array([1.0]), np.array([0.1, 0.2, 0.3, 0.4])],
+        "gradient": [np.array([1.0, -2.0, 0.5]), np.array([0.0]), np.array([-1.0, 1.0, 1.0, 0.0])],
+    }
+    frame = ff.violations(examples, attributions, changes, seed=7, random_draws=4)
+    rows = {(r.explainer, r.id): r for r in frame.itertuples()}
+    assert set(frame["explainer"]) == {"attention", "gradient", "random"} and set(frame["unit"]) == {"tokens"}
+    assert examples[1].id not in set(frame["id"])
+    assert rows[("attention", examples[0].id)].violation_ratio == pytest.approx(1 / 3)  # the -0.1 unit
+    assert rows[("attention", examples[2].id)].violation_ratio == pytest.approx(2 / 4)  # -0.3 and 0.0
+    assert rows[("gradient", examples[0].id)].violation_ratio == 0.0
+    assert rows[("gradient", examples[2].id)].violation_ratio == 0.0 and rows[("gradient", examples[2].id)].claimed == 3
+    again = ff.violations(examples, attributions, changes, seed=7, random_draws=4)
+    pd.testing.assert_frame_equal(frame, again)  # Random's draws are seeded per instance
+    with pytest.raises(ValueError, match="attribution 'attention'"):
+        ff.violations(examples, {"attention": attributions["attention"][:2]}, changes, seed=7)
 
 
 def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
@@ -238,9 +271,13 @@ def test_a_han_table_says_its_unit_in_the_tables_and_claims(tmp_path):
         *[("loo", i, 0.5, 1, 3, 0.4, 0.1) for i in ("a", "b")],
         *[("random", i, 0.5, 1, 3, 0.1, 0.2) for i in ("a", "b")],
     ]
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("aopc", "envelopes") for ext in ("csv", "md")}
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("aopc", "envelopes", "violation")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    fft.write_tables([write_eraser(tmp_path, "yelp", "han-rnn", rows, unit="sentences")], [], out)
+    fft.write_tables([write_eraser(tmp_path, "yelp", "han-rnn", rows, unit="sentences")], [], out, [], LIU)
     assert set(pd.read_csv(out["aopc_csv"])["unit"]) == {"sentences"}
     assert "| sentences |" in out["aopc_md"].read_text()
     assert set(read_claims(out["claims"])["condition"]) == {"2 test instances, ranked sentences"}
@@ -359,6 +396,18 @@ def write_eraser(root, dataset, model, rows, unit="tokens") -> Path:
     return path
 
 
+LIU = Path(__file__).resolve().parents[2] / "references" / "liu_2022_violation.csv"
+
+
+def write_violation(root, rows) -> Path:
+    path = root / "sst" / "lstm-tanh" / "seed1" / "violation.csv"
+    path.parent.mkdir(parents=True)
+    columns = ["explainer", "id", "n", "violations", "claimed", "violation_ratio"]
+    pd.DataFrame(rows, columns=columns).assign(unit="tokens").to_csv(path, index=False)
+    io.write_seal(path)
+    return path
+
+
 def test_tables_and_claims(tmp_path):
     rows = [
         # loo beats random on both metrics; attention loses on comprehensiveness, wins on sufficiency
@@ -366,9 +415,25 @@ def test_tables_and_claims(tmp_path):
         *[("attention", i, b, 1, 9, 0.0, 0.2) for i in ("a", "b") for b in (0.1, 0.5)],
         *[("random", i, b, 1, 9, c, 0.3) for i, c in (("a", 0.1), ("b", 0.3)) for b in (0.1, 0.5)],
     ]
-    out = {f"{name}_{ext}": tmp_path / f"{name}.{ext}" for name in ("aopc", "envelopes") for ext in ("csv", "md")}
+    out = {
+        f"{name}_{ext}": tmp_path / f"{name}.{ext}"
+        for name in ("aopc", "envelopes", "violation")
+        for ext in ("csv", "md")
+    }
     out["claims"] = tmp_path / "claims.csv"
-    fft.write_tables([write_eraser(tmp_path, "sst", "lstm-tanh", rows)], [], out)
+    violation = write_violation(
+        tmp_path / "v",
+        [
+            # attention violates on half its units, IG on none; Random on 0.6 and 0.4
+            ("attention", "a", 4, 2.0, 4.0, 0.5),
+            ("attention", "b", 4, 2.0, 4.0, 0.5),
+            ("ig", "a", 4, 0.0, 4.0, 0.0),
+            ("ig", "b", 4, 0.0, 3.0, 0.0),
+            ("random", "a", 4, 2.4, 4.0, 0.6),
+            ("random", "b", 4, 1.6, 4.0, 0.4),
+        ],
+    )
+    fft.write_tables([write_eraser(tmp_path, "sst", "lstm-tanh", rows)], [], out, [violation], LIU)
     table = pd.read_csv(out["aopc_csv"]).set_index("ranking")
     assert table.loc["random", "aopc_comprehensiveness"] == pytest.approx(0.2)
     assert table.loc["random", "aopc_comprehensiveness_sd"] == pytest.approx(
@@ -384,7 +449,14 @@ def test_tables_and_claims(tmp_path):
         claims["AOPC-comprehensiveness(attention) - AOPC-comprehensiveness(random); holds above 0"] == "does not hold"
     )
     assert claims["AOPC-sufficiency(attention) - AOPC-sufficiency(random); holds below 0"] == "holds"
-    assert len(claims) == 4  # random is the reference, not a claim of its own
+    assert claims["violation ratio(attention) - violation ratio(ig); holds above 0"] == "holds"
+    assert claims["violation ratio(random) - the largest other explainer's; holds above 0"] == "does not hold"
+    assert len(claims) == 6  # random is the reference, not a claim of its own
+    violations = pd.read_csv(out["violation_csv"]).set_index("explainer")
+    assert violations.loc["attention", "violation_ratio"] == pytest.approx(0.5)
+    assert violations.loc["random", "violation_ratio"] == pytest.approx(0.5) and violations.loc["ig", "instances"] == 2
+    text = out["violation_md"].read_text()
+    assert "attention 0.263" in text and "0.500 ± 0.000" in text
     assert pd.read_csv(out["envelopes_csv"]).empty  # no W&P seed models in this run
 
 

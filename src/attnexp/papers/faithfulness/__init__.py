@@ -52,7 +52,7 @@ FAITHFULNESS = Paper(
     "faithfulness",
     "faithfulness",
     requirements=(_OWN_ATTENTION,),
-    anchors={"DeYoung et al. 2020": Protocol("beyond the papers")},
+    anchors={"DeYoung et al. 2020": Protocol("beyond the papers"), "Liu et al. 2022": Protocol("beyond the papers")},
     measures={
         "ff_comp_attention": ("AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
         "ff_comp_loo": ("AOPC-comprehensiveness, leave-one-out ranking", "the comparison"),
@@ -68,6 +68,7 @@ FAITHFULNESS = Paper(
         (
             Table("faithfulness_aopc", "faithfulness_aopc"),
             Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
+            Table("faithfulness_violation", "faithfulness_violation"),
         ),
         (Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),),
     ),

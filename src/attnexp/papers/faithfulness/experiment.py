@@ -21,6 +21,15 @@ carry the unit, and AOPC is per unit and ranking.
 Every variant of every instance, ranking and bin (and the unerased input, so p_j(x) comes from the
 same forward passes) goes through `attnexp.explain.perturb.variant_probabilities` in one call: a few
 large forward passes per model, never one per variant.
+
+The violation test (Liu et al. 2022) asks whether an explanation's signs are right: unit t with a
+signed attribution a_t claims to support the predicted class j (a_t > 0) or to oppose it (a_t < 0),
+and removing t alone moves the prediction by Δ_t = p_j(x) − p_j(x \\ t). The unit violates when the two
+disagree, sign(a_t) ≠ sign(Δ_t); an instance's violation ratio is the share of its units with a_t ≠ 0
+that violate (a zero attribution claims nothing). Attention and rollout are non-negative, so they claim
+that every unit supports the prediction; gradient (input × gradient), IG, attention × gradient and
+attention attribution carry their own signs; Random is the mean over `RANDOM_RANKINGS` draws of N(0, 1)
+attributions. Removal is the battery's operator (`faithfulness.op`).
 """
 
 from __future__ import annotations
@@ -61,6 +70,11 @@ __all__ = [
     "ranked_units",
     "eraser",
     "aopc",
+    "SIGNED",
+    "violation_ratio",
+    "removal_changes",
+    "violations",
+    "violations_frame",
     "write_faithfulness",
 ]
 
@@ -83,9 +97,23 @@ SCORES = {
 }
 
 
+# ranking -> its (n,) signed attributions for the violation test (positive: the unit supports the predicted
+# class): attention and rollout as they are (non-negative), input × gradient and IG with their signs,
+# attention × gradient with the gradient's sign (the ranking above takes |gradient|), attention attribution
+SIGNED = {
+    "attention": lambda r: np.asarray(r["attention"]),
+    "gradient": lambda r: np.asarray(r["gradient"]),
+    "ig": lambda r: np.asarray(r["ig"]),
+    "attention_x_gradient": lambda r: np.asarray(r["attention"]) * np.asarray(r["gradient"]),
+    "rollout": lambda r: np.asarray(r["rollout"]),
+    "attattr": lambda r: np.asarray(r["attattr"]),
+}
+
+
 # What a model without attributable input (HAN, FLAN) is ranked by: its own attention over the units and
 # leave-one-unit-out TVD(p(x), p(x minus the unit)) (J&W's LOO, one unit at a time)
 UNIT_RANKINGS = ("attention", "loo")
+REMOVAL = "removal_change"  # `unit_rankings`' key of each unit's signed removal Δ (not a ranking)
 
 
 def bin_size(fraction: float, n: int) -> int:
@@ -178,7 +206,8 @@ def unit_rankings(
 ) -> dict[str, list[np.ndarray]]:
     """`UNIT_RANKINGS` of a model from its own forward passes: its attention over the units (one cached
     pass; a HAN ranked over `unit="tokens"` uses `han_token_attention`) and leave-one-unit-out (every
-    single-unit erasure as a batched input variant) -> name -> per instance (n_units,) scores. `unit`:
+    single-unit erasure as a batched input variant) -> name -> per instance (n_units,) scores, and under
+    `REMOVAL` the same erasures' signed Δ (`removal_changes`; empty for an instance of one unit). `unit`:
     what `units` are, by default the units the model attends to."""
     unit = unit or model.spec.attended
     if unit not in (model.spec.attended, "tokens"):
@@ -210,16 +239,22 @@ def unit_rankings(
         if ok
         for m in _token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
     ]
-    changes = np.zeros(0, dtype=np.float32)
+    changes, signed = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
     if erase:
         erased = variant_probabilities(model, examples, owners, erase, op, max_tokens)  # (V, C)
         changes = tvd(torch.from_numpy(erased), torch.from_numpy(full[owners])).numpy()
+        predicted = full.argmax(axis=1)[owners]
+        rows = np.arange(len(owners))
+        signed = (
+            full[owners, predicted] - erased[rows, predicted]
+        )  # Δ_t = p_j(x) - p_j(x minus t), for the violation test
     starts = np.cumsum([0] + [len(u) if ok else 0 for u, ok in zip(units, scored)])
     loo = [
         changes[a:b] if ok else np.zeros(len(u), dtype=np.float32)
         for a, b, u, ok in zip(starts[:-1], starts[1:], units, scored)
     ]
-    return {"attention": attention, "loo": loo}
+    removal = [signed[a:b] if ok else signed[:0] for a, b, ok in zip(starts[:-1], starts[1:], scored)]
+    return {"attention": attention, "loo": loo, REMOVAL: removal}
 
 
 def _variants(scores: list[np.ndarray], bins: tuple[float, ...]):
@@ -321,6 +356,85 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def violation_ratio(attribution: np.ndarray, change: np.ndarray) -> tuple[int, int]:
+    """-> (units whose attribution's sign disagrees with the sign of their removal's output change,
+    units with a non-zero attribution): Liu et al.'s violation count and its denominator."""
+    attribution, change = np.asarray(attribution, dtype=np.float64), np.asarray(change, dtype=np.float64)
+    claimed = attribution != 0
+    return int((np.sign(attribution[claimed]) != np.sign(change[claimed])).sum()), int(claimed.sum())
+
+
+def removal_changes(
+    model: nn.Module,
+    examples: list[Example],
+    op: str = "delete",
+    max_tokens: int = 20_000,
+    units: list[list[np.ndarray]] | None = None,
+) -> list[np.ndarray]:
+    """Per instance, Δ_t = p_j(x) − p_j(x minus unit t) for each of its units (j: the class predicted on
+    x), every single-unit removal and the unerased inputs in one `variant_probabilities` call; an
+    instance of one unit gets an empty vector (removing its only unit leaves nothing to encode)."""
+    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
+    scored = [i for i, n in enumerate(sizes) if n >= 2]
+    owners = list(range(len(examples))) + [i for i in scored for _ in range(sizes[i])]
+    erase = [np.zeros(len(e.tokens), dtype=bool) for e in examples]
+    for i in scored:
+        single = list(np.eye(sizes[i], dtype=bool))
+        erase += _token_masks(single, units[i] if units is not None else None, len(examples[i].tokens))
+    probs = variant_probabilities(model, examples, np.array(owners), erase, op, max_tokens)  # (V, C)
+    full = probs[: len(examples)]
+    predicted = full.argmax(axis=1)
+    changes = [np.zeros(0, dtype=probs.dtype) for _ in examples]
+    starts = np.cumsum([len(examples)] + [sizes[i] for i in scored])
+    for i, a, b in zip(scored, starts[:-1], starts[1:]):
+        changes[i] = full[i, predicted[i]] - probs[a:b, predicted[i]]
+    return changes
+
+
+def violations(
+    examples: list[Example],
+    attributions: dict[str, list[np.ndarray]],
+    changes: list[np.ndarray],
+    seed: int,
+    random_draws: int = RANDOM_RANKINGS,
+    unit: str = "tokens",
+) -> pd.DataFrame:
+    """Per instance (n >= 2 units) and explainer: the violation test's counts and ratio (tidy: explainer,
+    id, n, violations, claimed, violation_ratio, unit). attributions: name -> per instance (n,) signed
+    scores over its units (`SIGNED`); changes: per instance each unit's removal Δ (`removal_changes`; empty:
+    not scored); Random: the mean over `random_draws` N(0, 1) draws, seeded per instance."""
+    for name, scores in attributions.items():
+        if len(scores) != len(examples) or any(len(s) != len(c) for s, c in zip(scores, changes) if len(c)):
+            raise ValueError(f"attribution {name!r}: its vectors do not cover the {len(examples)} instances' units")
+    rows = []
+    for i, change in enumerate(changes):
+        if not len(change):
+            continue
+        counted = {name: [violation_ratio(scores[i], change)] for name, scores in attributions.items()}
+        if random_draws:
+            draws = [np.random.default_rng([seed, i, d]).standard_normal(len(change)) for d in range(random_draws)]
+            counted[RANDOM] = [violation_ratio(draw, change) for draw in draws]
+        for name, counts in counted.items():
+            ratios = [v / c for v, c in counts if c]
+            rows.append(
+                {
+                    "explainer": name,
+                    "id": examples[i].id,
+                    "n": len(change),
+                    "violations": float(np.mean([v for v, _ in counts])),
+                    "claimed": float(np.mean([c for _, c in counts])),
+                    "violation_ratio": float(np.mean(ratios)) if ratios else float("nan"),
+                }
+            )
+    return violations_frame(rows).assign(unit=unit)
+
+
+def violations_frame(rows: list[dict] = ()) -> pd.DataFrame:
+    """The violation test's per-instance table (no rows: a model whose rankings carry no attention)."""
+    columns = ["explainer", "id", "n", "violations", "claimed", "violation_ratio", "unit"]
+    return pd.DataFrame(list(rows), columns=columns)
+
+
 def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
     """`limit` indices evenly spaced over range(count), first and last included (all when `limit` is
     None or at least `count`): a subset that follows whatever order the test file has (e.g. by class)."""
@@ -338,10 +452,12 @@ def write_faithfulness(
     seed: int,
     threads: int,
     device: str = "cpu",
+    violation_out: str | Path | None = None,
 ) -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
-    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens).
+    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens);
+    and at `violation_out` the violation test of the rankings that have signs (`SIGNED`) and Random.
     The model runs on `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data, device=device)
@@ -367,12 +483,23 @@ def write_faithfulness(
             run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"]
         )
         io.write_csv(out, frame, seal=True)
+        if violation_out is not None:
+            records = read_explanations(explanations)
+            signed = {name: [SIGNED[name](records[i]) for i in chosen] for name in rankings if name in SIGNED}
+            changes = removal_changes(run.model, examples, settings["op"], settings["max_tokens"])
+            io.write_csv(
+                violation_out, violations(examples, signed, changes, seed, settings["random_rankings"]), seal=True
+            )
         return
-    frames = []
+    frames, tested = [], []
     for unit in ranked_units(run.spec.attended, settings.get("han_units")):
         units = [attended_units(e, unit) for e in examples]
         rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"], unit)
+        changes = rankings.pop(REMOVAL)
         rankings = {name: scores for name, scores in rankings.items() if name in names}
+        if "attention" in rankings:  # HAN and FLAN attention's signs: every unit claimed to support
+            attention = {"attention": rankings["attention"]}
+            tested.append(violations(examples, attention, changes, seed, settings["random_rankings"], unit))
         draws = (
             random_rankings([len(u) for u in units], seed, settings["random_rankings"])
             if settings["random_rankings"]
@@ -392,6 +519,8 @@ def write_faithfulness(
             )
         )
     io.write_csv(out, pd.concat(frames, ignore_index=True), seal=True)
+    if violation_out is not None:
+        io.write_csv(violation_out, pd.concat(tested, ignore_index=True) if tested else violations_frame(), seal=True)
 
 
 def ranked_units(attended: str, han_units: list[str] | None) -> list[str]:

@@ -6,6 +6,11 @@ when its top tokens go (AOPC-comprehensiveness above Random's) and keep more of 
 stay (AOPC-sufficiency below Random's). Those two comparisons, per model and ranking, are the
 battery's claims; leave-one-out is the check that the battery works at all (it ranks by exactly
 the quantity comprehensiveness measures at k = 1).
+
+The violation test (Liu et al. 2022) is summarised the same way: per model, unit and explainer, the
+mean over test instances of the share of units whose attribution's sign disagrees with the output
+change of removing the unit alone. Its claims are Liu et al.'s ordering: attention violates more often
+than integrated gradients, and Random most often.
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ from attnexp.papers.faithfulness.experiment import RANDOM, aopc
 from attnexp.papers.faithfulness.seed_envelopes import summarise_envelopes
 from attnexp.plan import RunKey
 
-__all__ = ["aopc_table", "envelope_table", "faithfulness_claims", "write_tables"]
+__all__ = ["aopc_table", "envelope_table", "violation_table", "faithfulness_claims", "violation_claims", "write_tables"]
 
 PAPER = "DeYoung et al. 2020"
 SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B|"
+VIOLATION_PAPER = "Liu et al. 2022"
+VIOLATION_SOURCE = (
+    "Liu et al. 2022 (ICML), the violation test; their Yelp LSTM + tanh: random 0.470, attention 0.263, "
+    "input × gradient 0.021, IG 0.015 (references/liu_2022_violation.csv)"
+)
 
 
 def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
@@ -74,6 +84,75 @@ def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
         "undefined",
     ]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def violation_table(paths: list[str | Path]) -> pd.DataFrame:
+    """violation.csv per run -> one row per run, unit and explainer: the mean violation ratio over the
+    instances with a claim (± sd), and how many instances were scored."""
+    columns = ["dataset", "model", "seed", "unit", "explainer", "violation_ratio", "violation_ratio_sd", "instances"]
+    parts = []
+    for path in paths:
+        run = RunKey.of_file(path)
+        frame = io.read_table(path, dtype={"id": str, "explainer": str, "unit": str})
+        if frame.empty:
+            continue
+        summary = frame.groupby(["unit", "explainer"], sort=False)["violation_ratio"].agg(["mean", "std", "count"])
+        parts.append(
+            pd.DataFrame(
+                {
+                    "dataset": run.dataset,
+                    "model": run.model,
+                    "seed": run.seed,
+                    "unit": summary.index.get_level_values("unit"),
+                    "explainer": summary.index.get_level_values("explainer"),
+                    "violation_ratio": summary["mean"].to_numpy(),
+                    "violation_ratio_sd": summary["std"].to_numpy(),
+                    "instances": summary["count"].to_numpy(),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def violation_claims(table: pd.DataFrame) -> list[dict]:
+    """Per run and unit, Liu et al.'s ordering: attention's violation ratio above IG's (where IG was
+    run), and Random's above every explainer's."""
+    rows = []
+    for (dataset, model, seed, unit), group in table.groupby(["dataset", "model", "seed", "unit"], sort=False):
+        ratio = group.set_index("explainer")["violation_ratio"]
+        condition = f"{int(group['instances'].max())} test instances, {unit} removed one at a time"
+
+        def ordering(quantity: str, value: float) -> dict:
+            verdict = "holds" if value > 0 else "does not hold"
+            return claim(
+                VIOLATION_PAPER,
+                "violation",
+                dataset,
+                model,
+                int(seed),
+                quantity,
+                float(value),
+                verdict=verdict,
+                source=VIOLATION_SOURCE,
+                condition=condition,
+            )
+
+        if {"attention", "ig"} <= set(ratio.index):
+            rows.append(
+                ordering(
+                    "violation ratio(attention) - violation ratio(ig); holds above 0",
+                    ratio["attention"] - ratio["ig"],
+                )
+            )
+        others = ratio.drop(index=RANDOM, errors="ignore")
+        if RANDOM in ratio.index and len(others):
+            rows.append(
+                ordering(
+                    "violation ratio(random) - the largest other explainer's; holds above 0",
+                    ratio[RANDOM] - others.max(),
+                )
+            )
+    return rows
 
 
 def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
@@ -127,8 +206,33 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out) -> pd.DataFrame:
-    """results/tables/faithfulness_{aopc,seed_envelopes}.{csv,md} and results/claims/faithfulness.csv."""
+def _violation_markdown(table: pd.DataFrame, reference: str | Path) -> str:
+    shown = table[["dataset", "model", "seed", "unit", "explainer", "instances"]].copy()
+    shown["violation ratio"] = [
+        f"{m:.3f} ± {s:.3f}" for m, s in zip(table["violation_ratio"], table["violation_ratio_sd"])
+    ]
+    published = io.read_table(reference, sealed=False, dtype={"explainer": str})  # a committed reference file
+    reference = ", ".join(f"{r.explainer} {r.violation_ratio:.3f}" for r in published.itertuples())
+    return (
+        "# Faithfulness: the violation test\n\n"
+        "Per model and explainer, the share of an instance's units whose attribution's sign disagrees with the "
+        "output change when the unit alone is removed (predicted class; units with a zero attribution make no "
+        "claim), mean ± sd over test instances (Liu et al. 2022). Attention and rollout are non-negative: they "
+        "claim that every unit supports the prediction. Random: N(0, 1) attributions, the mean over draws.\n\n"
+        f"Liu et al.'s Yelp LSTM + tanh (the mean over their three removal operators): {reference}; we compare "
+        "the ordering, not the values.\n\n" + to_markdown(shown)
+    )
+
+
+def write_tables(
+    paths: list[str | Path],
+    envelope_paths: list[str | Path],
+    out,
+    violation_paths: list[str | Path],
+    violation_reference: str | Path,
+) -> pd.DataFrame:
+    """results/tables/faithfulness_{aopc,seed_envelopes,violation}.{csv,md} and results/claims/faithfulness.csv;
+    `violation_reference`: Liu et al.'s published ratios (references/liu_2022_violation.csv)."""
     envelopes = envelope_table(envelope_paths)
     io.write_csv(out["envelopes_csv"], envelopes, seal=True)
     io.write_text(
@@ -147,5 +251,8 @@ def write_tables(paths: list[str | Path], envelope_paths: list[str | Path], out)
         "bins of each test instance, then mean ± sd over instances (DeYoung et al. 2020). The unit is what a ranking "
         "orders and erases: tokens, or the sentences a HAN attends to.\n\n" + to_markdown(_shown(table)),
     )
-    write_claims(out["claims"], faithfulness_claims(table))
+    violation = violation_table(violation_paths)
+    io.write_csv(out["violation_csv"], violation, seal=True)
+    io.write_text(out["violation_md"], _violation_markdown(violation, violation_reference))
+    write_claims(out["claims"], faithfulness_claims(table) + violation_claims(violation))
     return table
