@@ -558,3 +558,25 @@ def test_ranking_names_have_one_home():
     drawn = [name for name, (_, methods) in RANKINGS.items() if not methods]
     assert drawn == [ff.RANDOM]
     assert list(ff.SCORES) == choices == list(RANKING_METHODS) == [name for name in RANKINGS if name not in drawn]
+
+
+def test_integrated_gradients_rows_carry_their_convergence_and_the_tables_its_share():
+    frame = pd.DataFrame(
+        {
+            "ranking": ["ig", "ig", "ig", "attention", "ig", "ig"],
+            "id": ["a", "b", "c", "a", "a", "b"],
+            "bin": [0.1, 0.1, 0.1, 0.1, 0.5, 0.5],
+            "k": 1,
+            "n": 4,
+            "comprehensiveness": 0.1,
+            "sufficiency": 0.2,
+        }
+    )
+    records = [{"id": "a", "ig_converged": True}, {"id": "b", "ig_converged": False}, {"id": "c", "ig_converged": True}]
+    flagged = ff.with_ig_convergence(frame, records, "ranking")
+    assert flagged["ig_converged"].tolist() == [True, False, True, pd.NA, True, False]
+    table = ff.aopc(flagged).set_index("ranking")
+    assert table.loc["ig", "ig_unconverged"] == pytest.approx(1 / 3) and np.isnan(
+        table.loc["attention", "ig_unconverged"]
+    )
+    assert np.isnan(ff.aopc(frame)["ig_unconverged"]).all()  # a table written before the flags

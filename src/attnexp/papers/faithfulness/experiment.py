@@ -75,6 +75,8 @@ __all__ = [
     "removal_changes",
     "violations",
     "violations_frame",
+    "with_ig_convergence",
+    "unconverged_share",
     "write_faithfulness",
 ]
 
@@ -337,7 +339,8 @@ def eraser(
 
 def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     """Per unit and ranking: AOPC-comprehensiveness (higher is better) and AOPC-sufficiency (lower is
-    better), the mean over instances of each instance's mean over bins, with the sd over instances."""
+    better), the mean over instances of each instance's mean over bins, with the sd over instances, and
+    for integrated gradients the share of instances whose completeness gap did not converge."""
     if "unit" not in frame:
         frame = frame.assign(unit="tokens")
     per_instance = frame.groupby(["unit", "ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
@@ -353,7 +356,19 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
             "instances": summary[("comprehensiveness", "count")].to_numpy(),
         }
     )
-    return out.reset_index(drop=True)
+    return out.assign(ig_unconverged=unconverged_share(frame, ["unit", "ranking"], out)).reset_index(drop=True)
+
+
+def unconverged_share(frame: pd.DataFrame, keys: list[str], summary: pd.DataFrame) -> np.ndarray:
+    """Per row of `summary` (keyed by `keys`): the share of its instances whose integrated gradients did
+    not converge (`with_ig_convergence`), NaN for the rows of other rankings or a table without the flags."""
+    if "ig_converged" not in frame:
+        return np.full(len(summary), np.nan)
+    known = {True: True, False: False, "True": True, "False": False}  # as written, and as read back from CSV
+    flags = frame.assign(flag=frame["ig_converged"].map(known)).dropna(subset=["flag"])
+    per_instance = flags.groupby([*keys, "id"], sort=False)["flag"].first()
+    share = (~per_instance.astype(bool)).groupby(level=keys, sort=False).mean()
+    return np.array([share.get(tuple(row), np.nan) for row in summary[keys].itertuples(index=False)], dtype=float)
 
 
 def violation_ratio(attribution: np.ndarray, change: np.ndarray) -> tuple[int, int]:
@@ -435,6 +450,15 @@ def violations_frame(rows: list[dict] = ()) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=columns)
 
 
+def with_ig_convergence(frame: pd.DataFrame, records: list[dict], column: str) -> pd.DataFrame:
+    """`frame` with `ig_converged` on its integrated-gradients rows (whether the instance's completeness gap
+    met `explain.ig_tolerance`, `attnexp.explain.integrated_gradients`), empty on the others: the tables
+    report the share of unconverged IG rows beside each IG number."""
+    converged = {r["id"]: bool(r["ig_converged"]) for r in records if "ig_converged" in r}
+    flags = [converged.get(i) if name == "ig" else None for name, i in zip(frame[column], frame["id"])]
+    return frame.assign(ig_converged=pd.array(flags, dtype="boolean"))
+
+
 def evenly_spaced(count: int, limit: int | None) -> np.ndarray:
     """`limit` indices evenly spaced over range(count), first and last included (all when `limit` is
     None or at least `count`): a subset that follows whatever order the test file has (e.g. by class)."""
@@ -472,7 +496,8 @@ def write_faithfulness(
     examples = [everything[i] for i in chosen]
     names = tuple(settings["rankings"])
     if explanations is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
-        rankings = rankings_of(read_explanations(explanations), everything, names)
+        records = read_explanations(explanations)
+        rankings = rankings_of(records, everything, names)
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
         draws = (
             random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"])
@@ -482,14 +507,12 @@ def write_faithfulness(
         frame = eraser(
             run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"]
         )
-        io.write_csv(out, frame, seal=True)
+        io.write_csv(out, with_ig_convergence(frame, records, "ranking"), seal=True)
         if violation_out is not None:
-            records = read_explanations(explanations)
             signed = {name: [SIGNED[name](records[i]) for i in chosen] for name in rankings if name in SIGNED}
             changes = removal_changes(run.model, examples, settings["op"], settings["max_tokens"])
-            io.write_csv(
-                violation_out, violations(examples, signed, changes, seed, settings["random_rankings"]), seal=True
-            )
+            tested = violations(examples, signed, changes, seed, settings["random_rankings"])
+            io.write_csv(violation_out, with_ig_convergence(tested, records, "explainer"), seal=True)
         return
     frames, tested = [], []
     for unit in ranked_units(run.spec.attended, settings.get("han_units")):

@@ -22,7 +22,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.markdown import to_markdown
-from attnexp.papers.faithfulness.experiment import RANDOM, aopc
+from attnexp.papers.faithfulness.experiment import RANDOM, aopc, unconverged_share
 from attnexp.papers.faithfulness.seed_envelopes import summarise_envelopes
 from attnexp.plan import RunKey
 
@@ -59,6 +59,7 @@ def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
         "aopc_sufficiency",
         "aopc_sufficiency_sd",
         "instances",
+        "ig_unconverged",
     ]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
@@ -90,6 +91,7 @@ def violation_table(paths: list[str | Path]) -> pd.DataFrame:
     """violation.csv per run -> one row per run, unit and explainer: the mean violation ratio over the
     instances with a claim (± sd), and how many instances were scored."""
     columns = ["dataset", "model", "seed", "unit", "explainer", "violation_ratio", "violation_ratio_sd", "instances"]
+    columns += ["ig_unconverged"]  # integrated gradients' rows: the share of instances whose completeness failed
     parts = []
     for path in paths:
         run = RunKey.of_file(path)
@@ -97,20 +99,19 @@ def violation_table(paths: list[str | Path]) -> pd.DataFrame:
         if frame.empty:
             continue
         summary = frame.groupby(["unit", "explainer"], sort=False)["violation_ratio"].agg(["mean", "std", "count"])
-        parts.append(
-            pd.DataFrame(
-                {
-                    "dataset": run.dataset,
-                    "model": run.model,
-                    "seed": run.seed,
-                    "unit": summary.index.get_level_values("unit"),
-                    "explainer": summary.index.get_level_values("explainer"),
-                    "violation_ratio": summary["mean"].to_numpy(),
-                    "violation_ratio_sd": summary["std"].to_numpy(),
-                    "instances": summary["count"].to_numpy(),
-                }
-            )
+        rows = pd.DataFrame(
+            {
+                "dataset": run.dataset,
+                "model": run.model,
+                "seed": run.seed,
+                "unit": summary.index.get_level_values("unit"),
+                "explainer": summary.index.get_level_values("explainer"),
+                "violation_ratio": summary["mean"].to_numpy(),
+                "violation_ratio_sd": summary["std"].to_numpy(),
+                "instances": summary["count"].to_numpy(),
+            }
         )
+        parts.append(rows.assign(ig_unconverged=unconverged_share(frame, ["unit", "explainer"], rows)))
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -203,7 +204,13 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
     for metric in ("comprehensiveness", "sufficiency"):
         mean, sd = table[f"aopc_{metric}"], table[f"aopc_{metric}_sd"]
         shown[f"AOPC-{metric}"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
+    shown["IG unconverged"] = _shares(table["ig_unconverged"])
     return shown
+
+
+def _shares(values: pd.Series) -> list[str]:
+    """Shares as percentages, blank where there is none (rankings other than integrated gradients)."""
+    return ["" if pd.isna(v) else f"{100 * v:.0f} %" for v in values]
 
 
 def _violation_markdown(table: pd.DataFrame, reference: str | Path) -> str:
@@ -211,6 +218,7 @@ def _violation_markdown(table: pd.DataFrame, reference: str | Path) -> str:
     shown["violation ratio"] = [
         f"{m:.3f} ± {s:.3f}" for m, s in zip(table["violation_ratio"], table["violation_ratio_sd"])
     ]
+    shown["IG unconverged"] = _shares(table["ig_unconverged"])
     published = io.read_table(reference, sealed=False, dtype={"explainer": str})  # a committed reference file
     reference = ", ".join(f"{r.explainer} {r.violation_ratio:.3f}" for r in published.itertuples())
     return (
@@ -249,7 +257,9 @@ def write_tables(
         "# Faithfulness: AOPC per model and ranking\n\n"
         "ERASER comprehensiveness (higher is better) and sufficiency (lower is better), the mean over the "
         "bins of each test instance, then mean ± sd over instances (DeYoung et al. 2020). The unit is what a ranking "
-        "orders and erases: tokens, or the sentences a HAN attends to.\n\n" + to_markdown(_shown(table)),
+        "orders and erases: tokens, or the sentences a HAN attends to. IG unconverged: the share of the instances whose "
+        "integrated gradients kept a completeness gap above `explain.ig_tolerance` at `explain.ig_max_steps` points "
+        "(their rows are scored as they are).\n\n" + to_markdown(_shown(table)),
     )
     violation = violation_table(violation_paths)
     io.write_csv(out["violation_csv"], violation, seal=True)
