@@ -662,6 +662,23 @@ def test_summarise_correlations_statistics():
     assert row["sig_frac"] >= 1 / 5
 
 
+def test_pairs_with_integrated_gradients_carry_and_count_its_unconverged_instances(tmp_path):
+    records = hand_records(n=6)
+    for i, r in enumerate(records):
+        r["ig_converged"] = i != 2  # one instance's IG kept its completeness gap
+    table = jw.correlations(records)
+    ig_pairs = table["pair"].str.contains("ig")
+    assert table.loc[~ig_pairs, "ig_converged"].isna().all()
+    assert (~table.loc[ig_pairs, "ig_converged"].astype(bool)).sum() == ig_pairs.sum() / len(records)
+    path = tmp_path / "correlations.csv"
+    table.to_csv(path, index=False)
+    for read in (table, pd.read_csv(path)):  # as computed, and as the tables job reads it back
+        summary = jw.summarise_correlations(read, True).set_index(["pair", "group"])["n_ig_unconverged"]
+        group = str(records[2]["predicted"])
+        assert summary[("attention~ig", group)] == 1 and summary[("ig~loo", group)] == 1
+        assert pd.isna(summary[("attention~gradient", group)])
+
+
 def test_summarise_correlations_groups_by_family():
     table4 = jw.correlations(hand_records(n=8, classes=(0, 1, 2, 3)))
     qa4 = jw.summarise_correlations(table4, False)
@@ -1190,6 +1207,12 @@ def test_ground_truth_summary_counts_instances_without_mass():
     )
     assert summary.loc[("gradient", "Overall"), "mass_mean"] == pytest.approx(1 / 3)  # b alone
     assert summary.loc[("attention", "Overall"), "n_undefined_mass"] == 0
+    assert pd.isna(summary.loc[("gradient", "Overall"), "n_ig_unconverged"])  # no IG in these records
+    records[0]["ig_converged"], records[1]["ig_converged"] = False, True
+    summary = jw.summarise_ground_truth(jw.ground_truth_table(records, data)).set_index(["method", "group"])
+    assert summary.loc[("ig", "Overall"), "n_ig_unconverged"] == 1 and pd.isna(
+        summary.loc[("attention", "Overall"), "n_ig_unconverged"]
+    )
 
 
 def test_mean_tau_claims_name_a_longer_retrain_on_babi():

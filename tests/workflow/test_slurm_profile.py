@@ -218,6 +218,10 @@ class FakeSlurm:
 SMALL = {  # a few hundred generated documents, two epochs: the jobs, not the numbers, are under test
     "train": {"threads": 2, "seeds": [10], "select_on": "dev"},
     "datasets_enabled": ["synthetic"],
+    # the default's stage selections name the replication's datasets and models
+    "jain_wallace": {"models": None},
+    "serrano_smith": {"datasets": None},
+    "faithfulness": {"datasets": None},
     "datasets": {
         "synthetic": {
             "generator": {"sizes": {"train": 400, "dev": 100, "test": 100}},

@@ -31,12 +31,13 @@ __all__ = [
 # (`jain_wallace.measures`). Importance scores are magnitudes: |gradient| (J&W §5.1) and |IG|
 # (Sundararajan et al. 2017); attention and LOO are non-negative.
 PAIRS = (("attention", "gradient"), ("attention", "loo"), ("gradient", "loo"), ("attention", "ig"), ("ig", "loo"))
-COLUMNS = ["id", "length", "predicted", "pair", "tau", "p_value"]
+COLUMNS = ["id", "length", "predicted", "pair", "tau", "p_value", "ig_converged"]
 
 
 def correlation_rows(records: list[dict]) -> list[dict]:
     """One row (`COLUMNS`) per instance and pair of explained measures: τ-b over all real tokens and
-    its two-sided p-value (D-TAU)."""
+    its two-sided p-value (D-TAU); on a pair with integrated gradients, whether the instance's IG met
+    its completeness tolerance (`ig_converged`; empty on the other pairs)."""
     pairs = [(a, b) for a, b in PAIRS if records and a in records[0] and b in records[0]]
     if records and not pairs:
         raise ValueError(
@@ -54,6 +55,7 @@ def correlation_rows(records: list[dict]) -> list[dict]:
                     "pair": f"{first}~{second}",
                     "tau": tau,
                     "p_value": p_value,
+                    "ig_converged": _converged(r) if "ig" in (first, second) else None,
                 }
             )
     return rows
@@ -79,7 +81,9 @@ def class_groups(predicted: pd.Series, classifier: bool) -> pd.Series:
 
 def summarise_correlations(table: pd.DataFrame, classifier: bool, significance: float = 0.05) -> pd.DataFrame:
     """Per pair and group: instances, undefined τ (constant vectors, excluded), mean and population
-    std of τ, and Sig. Frac. = the fraction of instances with p <= `significance`."""
+    std of τ, Sig. Frac. = the fraction of instances with p <= `significance`, and on a pair with
+    integrated gradients the instances whose IG did not converge (`n_ig_unconverged`, counted, not
+    excluded; empty on the other pairs and in tables written before the flag)."""
     import pandas as pd
 
     table = table.assign(group=class_groups(table["predicted"], classifier))
@@ -95,9 +99,22 @@ def summarise_correlations(table: pd.DataFrame, classifier: bool, significance: 
                 "mean": defined["tau"].mean(),
                 "std": defined["tau"].std(ddof=0),
                 "sig_frac": (defined["p_value"] <= significance).mean(),
+                "n_ig_unconverged": _unconverged(part) if "ig" in pair.split("~") else None,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _converged(record: dict) -> bool | None:
+    """An IG record's completeness flag (None: a record without one, written before it existed)."""
+    return None if record.get("ig_converged") is None else bool(record["ig_converged"])
+
+
+def _unconverged(part: pd.DataFrame) -> int | None:
+    """The rows whose `ig_converged` is false (as written, or as read back from CSV)."""
+    if "ig_converged" not in part:
+        return None
+    return int(part["ig_converged"].map({True: False, False: True, "True": False, "False": True}).fillna(False).sum())
 
 
 def write_correlations(explanations: list[str | Path], out: str | Path) -> None:

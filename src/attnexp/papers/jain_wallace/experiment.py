@@ -460,7 +460,8 @@ GROUND_TRUTH_METHODS = METHODS  # every method explained for the model (the Tran
 
 def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
     """One row per test instance and method: the §3 metrics against the planted class cues G
-    (`rationale` of each test record). Instances without cues are skipped."""
+    (`rationale` of each test record), and on integrated gradients' rows whether the instance's IG met
+    its completeness tolerance (`ig_converged`). Instances without cues are skipped."""
     import pandas as pd
 
     truth = {d["id"]: d["rationale"] for d in data}
@@ -472,22 +473,33 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
             continue
         for method in (m for m in GROUND_TRUTH_METHODS if m in r):
             scores = ground_truth_scores(importance(r, method), truth[r["id"]])
-            rows.append({"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores})
+            converged = bool(r["ig_converged"]) if method == "ig" and r.get("ig_converged") is not None else None
+            row = {"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores}
+            rows.append(row | {"ig_converged": converged})
     return pd.DataFrame(rows)
 
 
 def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over instances per method, overall and by predicted class. `n_undefined_mass`
-    counts instances whose scores are all zero (mass undefined, left out of the mass means)."""
+    counts instances whose scores are all zero (mass undefined, left out of the mass means);
+    `n_ig_unconverged` the integrated-gradients instances whose completeness gap did not converge
+    (counted, not left out; empty for the other methods)."""
     import pandas as pd
 
     metrics = ["mass", "mass_ratio", "precision", "first_hit", "auprc"]
+    if "ig_converged" not in table:  # a table made without integrated gradients
+        table = table.assign(ig_converged=None)
     parts = [table.assign(group="Overall"), table.assign(group=table["predicted"].astype(str))]
     grouped = pd.concat(parts).groupby(["method", "group"], sort=True)
     summary = grouped[metrics].agg(["mean", lambda x: x.std(ddof=0)])
     summary.columns = [f"{m}_{'mean' if s == 'mean' else 'std'}" for m, s in summary.columns]
     undefined = grouped["mass"].apply(lambda mass: int(mass.isna().sum()))
-    return summary.reset_index().assign(n=grouped.size().values, n_undefined_mass=undefined.values)
+    unconverged = grouped["ig_converged"].apply(
+        lambda flags: int((~flags.dropna().astype(bool)).sum()) if flags.notna().any() else None
+    )
+    return summary.reset_index().assign(
+        n=grouped.size().values, n_undefined_mass=undefined.values, n_ig_unconverged=unconverged.values
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -353,6 +353,7 @@ def write_tables(
         "mean",
         "std",
         "sig_frac",
+        "n_ig_unconverged",
     ]
     summary = pd.concat(parts, ignore_index=True)[columns]
     io.write_csv(out["summary_csv"], summary, seal=True)
@@ -409,6 +410,7 @@ def write_ground_truth(
     table = pd.concat(parts, ignore_index=True)
     table = table[
         ["dataset", "model", "seed", "dev_accuracy", "accepted", "method", "group", "n", "n_undefined_mass"]
+        + ["n_ig_unconverged"]
         + [c for c in table.columns if c.endswith(("_mean", "_std"))]
     ]
     io.write_csv(out_csv, table, seal=True)
