@@ -200,6 +200,7 @@ rule jw_ground_truth:
             for d in JW_GROUND_TRUTH
             if config["datasets"][d]["protocol"] == "planted"
         },
+        max_dev_test_gap=JW["planted_max_dev_test_gap"],
     script:
         "../scripts/jw_ground_truth.py"
 

@@ -1117,7 +1117,7 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     )
     metrics = tmp_path / "models" / "synthetic" / "lstm-tanh" / "seed10" / "metrics.json"
     metrics.parent.mkdir(parents=True)
-    metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}}))
+    metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}, "test": {"accuracy": 0.9}}))
     io.write_seal(metrics)
     table = jwt.write_ground_truth(
         [explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
@@ -1159,7 +1159,9 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
         io.write_seal(explanations)
         metrics = tmp_path / "models" / run / "metrics.json"
         metrics.parent.mkdir(parents=True)
-        metrics.write_text(json.dumps({"dev": {"accuracy": dev}}))
+        metrics.write_text(
+            json.dumps({"dev": {"accuracy": dev}, "test": {"accuracy": dev - 0.01 if dev > 0.95 else 0.8}})
+        )
         io.write_seal(metrics)
         paths[model] = (explanations, metrics)
     test = tmp_path / "data" / "planted_sst" / "test.jsonl"
@@ -1174,13 +1176,17 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
         tmp_path / "gt.csv",
         tmp_path / "gt.md",
         gates={"planted_sst": 0.97},
+        max_dev_test_gap=0.03,
     )
     accepted = table.drop_duplicates("model").set_index("model")
     assert accepted.loc["lstm-tanh", "accepted"] and not accepted.loc["average-tanh", "accepted"]
     assert accepted.loc["average-tanh", "dev_accuracy"] == pytest.approx(0.93)
+    assert accepted.loc["average-tanh", "test_accuracy"] == pytest.approx(0.8)
+    assert accepted.loc["average-tanh", "dev_test_gap"] and not accepted.loc["lstm-tanh", "dev_test_gap"]
     md = (tmp_path / "gt.md").read_text()
     assert "**failed**: planted_sst / average-tanh / seed 10: dev accuracy 0.930 is below the gate 0.97" in md
     assert "lstm-tanh / seed 10: dev" not in md
+    assert "**dev/test gap**: planted_sst / average-tanh / seed 10: test accuracy 0.800 lies 0.130 below" in md
     from attnexp.papers.jain_wallace.plots import ground_truth_bars
 
     figure = ground_truth_bars(table)
@@ -1189,7 +1195,9 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
     plt.close(figure)
     (tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json").write_text(json.dumps({"test": {}}))
     io.write_seal(tmp_path / "models" / "planted_sst" / "lstm-tanh" / "seed10" / "metrics.json")
-    with pytest.raises(ValueError, match="metrics.json: expected the selected epoch's dev accuracy"):
+    with pytest.raises(
+        ValueError, match="metrics.json: expected the selected epoch's accuracy at keys dev.accuracy and test.accuracy"
+    ):
         jwt.write_ground_truth(
             [paths["lstm-tanh"][0]], [test], [paths["lstm-tanh"][1]], tmp_path / "gt.csv", tmp_path / "gt.md"
         )
