@@ -48,9 +48,10 @@ from attnexp.workflow import (
 )
 from snakemake.logging import logger as snakemake_logger
 
-validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
-# The console of a run shows progress and errors; Snakemake's per-job chatter stays in its log
+# The console of a run shows progress and errors; Snakemake's per-job chatter stays in its log. First,
+# so that a refused configuration reaches the console as its message alone
 progress_display(snakemake_logger, dry_run=command_line_dry_run(sys.argv[1:]))
+validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 
 # Jobs that run a model request a GPU only where the config pins `device: cuda`: with `auto` they
 # use one when their node has it, and must not keep a CPU-only cluster waiting for a GPU slot.

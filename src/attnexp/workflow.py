@@ -84,6 +84,11 @@ _FAILURE_ECHOES = re.compile(
     re.DOTALL,
 )
 _INCOMPLETE = "At least one job did not complete successfully."
+# A refusal of the configuration before any job (attnexp.config.ConfigError): Snakemake prints it with
+# where the Snakefile raised it and the traceback's lines; the console keeps what the user must change
+_REFUSALS = {"ConfigError"}
+_RAISED_AT = re.compile(r'^\w+ in file "?[^\n]*"?, line \d+:$')
+_TRACEBACK_LINE = re.compile(r'^\s*File "[^"]+", line \d+')
 _WILL_EXIT = "Will exit after finishing currently running jobs"
 STOPPED = "stopped before every step was done: each finished step is kept, and the same command resumes the run"
 
@@ -118,6 +123,17 @@ def _last_line(path: Path, tail: int = 4096) -> str:
     return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
 
+def _refusal(record: logging.LogRecord) -> str | None:
+    """A configuration refusal as the console says it: `error: ` and its message, without Snakemake's
+    "ConfigError in file ..., line N:" and the traceback lines (the log file keeps the record as it
+    is); None for any other record."""
+    if getattr(record, "exception", None) not in _REFUSALS or not isinstance(record.msg, str):
+        return None
+    lines = [line for line in record.msg.splitlines() if not _TRACEBACK_LINE.match(line) and not _RAISED_AT.match(line)]
+    lines = [line for line in lines if line.strip()]
+    return "error: " + "\n".join(lines) if lines else None
+
+
 class _ProgressOnly(logging.Filter):
     """The console's filter (`progress_display`): a failed job is one line (`failure_line`) in place
     of Snakemake's block and the echoes after it (once for jobs failing on the same input), and a
@@ -128,6 +144,9 @@ class _ProgressOnly(logging.Filter):
         self.console, self.failures, self.said = console, 0, set()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if (refusal := _refusal(record)) is not None:
+            print(refusal, file=self.console, flush=True)
+            return False
         event, text = getattr(record, "event", None), _text(record)
         if event in _NOT_PROGRESS_EVENTS or _SCHEDULER_CHATTER.match(text) or _FAILURE_ECHOES.match(text):
             return False
@@ -151,7 +170,14 @@ class _ProgressOnly(logging.Filter):
 
 
 class _NoHeader(logging.Filter):
+    def __init__(self, console: TextIO):
+        super().__init__()
+        self.console = console
+
     def filter(self, record: logging.LogRecord) -> bool:
+        if (refusal := _refusal(record)) is not None:
+            print(refusal, file=self.console, flush=True)
+            return False
         return getattr(record, "event", None) != _HEADER
 
 
@@ -163,7 +189,7 @@ def progress_display(logger: logging.Logger, dry_run: bool = False) -> None:
     keeps everything."""
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.addFilter(_NoHeader() if dry_run else _ProgressOnly(handler.stream))
+            handler.addFilter(_NoHeader(handler.stream) if dry_run else _ProgressOnly(handler.stream))
 
 
 class RegistrationClosed(ValueError):

@@ -113,6 +113,22 @@ def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_a_refused_configuration_reaches_the_console_as_its_message_alone(tmp_path):
+    """Under the default profile, as a user runs it: `error:` and the problems, without Snakemake's
+    "ConfigError in file ..., line N:" and the traceback's lines."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
+    command += ["-n", "--cores", "1", "--config", "datasets_enabled=[sst]", "--", "jain_wallace"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode != 0
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    refusal = lines.index("error: invalid configuration:")
+    assert lines[refusal + 1 : refusal + 3] == [
+        "  config key 'serrano_smith.datasets.0': dataset '20news20' is not enabled",
+        "  config key 'serrano_smith.datasets.1': dataset 'imdb_ratings' is not enabled",
+    ]
+    assert not any(line.lstrip().startswith('File "') or "ConfigError in file" in line for line in lines)
+
+
 def test_misspelt_target_gets_the_closest_rule_and_the_targets(tmp_path):
     result = snakemake(tmp_path, "-n", "--cores", "1", "--", "jain_walace", check=False)
     assert result.returncode != 0
