@@ -102,13 +102,9 @@ SCORES = {
 # ranking -> its (n,) signed attributions for the violation test (positive: the unit supports the predicted
 # class): attention and rollout as they are (non-negative), input × gradient and IG with their signs,
 # attention × gradient with the gradient's sign (the ranking above takes |gradient|), attention attribution
-SIGNED = {
-    "attention": lambda r: np.asarray(r["attention"]),
+SIGNED = {name: SCORES[name] for name in ("attention", "ig", "rollout", "attattr")} | {
     "gradient": lambda r: np.asarray(r["gradient"]),
-    "ig": lambda r: np.asarray(r["ig"]),
     "attention_x_gradient": lambda r: np.asarray(r["attention"]) * np.asarray(r["gradient"]),
-    "rollout": lambda r: np.asarray(r["rollout"]),
-    "attattr": lambda r: np.asarray(r["attattr"]),
 }
 
 
