@@ -243,9 +243,8 @@ def unit_rankings(
         changes = tvd(torch.from_numpy(erased), torch.from_numpy(full[owners])).numpy()
         predicted = full.argmax(axis=1)[owners]
         rows = np.arange(len(owners))
-        signed = (
-            full[owners, predicted] - erased[rows, predicted]
-        )  # Δ_t = p_j(x) - p_j(x minus t), for the violation test
+        # Δ_t = p_j(x) - p_j(x minus t), for the violation test
+        signed = full[owners, predicted] - erased[rows, predicted]
     starts = np.cumsum([0] + [len(u) if ok else 0 for u, ok in zip(units, scored)])
     loo = [
         changes[a:b] if ok else np.zeros(len(u), dtype=np.float32)
