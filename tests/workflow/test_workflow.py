@@ -295,7 +295,9 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     )  # a finding: no single seed, one seed here
     # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
     eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
-    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit"
+    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit,ig_converged"
+    assert {line.split(",")[-1] for line in eraser[1:] if line.startswith("ig,")} <= {"True", "False"}
+    assert {line.split(",")[-1] for line in eraser[1:] if not line.startswith("ig,")} == {""}
     assert {line.split(",")[0] for line in eraser[1:]} == {
         "attention",
         "gradient",
@@ -314,6 +316,21 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     )
     assert "synthetic,han-rnn,10,sentences,attention," in aopc and "synthetic,han-rnn,10,sentences,loo," in aopc
     assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,1,AOPC-comprehensiveness(loo)" in claims
+    # the violation test (Liu et al. 2022): every signed explainer and Random per model, its table and claims
+    violation = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/violation.csv").read_text().splitlines()
+    assert violation[0] == "explainer,id,n,violations,claimed,violation_ratio,unit,ig_converged"
+    assert {line.split(",")[0] for line in violation[1:]} == {
+        "attention",
+        "gradient",
+        "ig",
+        "attention_x_gradient",
+        "random",
+    }
+    ratios = (first / "results/tables/faithfulness_violation.csv").read_text()
+    assert "synthetic,han-rnn,10,sentences,attention," in ratios and "synthetic,flan-conv,10,tokens,random," in ratios
+    assert (
+        "Liu et al. 2022,violation,synthetic,lstm-tanh,10,1,violation ratio(attention) - violation ratio(ig)" in claims
+    )
     assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(
         tree_digest(first / "results" / "figures" / "faithfulness")
     )
