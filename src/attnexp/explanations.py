@@ -19,6 +19,8 @@ __all__ = [
     "SELF_ATTENTION_VECTORS",
     "SIGNED",
     "importance",
+    "ig_converged",
+    "unconverged_count",
     "read_explanations",
     "explanation_sets",
 ]
@@ -40,6 +42,21 @@ def importance(record: dict, measure: str) -> np.ndarray:
             f"instance {record['id']!r} has no {measure!r} scores (its explanation file was not read, or the model has no self-attention)"
         )
     return np.abs(record[measure]) if measure in SIGNED else np.asarray(record[measure])
+
+
+def ig_converged(record: dict) -> bool | None:
+    """Whether an instance's integrated gradients met the completeness tolerance (`ig_converged` of the
+    IG file); None for a record without the flag."""
+    return None if record.get("ig_converged") is None else bool(record["ig_converged"])
+
+
+def unconverged_count(flags) -> int | None:
+    """How many of a column of `ig_converged` flags are false, as written (True/False/None) or as read
+    back from CSV ("True"/"False"/empty); None where no row carries a flag (not an IG row)."""
+    import pandas as pd
+
+    read = pd.Series(flags, dtype=object).map({True: True, False: False, "True": True, "False": False}).dropna()
+    return int((~read.astype(bool)).sum()) if len(read) else None
 
 
 def _read_file(path: Path) -> list[dict]:

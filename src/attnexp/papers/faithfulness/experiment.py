@@ -48,6 +48,7 @@ from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import cached_batches
 from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
 from attnexp.explain.perturb import variant_probabilities
+from attnexp.explanations import ig_converged, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.plan import require
@@ -359,10 +360,11 @@ def unconverged_share(frame: pd.DataFrame, keys: list[str], summary: pd.DataFram
     not converge (`with_ig_convergence`), NaN for the rows of other rankings or a table without the flags."""
     if "ig_converged" not in frame:
         return np.full(len(summary), np.nan)
-    known = {True: True, False: False, "True": True, "False": False}  # as written, and as read back from CSV
-    flags = frame.assign(flag=frame["ig_converged"].map(known)).dropna(subset=["flag"])
-    per_instance = flags.groupby([*keys, "id"], sort=False)["flag"].first()
-    share = (~per_instance.astype(bool)).groupby(level=keys, sort=False).mean()
+    per_instance = frame.groupby([*keys, "id"], sort=False)["ig_converged"].first()
+    share = {}
+    for key, flags in per_instance.groupby(level=keys, sort=False):
+        bad = unconverged_count(flags)
+        share[key] = np.nan if bad is None else bad / flags.notna().sum()
     return np.array([share.get(tuple(row), np.nan) for row in summary[keys].itertuples(index=False)], dtype=float)
 
 
@@ -449,7 +451,7 @@ def with_ig_convergence(frame: pd.DataFrame, records: list[dict], column: str) -
     """`frame` with `ig_converged` on its integrated-gradients rows (whether the instance's completeness gap
     met `explain.ig_tolerance`, `attnexp.explain.integrated_gradients`), empty on the others: the tables
     report the share of unconverged IG rows beside each IG number."""
-    converged = {r["id"]: bool(r["ig_converged"]) for r in records if "ig_converged" in r}
+    converged = {r["id"]: ig_converged(r) for r in records}
     flags = [converged.get(i) if name == "ig" else None for name, i in zip(frame[column], frame["id"])]
     return frame.assign(ig_converged=pd.array(flags, dtype="boolean"))
 

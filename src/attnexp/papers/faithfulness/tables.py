@@ -31,10 +31,7 @@ __all__ = ["aopc_table", "envelope_table", "violation_table", "faithfulness_clai
 PAPER = "DeYoung et al. 2020"
 SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B|"
 VIOLATION_PAPER = "Liu et al. 2022"
-VIOLATION_SOURCE = (
-    "Liu et al. 2022 (ICML), the violation test; their Yelp LSTM + tanh: random 0.470, attention 0.263, "
-    "input × gradient 0.021, IG 0.015 (references/liu_2022_violation.csv)"
-)
+VIOLATION_SOURCE = "Liu et al. 2022 (ICML), the violation test; their ratios: references/liu_2022_violation.csv"
 
 
 def aopc_table(paths: list[str | Path]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attnexp import io
-from attnexp.explanations import METHODS, importance, read_explanations
+from attnexp.explanations import METHODS, ig_converged, importance, read_explanations, unconverged_count
 from attnexp.metrics import kendall_tau
 
 if TYPE_CHECKING:  # the job writes its rows without pandas (io.write_records_csv)
@@ -55,7 +55,7 @@ def correlation_rows(records: list[dict]) -> list[dict]:
                     "pair": f"{first}~{second}",
                     "tau": tau,
                     "p_value": p_value,
-                    "ig_converged": _converged(r) if "ig" in (first, second) else None,
+                    "ig_converged": ig_converged(r) if "ig" in (first, second) else None,
                 }
             )
     return rows
@@ -99,22 +99,10 @@ def summarise_correlations(table: pd.DataFrame, classifier: bool, significance: 
                 "mean": defined["tau"].mean(),
                 "std": defined["tau"].std(ddof=0),
                 "sig_frac": (defined["p_value"] <= significance).mean(),
-                "n_ig_unconverged": _unconverged(part) if "ig" in pair.split("~") else None,
+                "n_ig_unconverged": unconverged_count(part["ig_converged"]) if "ig_converged" in part else None,
             }
         )
     return pd.DataFrame(rows)
-
-
-def _converged(record: dict) -> bool | None:
-    """An IG record's completeness flag (None: a record without one, written before it existed)."""
-    return None if record.get("ig_converged") is None else bool(record["ig_converged"])
-
-
-def _unconverged(part: pd.DataFrame) -> int | None:
-    """The rows whose `ig_converged` is false (as written, or as read back from CSV)."""
-    if "ig_converged" not in part:
-        return None
-    return int(part["ig_converged"].map({True: False, False: True, "True": False, "False": True}).fillna(False).sum())
 
 
 def write_correlations(explanations: list[str | Path], out: str | Path) -> None:

@@ -31,7 +31,7 @@ from torch import nn
 from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import Readout, cached_batches, readout, real_positions
-from attnexp.explanations import METHODS, importance
+from attnexp.explanations import METHODS, ig_converged, importance, unconverged_count
 from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pairwise_jsd_total, tvd
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
@@ -473,7 +473,7 @@ def ground_truth_table(records: list[dict], data: list[dict]) -> pd.DataFrame:
             continue
         for method in (m for m in GROUND_TRUTH_METHODS if m in r):
             scores = ground_truth_scores(importance(r, method), truth[r["id"]])
-            converged = bool(r["ig_converged"]) if method == "ig" and r.get("ig_converged") is not None else None
+            converged = ig_converged(r) if method == "ig" else None
             row = {"id": r["id"], "length": r["length"], "predicted": r["predicted"], "method": method, **scores}
             rows.append(row | {"ig_converged": converged})
     return pd.DataFrame(rows)
@@ -494,9 +494,7 @@ def summarise_ground_truth(table: pd.DataFrame) -> pd.DataFrame:
     summary = grouped[metrics].agg(["mean", lambda x: x.std(ddof=0)])
     summary.columns = [f"{m}_{'mean' if s == 'mean' else 'std'}" for m, s in summary.columns]
     undefined = grouped["mass"].apply(lambda mass: int(mass.isna().sum()))
-    unconverged = grouped["ig_converged"].apply(
-        lambda flags: int((~flags.dropna().astype(bool)).sum()) if flags.notna().any() else None
-    )
+    unconverged = grouped["ig_converged"].apply(unconverged_count)
     return summary.reset_index().assign(
         n=grouped.size().values, n_undefined_mass=undefined.values, n_ig_unconverged=unconverged.values
     )
