@@ -453,3 +453,15 @@ def test_fit_with_train_loss_selection_records_it(config, data, tmp_path):
     assert seen == [48] * 4 and all(h["n_train"] == 48 for h in metrics["history"])
     written = json.loads((tmp_path / "metrics.json").read_text())
     assert written["history"] == metrics["history"] and written["selected_epoch"] == metrics["selected_epoch"]
+
+
+@pytest.mark.parametrize("model", ["lstm-diversity-tanh", "lstm-ortho-tanh", "lstm-sparsemax"])
+def test_fit_trains_the_zoo_and_records_the_test_conicity(config, data, tmp_path, model):
+    metrics, path = run_fit(config, data, tmp_path, model=model, epochs=2)
+    vanilla = run_fit(config, data, tmp_path / "vanilla", model="lstm-tanh", epochs=2)[0]
+    assert 0 < metrics["conicity"]["test"] <= 1 and 0 < vanilla["conicity"]["test"] <= 1
+    assert json.loads((tmp_path / "metrics.json").read_text())["conicity"] == metrics["conicity"]
+    if model == "lstm-diversity-tanh":  # the penalty is in the loss, and it lowers the conicity
+        assert metrics["conicity"]["test"] < vanilla["conicity"]["test"]
+    _, meta = load_checkpoint(path)
+    assert meta["spec"]["name"] == model

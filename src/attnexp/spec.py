@@ -132,21 +132,28 @@ def register_family(family: Family) -> None:
 
 FLAT_ENCODERS = ("lstm", "cnn", "average")
 FLAT_ATTENTIONS = ("tanh", "dot", "uniform")
+# The models built to make attention faithful (the zoo), flat classifiers under every test. Mohankumar et al.
+# 2020: the BiLSTM with each state orthogonalised against the sum of the previous ones (`lstm-ortho`), and the
+# BiLSTM trained with a conicity penalty (`lstm-diversity`), each with any flat attention (`lstm-ortho-tanh`).
+# Sparse attention (`lstm-sparsemax`, `lstm-entmax15`): J&W's additive scores normalised by sparsemax (Martins &
+# Astudillo 2016) or 1.5-entmax (Peters et al. 2019) in place of softmax, so that tokens can get exactly zero.
+ZOO_ENCODERS = ("lstm-ortho", "lstm-diversity")
+SPARSE_ATTENTIONS = ("sparsemax", "entmax15")
 SS_ARCHITECTURES = ("han", "flan")
 SS_ENCODERS = ("rnn", "conv", "none")
 TRANSFORMER = "transformer-cls"  # the small Transformer trained from scratch, read out at `[CLS]`
 TRANSFORMER_UNIFORM = "transformer-uniform"  # its W&P uniform twin: `[CLS]` attends 1/n in every head
 # Attention with trainable parameters of the model's own (S&S's context vector is `context`, the
 # Transformer's `[CLS]` query is `cls`). `uniform` (frozen 1/n) and `guided` (imposed weights) have none.
-TRAINED_ATTENTIONS = ("tanh", "dot", "context", "cls")
+TRAINED_ATTENTIONS = ("tanh", "dot", "context", "cls", *SPARSE_ATTENTIONS)
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
     family: str  # flat | qa | hierarchical | transformer | pretrained
-    encoder: str
-    attention: str  # tanh | dot | uniform | guided | context (S&S) | cls (Transformer)
+    encoder: str  # lstm | cnn | average | lstm-ortho | lstm-diversity (flat); rnn | conv | none (S&S); ...
+    attention: str  # tanh | dot | uniform | guided | sparsemax | entmax15 | context (S&S) | cls (Transformer)
     architecture: str | None = None  # han | flan
     guide: str | None = None  # source model of a guided model
     imitates: str | None = None  # W&P §4: the base model a model-consistent adversary imitates
@@ -221,7 +228,7 @@ class ModelSpec:
     def diagnostic_trained(self, mlp: str) -> str:
         """W&P §3.4's "trained MLP": the diagnostic encoder with attention of its own, of the base's
         kind for a flat base (tanh or dot) and additive (`tanh`, W&P's) for the Transformer."""
-        return f"{mlp}-{self.attention if self.encoder in FLAT_ENCODERS else 'tanh'}"
+        return f"{mlp}-{self.attention if self.family == 'flat' else 'tanh'}"
 
     @property
     def attributable_input(self) -> bool:
@@ -340,12 +347,19 @@ def parse_model_name(name: str, task: str) -> ModelSpec:
                 raise ValueError(f"model {name!r}: QA/NLI models attend with tanh or dot")
             return ModelSpec(name, "qa", head, rest)
         return ModelSpec(name, "flat", head, rest)
+    encoder, _, attention = name.rpartition("-")
+    if encoder in FLAT_ENCODERS + ZOO_ENCODERS and attention in FLAT_ATTENTIONS + SPARSE_ATTENTIONS:
+        if task in {"qa", "nli"}:
+            raise ValueError(
+                f"model {name!r}: orthogonal, diversity and sparse-attention models are defined for classification tasks, not {task}"
+            )
+        return ModelSpec(name, "flat", encoder, attention)
     for family in FAMILIES.values():
         spec = family.parse_name(name, task) if family.parse_name else None
         if spec is not None:
             return spec
     raise ValueError(
-        f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS)}}}, "
+        f"unknown model {name!r}: expected {{{','.join(FLAT_ENCODERS + ZOO_ENCODERS)}}}-{{{','.join(FLAT_ATTENTIONS + SPARSE_ATTENTIONS)}}}, "
         f"{{encoder}}-guided-{{source model}}, {{flat or Transformer model}}-adversary-{{λ}} "
         f", {{{','.join(SS_ARCHITECTURES)}}}-{{{','.join(SS_ENCODERS)}}}, {TRANSFORMER} or {TRANSFORMER_UNIFORM}"
     )

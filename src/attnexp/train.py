@@ -51,7 +51,8 @@ from attnexp.data.documents import DataFiles
 from attnexp.data.embeddings import load_vectors
 from attnexp.metrics import classification_metrics
 from attnexp.models import ModelSpec, build_model, model_config
-from attnexp.models.inputs import Batch, length_bucketed_batches
+from attnexp.models.encoders import conicity
+from attnexp.models.inputs import Batch, length_bucketed_batches, sorted_batches
 from attnexp.runtime import (
     SplitData,
     batches_of,
@@ -72,6 +73,7 @@ __all__ = [
     "Monitor",
     "class_weights",
     "supervised_objective",
+    "mean_conicity",
     "train_model",
     "TrainResult",
     "build_and_initialise",
@@ -226,6 +228,19 @@ def _warmup_schedule(optimizer: torch.optim.Optimizer, warmup: float | None, tot
         return step / warm if step < warm else max(0.0, (total_steps - step) / max(1, total_steps - warm))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def mean_conicity(model: nn.Module, split: SplitData, batch_size: int, device: torch.device) -> float:
+    """Mohankumar et al. (2020)'s conicity of the states a flat or QA model attends over, averaged over
+    a split's instances (`attnexp.models.encoders.conicity`), in eval mode."""
+    model.eval()
+    lengths = np.array([e.length(model.layout) for e in split.examples])
+    total = 0.0
+    with torch.no_grad():
+        for batch in batches_of(split, sorted_batches(lengths, batch_size), model.layout):
+            encoded = model.encode(batch.to(device))
+            total += float(conicity(encoded.hidden, encoded.mask).double().sum())
+    return total / len(split.examples)
 
 
 def _evaluate(model, split, settings, device) -> dict:
@@ -447,6 +462,10 @@ def _train_epoch(run: _Run, order: list[np.ndarray], timing: _Timing) -> float:
         timing.count(batch)
         batch = batch.to(run.device)
         loss = run.objective(model, batch)
+        if hasattr(
+            model, "training_penalty"
+        ):  # a model's own term (the diversity LSTM's conicity), under every objective
+            loss = loss + model.training_penalty()
         run.optimizer.zero_grad(set_to_none=True)  # (torch's default) the backward writes fresh gradients, no zero fill
         # J&W BC sums the loss over the batch; QA/NLI and S&S average it
         (loss if settings["loss_reduction"] == "sum" else loss / len(batch)).backward()
@@ -607,7 +626,7 @@ class TrainingJob:
     provenance: dict
 
 
-def _metrics(spec: ModelSpec, job: TrainingJob, classes: list, result: TrainResult) -> dict:
+def _metrics(spec: ModelSpec, job: TrainingJob, classes: list, result: TrainResult, extra: dict) -> dict:
     """metrics.json: the selected epoch's dev and test metrics, every epoch's, and what made them."""
     return {
         "model": spec.name,
@@ -620,6 +639,7 @@ def _metrics(spec: ModelSpec, job: TrainingJob, classes: list, result: TrainResu
         "test": result.test,
         "dev": result.dev,
         "history": result.history,
+        **extra,
         "settings": job.settings,
         "provenance": job.provenance,
         "versions": {"torch": torch.__version__, "numpy": np.__version__},
@@ -650,7 +670,12 @@ def fit(
     )
     result = train_model(model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor)
     save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes, extra_words))
-    metrics = _metrics(spec, job, classes, result)
+    extra = {}
+    if spec.family in ("flat", "qa"):  # token states to attend over: their conicity (the zoo's measure)
+        model.load_state_dict(result.state_dict)
+        test_conicity = mean_conicity(model, splits["test"], job.settings["eval_batch_size"], device)
+        extra["conicity"] = {"test": round(test_conicity, 6)}
+    metrics = _metrics(spec, job, classes, result, extra)
     io.write_json(job.out_metrics, metrics, seal=True)
     io.write_json(job.out_timing, result.timing)
     log(

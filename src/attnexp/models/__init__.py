@@ -2,7 +2,8 @@
 `AttentionModel`: `encode(batch) -> Encoded`, `decode(encoded, attention=None) -> (logits, attention)`.
 
 Names: `{lstm,cnn,average}-{tanh,dot,uniform}` (J&W / W&P; QA/NLI datasets get the question-
-conditioned variant of `tanh`/`dot`), `{encoder}-guided-{source model}` (W&P's diagnostic model with
+conditioned variant of `tanh`/`dot`), the zoo's `{lstm-ortho,lstm-diversity}-{attention}` and
+`{encoder}-{sparsemax,entmax15}` (flat classifiers built to make attention faithful), `{encoder}-guided-{source model}` (W&P's diagnostic model with
 the source model's attention imposed), `{han,flan}-{rnn,conv,none}` (S&S), `transformer-cls`
 (the small Transformer trained from scratch).
 
@@ -126,6 +127,13 @@ def _recurrent_config(config_class: type) -> Callable[[ModelSpec, int, int, int,
     return make
 
 
+def _flat_config(spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict) -> FlatConfig:
+    config = _recurrent_config(FlatConfig)(spec, vocab_size, n_classes, embedding_dim, settings)
+    if spec.encoder == "lstm-diversity":
+        config.diversity_weight = settings["diversity_weight"]
+    return config
+
+
 def _hierarchical_config(
     spec: ModelSpec, vocab_size: int, n_classes: int, embedding_dim: int, settings: dict
 ) -> HierarchicalConfig:
@@ -167,7 +175,7 @@ def _pretrained_config(
 
 
 MODEL_FAMILIES: dict[str, FamilyModel] = {
-    "flat": FamilyModel(FlatConfig, FlatClassifier, _recurrent_config(FlatConfig)),
+    "flat": FamilyModel(FlatConfig, FlatClassifier, _flat_config),
     "qa": FamilyModel(QAConfig, QAClassifier, _recurrent_config(QAConfig)),
     "hierarchical": FamilyModel(HierarchicalConfig, HierarchicalClassifier, _hierarchical_config),
     "transformer": FamilyModel(TransformerConfig, TransformerClassifier, _transformer_config),

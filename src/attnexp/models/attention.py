@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import entmax
 import torch
 from torch import nn
 
@@ -19,6 +20,7 @@ __all__ = [
     "present_mask",
     "masked_softmax",
     "AdditiveAttention",
+    "SparseAdditiveAttention",
     "ScaledDotAttention",
     "UniformAttention",
 ]
@@ -64,6 +66,28 @@ class AdditiveAttention(nn.Module):
         if self.query_proj is not None:
             projected = projected + self.query_proj(query)[:, None, :]
         return self.v(torch.tanh(projected)).squeeze(-1)
+
+
+class SparseAdditiveAttention(AdditiveAttention):
+    """J&W's additive scores (`tanh`) normalised by a sparse mapping in place of softmax: `sparsemax`
+    (Martins & Astudillo 2016) or `entmax15` (1.5-entmax, Peters et al. 2019), from the `entmax` package.
+    Tokens outside the support get exactly 0, as masked positions do, and no gradient flows through
+    them; every experiment already treats a weight of 0 as "not attended"."""
+
+    NORMALISERS = {"sparsemax": entmax.sparsemax, "entmax15": entmax.entmax15}
+
+    def __init__(self, dim: int, proj_dim: int, normaliser: str):
+        super().__init__(dim, proj_dim)
+        if normaliser not in self.NORMALISERS:
+            raise ValueError(f"sparse attention must be one of {sorted(self.NORMALISERS)}, got {normaliser!r}")
+        self.normalise = self.NORMALISERS[normaliser]
+
+    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
+        scores = self.scores(hidden, query).masked_fill(~mask, float("-inf"))
+        # a row with nothing to attend (an empty instance in a padded variant batch) gets all zeros, as
+        # `masked_softmax` gives it
+        scores = torch.where(mask.any(-1, keepdim=True), scores, 0.0)
+        return self.normalise(scores, dim=-1).masked_fill(~mask, 0.0)
 
 
 class ScaledDotAttention(nn.Module):

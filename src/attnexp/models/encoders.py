@@ -3,7 +3,8 @@
 
 Jain & Wallace (§2): `lstm` (BiLSTM), `cnn` (kernels 1,3,5,7, ReLU), `average` (per-token tanh
 projection). Serrano & Smith (§1): `rnn` (BiGRU), `conv` (kernels 3,5, input dropout), `none`
-(identity). Recurrent encoders run each direction within each row's length (`BiRNN`), so padding
+(identity). Mohankumar et al. (2020): `lstm-ortho` (`OrthogonalBiLSTM`) and `lstm-diversity` (the BiLSTM,
+trained with a `conicity` penalty). Recurrent encoders run each direction within each row's length (`BiRNN`), so padding
 never enters the recurrence of a state that is read and an instance gives the same states alone and
 inside a padded batch.
 """
@@ -19,6 +20,8 @@ from attnexp.models.recurrence import bidirectional_recurrence
 
 __all__ = [
     "BiRNN",
+    "OrthogonalBiLSTM",
+    "conicity",
     "Dropout",
     "Convolutional",
     "TokenProjection",
@@ -129,6 +132,67 @@ class BiRNN(nn.Module):
         return torch.gru(x, h0, weights, True, 1, 0.0, self.training, False, True)[0]
 
 
+class OrthogonalBiLSTM(nn.Module):
+    """Mohankumar et al. (2020)'s orthogonal LSTM (`lstm-ortho`), in each direction of the BiLSTM: after
+    every step, the new state loses its component along the sum of the direction's previous states,
+    h_t <- h_t - (<h_t, m> / (<m, m> + 1e-6)) m with m = sum_{s<t} h_s, and the orthogonalised state is what
+    the recurrence carries on. The parameters are an `nn.LSTM`'s (the same layout as `BiRNN`'s), the
+    steps a Python loop over positions with autograd: the orthogonalisation sits inside the recurrence,
+    where no fused kernel reaches.
+
+    Mohankumar et al. orthogonalise a unidirectional LSTM of 2h units; here both directions of the
+    project's BiLSTM (h units each, the same 2h-wide states), so that `lstm-ortho-tanh` differs from
+    `lstm-tanh` by the orthogonalisation alone (D-ZOO-BI). The backward direction runs over each row
+    reversed within its own length, as `BiRNN`'s, so padding never enters a state that is read."""
+
+    EPS = 1e-6  # Mohankumar et al.'s
+
+    def __init__(self, input_dim: int, hidden: int):
+        super().__init__()
+        self.rnn = nn.LSTM(input_dim, hidden, batch_first=True, bidirectional=True)
+        self.out_dim = 2 * hidden
+        self.reach = None
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        B, L, _ = x.shape
+        lengths = lengths.to(x.device)
+        positions = torch.arange(L, device=x.device)[None, :]  # (1, L)
+        present = positions < lengths[:, None]  # (B, L)
+        mirror = torch.where(present, lengths[:, None] - 1 - positions, positions)  # (B, L)
+        flat_mirror = (mirror + L * torch.arange(B, device=x.device)[:, None]).view(-1)
+        w_ih, w_hh, b_ih, b_hh = (torch.stack(self.rnn._flat_weights[k::4]) for k in range(4))  # (2, ·)
+        inputs = torch.stack([x, _rows(x, flat_mirror)])  # (2, B, L, E): forwards, backwards
+        gates_in = torch.einsum("dble,dge->dlbg", inputs, w_ih) + (b_ih + b_hh)[:, None, None, :]  # (2, L, B, 4h)
+        h = self.rnn.hidden_size
+        state = cell = total = x.new_zeros(2, B, h)
+        states = []
+        for t in range(L):
+            gates = gates_in[:, t] + torch.bmm(state, w_hh.transpose(1, 2))  # (2, B, 4h)
+            i, f, g, o = gates.split(h, dim=-1)
+            new_cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
+            new = torch.sigmoid(o) * torch.tanh(new_cell)
+            along = (new * total).sum(-1, keepdim=True) / ((total * total).sum(-1, keepdim=True) + self.EPS)
+            new = new - along * total
+            live = present[None, :, t, None]  # (1, B, 1): a row's steps past its length keep its state
+            state, cell = torch.where(live, new, state), torch.where(live, new_cell, cell)
+            total = total + torch.where(live, new, 0.0)
+            states.append(state)
+        forwards, backwards = torch.stack(states, dim=2)  # each (B, L, h)
+        return torch.cat([forwards, _rows(backwards, flat_mirror)], dim=-1) * present[:, :, None]
+
+
+def conicity(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mohankumar et al. (2020)'s conicity of each instance's states: the mean over its attended items
+    of |cos(h_t, h̄)|, h̄ the mean of those states. hidden (B, L, H), mask (B, L) -> (B,); 0 for an
+    instance without items. High conicity: the states lie in a narrow cone, so any attention
+    distribution over them gives nearly the same context vector."""
+    weights = mask.to(hidden.dtype)[:, :, None]  # (B, L, 1)
+    count = weights.sum(1).clamp(min=1)  # (B, 1)
+    mean = (hidden * weights).sum(1) / count  # (B, H)
+    cosine = torch.nn.functional.cosine_similarity(hidden, mean[:, None, :], dim=-1, eps=1e-6).abs()  # (B, L)
+    return (cosine * mask).sum(1) / count.squeeze(1)
+
+
 def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """(B, L, D) -> (B, L, D) with position p of row b taken from the flat position rows[b L + p]."""
     B, L, D = x.shape
@@ -210,8 +274,10 @@ class Identity(nn.Module):
 
 def build_encoder(name: str, input_dim: int, hidden: int, input_dropout: float = 0.0) -> nn.Module:
     """`hidden`: J&W hidden_size (per direction for lstm), S&S units per direction / filters per kernel."""
-    if name == "lstm":
+    if name in ("lstm", "lstm-diversity"):  # the diversity LSTM differs in its training objective only
         return BiRNN(input_dim, hidden, "lstm")
+    if name == "lstm-ortho":
+        return OrthogonalBiLSTM(input_dim, hidden)
     if name == "cnn":
         return Convolutional(input_dim, hidden // 4, (1, 3, 5, 7))
     if name == "average":
@@ -222,4 +288,6 @@ def build_encoder(name: str, input_dim: int, hidden: int, input_dropout: float =
         return Convolutional(input_dim, hidden, (3, 5), input_dropout)
     if name == "none":
         return Identity(input_dim)
-    raise ValueError(f"unknown encoder {name!r}: expected lstm, cnn, average, rnn, conv or none")
+    raise ValueError(
+        f"unknown encoder {name!r}: expected lstm, lstm-ortho, lstm-diversity, cnn, average, rnn, conv or none"
+    )

@@ -19,26 +19,30 @@ from torch import nn
 from attnexp.models.attention import (
     AdditiveAttention,
     ScaledDotAttention,
+    SparseAdditiveAttention,
     UniformAttention,
     masked_softmax,
     real_token_mask,
 )
-from attnexp.models.encoders import build_encoder
+from attnexp.models.encoders import build_encoder, conicity
 from attnexp.models.inputs import Batch, Encoded
 
 __all__ = ["FlatConfig", "FlatClassifier", "real_token_mask", "masked_softmax"]
 
-ATTENTIONS = ("tanh", "dot", "uniform", "guided")
+ATTENTIONS = ("tanh", "dot", "uniform", "guided", "sparsemax", "entmax15")
+ENCODERS = ("lstm", "cnn", "average", "lstm-ortho", "lstm-diversity")
 
 
 @dataclass
 class FlatConfig:
     vocab_size: int
     n_classes: int  # 1 = binary with a sigmoid output (J&W BC), >1 = softmax
-    encoder: str = "lstm"  # lstm | cnn | average
-    attention: str = "tanh"  # tanh (additive) | dot (scaled, learned query) | uniform | guided
+    encoder: str = "lstm"  # lstm | cnn | average | lstm-ortho | lstm-diversity
+    attention: str = "tanh"  # tanh (additive) | dot (scaled, learned query) | uniform | guided | sparsemax | entmax15
     embedding_dim: int = 300
     hidden_size: int = 128  # per direction for the BiLSTM; total for cnn/average (J&W §2)
+    # λ of the conicity penalty added to the training loss (`lstm-diversity`, Mohankumar et al. 2020); 0: none
+    diversity_weight: float = 0.0
 
 
 class FlatClassifier(nn.Module):
@@ -46,8 +50,8 @@ class FlatClassifier(nn.Module):
 
     def __init__(self, cfg: FlatConfig):
         super().__init__()
-        if cfg.encoder not in {"lstm", "cnn", "average"}:
-            raise ValueError(f"flat encoder must be lstm, cnn or average, got {cfg.encoder!r}")
+        if cfg.encoder not in ENCODERS:
+            raise ValueError(f"flat encoder must be one of {ENCODERS}, got {cfg.encoder!r}")
         if cfg.attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {cfg.attention!r}")
         self.cfg = cfg
@@ -60,8 +64,11 @@ class FlatClassifier(nn.Module):
             "dot": lambda: ScaledDotAttention(dim),
             "uniform": UniformAttention,
             "guided": lambda: None,
+            "sparsemax": lambda: SparseAdditiveAttention(dim, dim // 2, "sparsemax"),
+            "entmax15": lambda: SparseAdditiveAttention(dim, dim // 2, "entmax15"),
         }[cfg.attention]()
         self.decoder = nn.Linear(dim, cfg.n_classes)
+        self._penalty: torch.Tensor | None = None
 
     @property
     def guided(self) -> bool:
@@ -73,7 +80,17 @@ class FlatClassifier(nn.Module):
         if embedded is None:
             embedded = self.embedding(batch.tokens)
         hidden = self.encoder(embedded, batch.lengths)
-        return Encoded(hidden, real_token_mask(batch.lengths, batch.tokens.shape[1]))
+        mask = real_token_mask(batch.lengths, batch.tokens.shape[1])
+        if self.training and self.cfg.diversity_weight:
+            self._penalty = self.cfg.diversity_weight * conicity(hidden, mask).sum()
+        return Encoded(hidden, mask)
+
+    def training_penalty(self) -> torch.Tensor | float:
+        """The penalty of the last training batch's states, summed over its instances, once: λ times
+        their conicity for the diversity LSTM (Mohankumar et al. 2020: loss = BCE + λ conicity, both
+        batch means; the training loop sums or averages it with the loss), 0 for every other model."""
+        penalty, self._penalty = self._penalty, None
+        return 0.0 if penalty is None else penalty
 
     def decode(self, encoded: Encoded, attention: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """-> logits (..., B, C), attention (..., B, L). An imposed `attention` may carry leading
