@@ -40,6 +40,7 @@ REPORT_TABLES = {
         "violation test",
         "violation test",
     ),
+    "zoo": ("zoo", "Beyond - the zoo", "Mohankumar et al. 2020", "zoo"),
     "attention_attribution_pruning": (
         "attention_attribution_tables",
         "Beyond - attention attribution",

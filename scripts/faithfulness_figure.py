@@ -1,7 +1,8 @@
 """Rule faithfulness_figure: results/figures/faithfulness/{dataset}/aopc.{pdf,png}, the ERASER
-perturbation curves of every model of one dataset."""
+perturbation curves of every model of one dataset, under the first removal operator (`faithfulness.ops`)."""
 
 from attnexp import io
+from attnexp.papers.faithfulness.experiment import primary_operator
 from attnexp.papers.faithfulness.plots import perturbation_curves
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
@@ -12,7 +13,7 @@ with fail_cleanly(ValueError, KeyError):
     tables = {}
     for path in snakemake.input:
         run = RunKey.of_file(path)
-        table = io.read_table(path, dtype={"id": str, "ranking": str, "unit": str})
+        table = primary_operator(io.read_table(path, dtype={"id": str, "ranking": str, "unit": str, "operator": str}))
         for unit, part in table.groupby("unit", sort=False):  # a HAN has a column per unit
             tables[f"{run.model} (seed {run.seed})" + (f", {unit}" if table["unit"].nunique() > 1 else "")] = part
     save_figure(perturbation_curves(tables, snakemake.wildcards.dataset), snakemake.output.pdf, snakemake.output.png)

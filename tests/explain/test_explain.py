@@ -227,7 +227,7 @@ def test_leave_one_out_refuses_an_unknown_op_and_pad_masked_sentences():
     model = flat()
     examples = make_examples()
     with pytest.raises(ValueError, match="loo_op"):
-        leave_one_out(model, examples, full_probabilities(model, examples), "zero")
+        leave_one_out(model, examples, full_probabilities(model, examples), "blank")
     han = hierarchical("han", "rnn")  # HAN sentences: a token cannot be masked out of sentence attention
     with pytest.raises(ValueError, match="pad_masked erasure is defined for token-level layouts"):
         leave_one_out(han, examples, np.full((len(examples), 2), 0.5), "pad_masked")

@@ -26,6 +26,8 @@ LENGTHS = [7, 3, 11, 2, 5, 9]
 
 
 def by_hand_erased(example: Example, erase: np.ndarray, op: str) -> Example:
+    if op == "attention_mask":  # the input as it is: the tokens lose their attention below
+        return example
     if op != "delete":
         tokens = example.tokens.copy()
         for t in np.flatnonzero(erase):
@@ -44,14 +46,14 @@ def by_hand_probabilities(model, example: Example, erase: np.ndarray, op: str) -
     variant = by_hand_erased(example, erase, op)
     with torch.no_grad():
         encoded = model.encode(collate([variant], model.layout))
-        if op == "pad_masked":
+        if op in ("pad_masked", "attention_mask"):
             offset = 1 if model.layout == "sos_eos" else 0
             mask = encoded.mask.clone()
             for t in np.flatnonzero(erase):
                 mask[0, t + offset] = False
             encoded = encoded._replace(mask=mask)
         logits, alpha = model.decode(encoded)
-        if op == "pad_masked":
+        if op in ("pad_masked", "attention_mask"):
             assert all(alpha[0, t + offset] == 0 for t in np.flatnonzero(erase))
     return probabilities(logits)[0].numpy()
 
@@ -85,6 +87,39 @@ def test_erased_example_replaces_tokens_for_unk_and_pad_masked():
     pad = erased_example(e, erase, "pad_masked")
     assert pad.tokens.tolist() == [4, PAD, 6, PAD]
     assert e.tokens.tolist() == [4, 5, 6, 7]  # the original is untouched
+
+
+def test_zero_replaces_tokens_by_the_zero_embedding_and_attention_mask_keeps_them():
+    e = Example("x", np.array([4, 5, 6, 7]), 1, [(0, 4)])
+    erase = np.array([True, False, False, True])
+    assert erased_example(e, erase, "zero").tokens.tolist() == [PAD, 5, 6, PAD]
+    assert erased_example(e, erase, "attention_mask") is e
+    model = flat("lstm", "tanh", 1)
+    assert torch.equal(model.embedding.weight[PAD], torch.zeros(model.embedding.weight.shape[1]))
+    examples = random_examples([5])
+    erase = [np.array([False, True, False, False, True])]
+    zero, masked = (
+        variant_probabilities(model, examples, np.array([0]), erase, op) for op in ("zero", "attention_mask")
+    )
+    # zero: <PAD> ids in the input, still attended; attention_mask: the same input, the tokens not attended
+    assert not np.allclose(zero, masked)
+
+
+def test_masking_operators_need_attention_applied_in_decode():
+    from attnexp.explain.perturb import supports_op
+    from attnexp.spec import parse_model_name
+
+    for name, op, supported in [
+        ("lstm-tanh", "attention_mask", True),
+        ("flan-rnn", "attention_mask", True),
+        ("han-rnn", "attention_mask", False),
+        ("han-rnn", "zero", True),
+        ("transformer-cls", "attention_mask", False),
+        ("transformer-cls", "zero", True),
+    ]:
+        assert supports_op(parse_model_name(name, "binary"), op) == supported, (name, op)
+    with pytest.raises(ValueError, match="must be one of"):
+        supports_op(parse_model_name("lstm-tanh", "binary"), "blank")
 
 
 def test_erased_example_delete_shifts_sentence_spans_and_drops_emptied_sentences():
@@ -129,7 +164,12 @@ MODELS = {
     "han-rnn": lambda: hierarchical("han", "rnn"),
     "han-none": lambda: hierarchical("han", "none", n_classes=3),
 }
-CASES = [(name, op) for name in MODELS for op in ERASE_OPS if not (name.startswith("han") and op == "pad_masked")]
+CASES = [
+    (name, op)
+    for name in MODELS
+    for op in ERASE_OPS
+    if not (name.startswith("han") and op in ("pad_masked", "attention_mask"))
+]
 
 
 def examples_for(model, seed=0):
@@ -200,7 +240,9 @@ def test_variant_probabilities_refuse_bad_requests():
     ):
         variant_probabilities(han, examples, np.array([0]), [np.array([True, False, False])], "pad_masked")
     with pytest.raises(ValueError, match="erase operation must be one of"):
-        variant_probabilities(flat(), examples, np.array([0]), [np.array([True, False, False])], "zero")
+        variant_probabilities(flat(), examples, np.array([0]), [np.array([True, False, False])], "blank")
+    with pytest.raises(ValueError, match="attention_mask erasure is defined for token-level layouts"):
+        variant_probabilities(han, examples, np.array([0]), [np.array([True, False, False])], "attention_mask")
     with pytest.raises(ValueError, match="2 variant owners for 1 erase masks"):
         variant_probabilities(flat(), examples, np.array([0, 1]), [np.array([True, False, False])], "delete")
     with pytest.raises(ValueError, match="no variants to run"):

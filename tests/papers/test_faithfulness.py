@@ -524,11 +524,29 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     _, checkpoint = run_fit(
         config, data, tmp_path / "models" / "synthetic" / "han-rnn" / "seed10", model="han-rnn", epochs=1
     )
-    settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10}
+    bounds = {"exact_max_units": 10, "beam_width": 2, "beam_max_units": None, "max_instances": None}
+    settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10, "bounds": bounds}
     out = tmp_path / "eraser.csv"
     ff.write_faithfulness(checkpoint, data, None, out, settings, seed=10, threads=1)
     frame = pd.read_csv(out, dtype={"id": str})
-    assert list(frame.columns) == ["ranking", "id", "bin", "k", "n", "comprehensiveness", "sufficiency", "unit"]
+    assert list(frame.columns) == [
+        "ranking",
+        "id",
+        "bin",
+        "k",
+        "n",
+        "comprehensiveness",
+        "sufficiency",
+        "unit",
+        "comprehensiveness_min",
+        "comprehensiveness_max",
+        "sufficiency_min",
+        "sufficiency_max",
+        "bounds",
+        "operator",
+    ]
+    assert set(frame["operator"]) == {"delete"}
+    assert set(frame.loc[frame["unit"] == "sentences", "bounds"]) == {"exact"}  # two sentences each
     sentences, tokens = frame[frame["unit"] == "sentences"], frame[frame["unit"] == "tokens"]
     assert len(sentences) and len(tokens) and set(frame["unit"]) == {"sentences", "tokens"}  # han_units
     assert set(sentences["n"]) == {2}  # every tiny document has two sentences
@@ -543,6 +561,28 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     ]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
         ff.write_faithfulness(checkpoint, data, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
+    off = tmp_path / "off.csv"  # normalised AOPC off: the raw battery alone
+    ff.write_faithfulness(checkpoint, data, None, off, settings | {"bounds": None}, seed=10, threads=1)
+    raw = pd.read_csv(off, dtype={"id": str})
+    assert "bounds" not in raw and raw.equals(frame[raw.columns])
+    # every removal operator a battery of its own; a HAN's sentences cannot be masked out of its attention
+    several = settings | {"ops": ["delete", "zero", "attention_mask"], "han_units": ["sentences"]}
+    ff.write_faithfulness(
+        checkpoint, data, None, tmp_path / "ops.csv", several, seed=10, threads=1, violation_out=tmp_path / "v.csv"
+    )
+    by_op = pd.read_csv(tmp_path / "ops.csv", dtype={"id": str})
+    assert list(dict.fromkeys(by_op["operator"])) == ["delete", "zero"]
+    first = by_op[by_op["operator"] == "delete"].drop(columns="operator").reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, sentences.drop(columns="operator").reset_index(drop=True))  # as alone
+    zero = by_op[by_op["operator"] == "zero"]
+    assert not np.allclose(zero["comprehensiveness"], first["comprehensiveness"])
+    summary = ff.aopc(by_op)
+    assert list(summary.columns[:3]) == ["operator", "unit", "ranking"]
+    assert set(summary["operator"]) == {"delete", "zero"}
+    assert ff.primary_operator(by_op).equals(by_op[by_op["operator"] == "delete"])
+    assert set(pd.read_csv(tmp_path / "v.csv")["operator"]) == {"delete", "zero"}
+    with pytest.raises(ValueError, match="none of the removal operators \\['attention_mask'\\]"):
+        ff.write_faithfulness(checkpoint, data, None, out, several | {"ops": ["attention_mask"]}, seed=10, threads=1)
 
 
 def test_ranking_names_have_one_home():

@@ -33,7 +33,7 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.papers import RegistryView
-from attnexp.papers.faithfulness.experiment import aopc
+from attnexp.papers.faithfulness.experiment import aopc, primary_operator
 from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
@@ -88,7 +88,7 @@ def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, f
 
 
 def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
-    frame = io.read_table(eraser, dtype={"id": str, "ranking": str, "unit": str})
+    frame = primary_operator(io.read_table(eraser, dtype={"id": str, "ranking": str, "unit": str, "operator": str}))
     # the units the model attends to (written first); a HAN's token rows are in the AOPC table
     table = aopc(frame[frame["unit"] == frame["unit"].iloc[0]]).set_index("ranking")
     cells = {}
@@ -97,6 +97,11 @@ def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
             cells[f"ff_comp_{name}"] = float(table.loc[name, "aopc_comprehensiveness"])
             if name != "loo":
                 cells[f"ff_suff_{name}"] = float(table.loc[name, "aopc_sufficiency"])
+    if "aopc_comprehensiveness_normalised" in table:  # an eraser.csv with each instance's AOPC range
+        for name, metrics in (("attention", ("comp", "suff")), ("random", ("comp",))):
+            for metric in metrics if name in table.index else ():
+                column = {"comp": "aopc_comprehensiveness", "suff": "aopc_sufficiency"}[metric]
+                cells[f"ff_{metric}_{name}_normalised"] = float(table.loc[name, f"{column}_normalised"])
     return cells
 
 

@@ -9,6 +9,11 @@ sufficiency erase the top-k tokens or all but them. How a token is erased (D-LOO
 - `unk`: the token is replaced by `<UNK>`.
 - `pad_masked`: the token is replaced by `<PAD>` (a zero embedding) and masked out of the attention
   (token-level layouts only).
+- `zero`: the token is replaced by `<PAD>`, whose embedding is the zero vector, and stays in the
+  attention (Liu et al. 2022's "zero" operator; a pretrained encoder reads its `[PAD]` piece).
+- `attention_mask`: the token stays in the input and gets no attention (Liu et al. 2022's third
+  operator; models whose attention over tokens is applied in `decode`: not a HAN's sentences, not the
+  Transformer, whose attention runs inside its encoder).
 
 Variants of all instances are sorted by padded length and cut by a token budget, so an instance
 costs a share of a few large forward passes instead of one pass per variant. They are built per
@@ -27,16 +32,26 @@ from attnexp.models.inputs import PAD, UNK, Example, collate, sorted_batches
 from attnexp.models.outputs import probabilities
 from attnexp.runtime import model_device
 
-__all__ = ["ERASE_OPS", "erased_example", "variant_probabilities"]
+__all__ = ["ERASE_OPS", "MASKING_OPS", "erased_example", "supports_op", "variant_probabilities"]
 
-ERASE_OPS = ("delete", "unk", "pad_masked")
+ERASE_OPS = ("delete", "unk", "pad_masked", "zero", "attention_mask")
+MASKING_OPS = ("pad_masked", "attention_mask")  # the erased tokens are masked out of the attention
 
 
 def _check(op: str, layout: str) -> None:
     if op not in ERASE_OPS:
         raise ValueError(f"the erase operation must be one of {ERASE_OPS}, got {op!r}")
-    if op == "pad_masked" and layout == "sentences":
-        raise ValueError("pad_masked erasure is defined for token-level layouts, not HAN's `sentences`")
+    if op in MASKING_OPS and layout == "sentences":
+        raise ValueError(f"{op} erasure is defined for token-level layouts, not HAN's `sentences`")
+
+
+def supports_op(spec, op: str) -> bool:
+    """Whether a model (its `ModelSpec`) can have tokens erased by `op`: the masking operators need
+    attention over tokens applied in `decode` (not a HAN, whose attention is over sentences, and not a
+    model with self-attention, whose attention is computed inside its encoder)."""
+    if op not in ERASE_OPS:
+        raise ValueError(f"the erase operation must be one of {ERASE_OPS}, got {op!r}")
+    return op not in MASKING_OPS or (spec.layout != "sentences" and not spec.self_attention)
 
 
 def erased_example(example: Example, erase: np.ndarray, op: str) -> Example:
@@ -46,6 +61,8 @@ def erased_example(example: Example, erase: np.ndarray, op: str) -> Example:
         raise ValueError(
             f"instance {example.id!r}: an erase mask of shape {erase.shape} for {len(example.tokens)} tokens"
         )
+    if op == "attention_mask":  # the input is unchanged: the tokens lose their attention in `variant_probabilities`
+        return example
     if op != "delete":
         tokens = example.tokens.copy()
         tokens[erase] = UNK if op == "unk" else PAD
@@ -97,10 +114,10 @@ def variant_probabilities(
     for indices in sorted_batches(lengths, batch_size=len(owners), max_tokens=max_tokens):
         batch = collate([erased_example(examples[owners[i]], erase[i], op) for i in indices], model.layout).to(device)
         encoded = model.encode(batch)
-        if op == "pad_masked":  # the PAD stand-ins get no attention (after <SOS> in `sos_eos`)
+        if op in MASKING_OPS:  # the erased tokens get no attention (after <SOS> in `sos_eos`)
             if encoded.heads is not None:
                 raise ValueError(
-                    "op 'pad_masked' is not defined for the Transformer: its attention is computed inside encode (use 'delete' or 'unk')"
+                    f"op {op!r} is not defined for the Transformer: its attention is computed inside encode (use 'delete', 'unk' or 'zero')"
                 )
             offset = 1 if model.layout == "sos_eos" else 0
             mask = encoded.mask.clone()

@@ -33,7 +33,7 @@ RANKINGS = {
 
 # What the per-model battery (`experiment.write_faithfulness`) depends on (`max_tokens` only sizes batches)
 ERASER_SETTINGS = JobSettings(
-    "faithfulness", ("bins", "rankings", "random_rankings", "op", "max_instances", "han_units", "max_tokens")
+    "faithfulness", ("bins", "rankings", "random_rankings", "ops", "bounds", "max_instances", "han_units", "max_tokens")
 )
 
 
@@ -52,13 +52,21 @@ FAITHFULNESS = Paper(
     "faithfulness",
     "faithfulness",
     requirements=(_OWN_ATTENTION,),
-    anchors={"DeYoung et al. 2020": Protocol("beyond the papers"), "Liu et al. 2022": Protocol("beyond the papers")},
+    anchors={
+        "DeYoung et al. 2020": Protocol("beyond the papers"),
+        "Liu et al. 2022": Protocol("beyond the papers"),
+        "Mohankumar et al. 2020": Protocol("beyond the papers"),
+    },
     measures={
         "ff_comp_attention": ("AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
         "ff_comp_loo": ("AOPC-comprehensiveness, leave-one-out ranking", "the comparison"),
         "ff_comp_random": ("AOPC-comprehensiveness, random ranking", "the baseline"),
         "ff_suff_attention": ("AOPC-sufficiency, attention ranking", "lower, and below random's"),
         "ff_suff_random": ("AOPC-sufficiency, random ranking", "the baseline"),
+        # normalised to each instance's AOPC range (Edin et al. 2025): comparable across models
+        "ff_comp_attention_normalised": ("normalised AOPC-comprehensiveness, attention ranking", "higher, in [0, 1]"),
+        "ff_comp_random_normalised": ("normalised AOPC-comprehensiveness, random ranking", "the baseline"),
+        "ff_suff_attention_normalised": ("normalised AOPC-sufficiency, attention ranking", "lower, in [0, 1]"),
     },
     page=Page(
         BEYOND_THE_PAPERS,

@@ -29,13 +29,16 @@ disagree, sign(a_t) ≠ sign(Δ_t); an instance's violation ratio is the share o
 that violate (a zero attribution claims nothing). Attention and rollout are non-negative, so they claim
 that every unit supports the prediction; gradient (input × gradient), IG, attention × gradient and
 attention attribution carry their own signs; Random is the mean over `RANDOM_RANKINGS` draws of N(0, 1)
-attributions. Removal is the battery's operator (`faithfulness.op`).
+attributions.
+
+Removal is each operator of `faithfulness.ops` in turn (`attnexp.explain.perturb`: delete, zero,
+attention_mask, ...), a whole battery each, in the tables' `operator` column: Liu et al. 2022 show that
+the operator moves attention's scores as much as the choice of explainer. An operator a model does not
+support (attention masking of a HAN's sentences or inside the Transformer) is left out of its tables.
 """
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +50,11 @@ from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import cached_batches
 from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
-from attnexp.explain.perturb import variant_probabilities
+from attnexp.explain.perturb import supports_op, variant_probabilities
 from attnexp.explanations import ig_converged, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, normalised, widen
 from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
@@ -70,7 +74,9 @@ __all__ = [
     "UNIT_RANKINGS",
     "ranked_units",
     "eraser",
+    "with_bounds",
     "aopc",
+    "primary_operator",
     "SIGNED",
     "violation_ratio",
     "removal_changes",
@@ -113,12 +119,6 @@ SIGNED = {name: SCORES[name] for name in ("attention", "ig", "rollout", "attattr
 # leave-one-unit-out TVD(p(x), p(x minus the unit)) (J&W's LOO, one unit at a time)
 UNIT_RANKINGS = ("attention", "loo")
 REMOVAL = "removal_change"  # `unit_rankings`' key of each unit's signed removal Δ (not a ranking)
-
-
-def bin_size(fraction: float, n: int) -> int:
-    """k_b = max(1, ⌈b·n⌉) in exact decimal arithmetic (a configured bin of 0.07 and n = 100: floats
-    give ⌈7.000000000000001⌉ = 8)."""
-    return max(1, math.ceil(Decimal(str(fraction)) * n))
 
 
 def top_positions(scores: np.ndarray, k: int) -> np.ndarray:
@@ -333,18 +333,64 @@ def eraser(
     return frame.assign(unit=unit)
 
 
+def with_bounds(
+    frame: pd.DataFrame,
+    model: nn.Module,
+    examples: list[Example],
+    settings: dict,
+    op: str,
+    units: list[list[np.ndarray]] | None = None,
+) -> pd.DataFrame:
+    """An ERASER table with each instance's AOPC range (`attnexp.papers.faithfulness.bounds`) on its
+    rows, widened to every ranking's own AOPC: `settings["bounds"]["max_instances"]` instances evenly
+    spaced (None: all) of at most `beam_max_units` units; the others' bound columns are empty. The table
+    as it is when `settings["bounds"]` is None (normalised AOPC off)."""
+    config = settings["bounds"]
+    if config is None:
+        return frame
+    bounded = evenly_spaced(len(examples), config["max_instances"])
+    found = aopc_bounds(
+        model,
+        examples,
+        tuple(settings["bins"]),
+        op,
+        settings["max_tokens"],
+        units,
+        config["exact_max_units"],
+        config["beam_width"],
+        bounded,
+        config["beam_max_units"],
+    )
+    per_instance = frame.groupby(["ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
+    found = widen(found, per_instance.reset_index())
+    return frame.merge(found, on="id", how="left", validate="many_to_one")
+
+
 def aopc(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per unit and ranking: AOPC-comprehensiveness (higher is better) and AOPC-sufficiency (lower is
-    better), the mean over instances of each instance's mean over bins, with the sd over instances, and
-    for integrated gradients the share of instances whose completeness gap did not converge."""
+    """Per removal operator, unit and ranking: AOPC-comprehensiveness (higher is better) and
+    AOPC-sufficiency (lower is better), the mean over instances of each instance's mean over bins, with
+    the sd over instances; where the table carries each instance's AOPC range (`with_bounds`), the same
+    normalised to it (Edin et al. 2025: (AOPC − min) / (max − min), in [0, 1], read in the same direction)
+    and how many instances have a range; and for integrated gradients the share of instances whose
+    completeness gap did not converge."""
     if "unit" not in frame:
         frame = frame.assign(unit="tokens")
-    per_instance = frame.groupby(["unit", "ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
-    summary = per_instance.groupby(["unit", "ranking"], sort=False).agg(["mean", "std", "count"])
+    if "operator" not in frame:  # a table of one battery
+        frame = frame.assign(operator="delete")
+    keys = ["operator", "unit", "ranking"]
+    metrics = ["comprehensiveness", "sufficiency"]
+    per_instance = frame.groupby([*keys, "id"], sort=False)[metrics].mean()
+    bounded = "comprehensiveness_min" in frame
+    if bounded:
+        ranges = frame.groupby([*keys, "id"], sort=False)[[f"{m}_{e}" for m in metrics for e in ("min", "max")]].first()
+        for metric in metrics:
+            per_instance[f"{metric}_normalised"] = normalised(
+                per_instance[metric], ranges[f"{metric}_min"], ranges[f"{metric}_max"]
+            )
+    summary = per_instance.groupby(keys, sort=False).agg(["mean", "std", "count"])
     out = pd.DataFrame(
         {
-            "unit": summary.index.get_level_values("unit"),
-            "ranking": summary.index.get_level_values("ranking"),
+            **{key: summary.index.get_level_values(key) for key in keys},
             "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
             "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
             "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
@@ -352,7 +398,23 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
             "instances": summary[("comprehensiveness", "count")].to_numpy(),
         }
     )
-    return out.assign(ig_unconverged=unconverged_share(frame, ["unit", "ranking"], out)).reset_index(drop=True)
+    if bounded:
+        for metric in metrics:
+            out[f"aopc_{metric}_normalised"] = summary[(f"{metric}_normalised", "mean")].to_numpy()
+            out[f"aopc_{metric}_normalised_sd"] = summary[(f"{metric}_normalised", "std")].to_numpy()
+        out["instances_normalised"] = summary[("comprehensiveness_normalised", "count")].to_numpy()
+    return out.assign(ig_unconverged=unconverged_share(frame, keys, out)).reset_index(drop=True)
+
+
+def primary_operator(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each run's first removal operator (`faithfulness.ops`' first, written first): what the
+    claims, the debate matrix and the figures read. A table of several runs keys them by dataset, model
+    and seed; one run's eraser.csv or violation.csv has no such columns."""
+    if "operator" not in frame or frame.empty:
+        return frame
+    runs = [key for key in ("dataset", "model", "seed") if key in frame]
+    first = frame.groupby(runs, sort=False)["operator"].transform("first") if runs else frame["operator"].iloc[0]
+    return frame[frame["operator"] == first]
 
 
 def unconverged_share(frame: pd.DataFrame, keys: list[str], summary: pd.DataFrame) -> np.ndarray:
@@ -477,8 +539,10 @@ def write_faithfulness(
 ) -> None:
     """The per-instance ERASER table of one trained model: every ranking of its explanations (models
     with attributable input; `explanations` is None for the others, ranked by `unit_rankings`) and
-    Random, every bin (`settings`: bins, rankings, random_rankings, op, max_instances, max_tokens);
+    Random, every bin (`settings`: bins, rankings, random_rankings, ops, max_instances, max_tokens);
     and at `violation_out` the violation test of the rankings that have signs (`SIGNED`) and Random.
+    Both once per removal operator of `ops` the model supports (`attnexp.explain.perturb.supports_op`),
+    in an `operator` column.
     The model runs on `device` (the config's setting: auto | cpu | cuda)."""
     set_determinism(seed, threads)
     run = restore_run(checkpoint, data, device=device)
@@ -491,9 +555,26 @@ def write_faithfulness(
     everything = run.test_examples(data)
     chosen = evenly_spaced(len(everything), settings["max_instances"])
     examples = [everything[i] for i in chosen]
+    records = read_explanations(explanations) if explanations is not None else None
+    ops = [op for op in settings["ops"] if supports_op(run.spec, op)]
+    if not ops:
+        raise ValueError(
+            f"model {run.spec.name!r}: none of the removal operators {settings['ops']} is defined for it (config key faithfulness.ops)"
+        )
+    erased, tested = [], []
+    for op in ops:  # each operator a whole battery; the first is the one the claims read
+        frame, violation = _battery(run, examples, everything, chosen, records, settings, seed, op)
+        erased.append(frame.assign(operator=op))
+        tested.append(violation.assign(operator=op))
+    io.write_csv(out, pd.concat(erased, ignore_index=True), seal=True)
+    if violation_out is not None:
+        io.write_csv(violation_out, pd.concat(tested, ignore_index=True), seal=True)
+
+
+def _battery(run, examples, everything, chosen, records, settings: dict, seed: int, op: str):
+    """One operator's ERASER table and violation test of the chosen test instances."""
     names = tuple(settings["rankings"])
-    if explanations is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
-        records = read_explanations(explanations)
+    if records is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
         rankings = rankings_of(records, everything, names)
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
         draws = (
@@ -501,20 +582,19 @@ def write_faithfulness(
             if settings["random_rankings"]
             else None
         )
-        frame = eraser(
-            run.model, examples, rankings, draws, tuple(settings["bins"]), settings["op"], settings["max_tokens"]
+        frame = eraser(run.model, examples, rankings, draws, tuple(settings["bins"]), op, settings["max_tokens"])
+        frame = with_bounds(frame, run.model, examples, settings, op)
+        signed = {name: [SIGNED[name](records[i]) for i in chosen] for name in rankings if name in SIGNED}
+        changes = removal_changes(run.model, examples, op, settings["max_tokens"])
+        tested = violations(examples, signed, changes, seed, settings["random_rankings"])
+        return (
+            with_ig_convergence(frame, records, "ranking"),
+            with_ig_convergence(tested, records, "explainer"),
         )
-        io.write_csv(out, with_ig_convergence(frame, records, "ranking"), seal=True)
-        if violation_out is not None:
-            signed = {name: [SIGNED[name](records[i]) for i in chosen] for name in rankings if name in SIGNED}
-            changes = removal_changes(run.model, examples, settings["op"], settings["max_tokens"])
-            tested = violations(examples, signed, changes, seed, settings["random_rankings"])
-            io.write_csv(violation_out, with_ig_convergence(tested, records, "explainer"), seal=True)
-        return
     frames, tested = [], []
     for unit in ranked_units(run.spec.attended, settings.get("han_units")):
         units = [attended_units(e, unit) for e in examples]
-        rankings = unit_rankings(run.model, examples, units, settings["op"], settings["max_tokens"], unit)
+        rankings = unit_rankings(run.model, examples, units, op, settings["max_tokens"], unit)
         changes = rankings.pop(REMOVAL)
         rankings = {name: scores for name, scores in rankings.items() if name in names}
         if "attention" in rankings:  # HAN and FLAN attention's signs: every unit claimed to support
@@ -525,22 +605,13 @@ def write_faithfulness(
             if settings["random_rankings"]
             else None
         )
-        frames.append(
-            eraser(
-                run.model,
-                examples,
-                rankings,
-                draws,
-                tuple(settings["bins"]),
-                settings["op"],
-                settings["max_tokens"],
-                units,
-                unit,
-            )
+        frame = eraser(
+            run.model, examples, rankings, draws, tuple(settings["bins"]), op, settings["max_tokens"], units, unit
         )
-    io.write_csv(out, pd.concat(frames, ignore_index=True), seal=True)
-    if violation_out is not None:
-        io.write_csv(violation_out, pd.concat(tested, ignore_index=True) if tested else violations_frame(), seal=True)
+        frames.append(with_bounds(frame, run.model, examples, settings, op, units))
+    return pd.concat(frames, ignore_index=True), (
+        pd.concat(tested, ignore_index=True) if tested else violations_frame()
+    )
 
 
 def ranked_units(attended: str, han_units: list[str] | None) -> list[str]:

@@ -22,13 +22,28 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.markdown import to_markdown
-from attnexp.papers.faithfulness.experiment import RANDOM, aopc, unconverged_share
+from attnexp.papers.faithfulness.experiment import RANDOM, aopc, primary_operator, unconverged_share
 from attnexp.papers.faithfulness.seed_envelopes import summarise_envelopes
 from attnexp.plan import RunKey
 
-__all__ = ["aopc_table", "envelope_table", "violation_table", "faithfulness_claims", "violation_claims", "write_tables"]
+__all__ = [
+    "aopc_table",
+    "envelope_table",
+    "violation_table",
+    "faithfulness_claims",
+    "rank_changes",
+    "violation_claims",
+    "write_tables",
+]
 
 PAPER = "DeYoung et al. 2020"
+NORMALISED = (
+    "aopc_comprehensiveness_normalised",
+    "aopc_comprehensiveness_normalised_sd",
+    "aopc_sufficiency_normalised",
+    "aopc_sufficiency_normalised_sd",
+)
+NORMALISED_SOURCE = "normalised AOPC (Edin et al. 2025): (AOPC - min) / (max - min) over each instance's orderings"
 SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B|"
 VIOLATION_PAPER = "Liu et al. 2022"
 VIOLATION_SOURCE = "Liu et al. 2022 (ICML), the violation test; their ratios: references/liu_2022_violation.csv"
@@ -49,6 +64,7 @@ def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
         "dataset",
         "model",
         "seed",
+        "operator",
         "unit",
         "ranking",
         "aopc_comprehensiveness",
@@ -56,9 +72,12 @@ def aopc_table(paths: list[str | Path]) -> pd.DataFrame:
         "aopc_sufficiency",
         "aopc_sufficiency_sd",
         "instances",
+        *NORMALISED,
+        "instances_normalised",
         "ig_unconverged",
     ]
-    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+    # an eraser.csv without the instances' AOPC ranges (written before they existed) leaves them empty
+    return pd.concat(parts, ignore_index=True).reindex(columns=columns) if parts else pd.DataFrame(columns=columns)
 
 
 def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
@@ -87,7 +106,8 @@ def envelope_table(paths: list[str | Path]) -> pd.DataFrame:
 def violation_table(paths: list[str | Path]) -> pd.DataFrame:
     """violation.csv per run -> one row per run, unit and explainer: the mean violation ratio over the
     instances with a claim (± sd), and how many instances were scored."""
-    columns = ["dataset", "model", "seed", "unit", "explainer", "violation_ratio", "violation_ratio_sd", "instances"]
+    columns = ["dataset", "model", "seed", "operator", "unit", "explainer", "violation_ratio", "violation_ratio_sd"]
+    columns += ["instances"]
     columns += ["ig_unconverged"]  # integrated gradients' rows: the share of instances whose completeness failed
     parts = []
     for path in paths:
@@ -95,20 +115,22 @@ def violation_table(paths: list[str | Path]) -> pd.DataFrame:
         frame = io.read_table(path, dtype={"id": str, "explainer": str, "unit": str})
         if frame.empty:
             continue
-        summary = frame.groupby(["unit", "explainer"], sort=False)["violation_ratio"].agg(["mean", "std", "count"])
+        if "operator" not in frame:  # a table of one battery
+            frame = frame.assign(operator="delete")
+        keys = ["operator", "unit", "explainer"]
+        summary = frame.groupby(keys, sort=False)["violation_ratio"].agg(["mean", "std", "count"])
         rows = pd.DataFrame(
             {
                 "dataset": run.dataset,
                 "model": run.model,
                 "seed": run.seed,
-                "unit": summary.index.get_level_values("unit"),
-                "explainer": summary.index.get_level_values("explainer"),
+                **{key: summary.index.get_level_values(key) for key in keys},
                 "violation_ratio": summary["mean"].to_numpy(),
                 "violation_ratio_sd": summary["std"].to_numpy(),
                 "instances": summary["count"].to_numpy(),
             }
         )
-        parts.append(rows.assign(ig_unconverged=unconverged_share(frame, ["unit", "explainer"], rows)))
+        parts.append(rows.assign(ig_unconverged=unconverged_share(frame, keys, rows)))
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -192,17 +214,87 @@ def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
                     condition=f"{int(r.instances)} test instances, ranked {r.unit}",
                 )
             )
+            for metric, better in (("comprehensiveness", 1), ("sufficiency", -1)):
+                column = f"aopc_{metric}_normalised"
+                if column not in by_ranking or pd.isna(r[column]) or pd.isna(random[column]):
+                    continue
+                gap = float(r[column] - random[column])
+                rows.append(
+                    claim(
+                        PAPER,
+                        "AOPC",
+                        dataset,
+                        model,
+                        int(seed),
+                        f"normalised AOPC-{metric}({ranking}) - normalised AOPC-{metric}(random); "
+                        f"holds {'above' if better > 0 else 'below'} 0",
+                        gap,
+                        verdict="holds" if better * gap > 0 else "does not hold",
+                        source=f"{SOURCE}; {NORMALISED_SOURCE}",
+                        condition=f"{int(r.instances_normalised)} test instances with an AOPC range, ranked {r.unit}",
+                    )
+                )
     return rows
+
+
+def rank_changes(table: pd.DataFrame) -> pd.DataFrame:
+    """Where raw and normalised AOPC-comprehensiveness order things differently: per dataset, operator and
+    unit, the explainers of each run and the models (each seed) under each ranking, ordered by both,
+    one row per comparison whose order changes."""
+    rows = []
+    column = "aopc_comprehensiveness_normalised"
+    if table.empty or column not in table or table[column].isna().all():
+        return pd.DataFrame(columns=["dataset", "operator", "unit", "compared", "by raw AOPC", "by normalised AOPC"])
+    shown = table.dropna(subset=[column])
+
+    def order(group: pd.DataFrame, key: str, label) -> str:
+        return " > ".join(label(r) for _, r in group.sort_values(key, ascending=False, kind="stable").iterrows())
+
+    for (dataset, operator, unit), part in shown.groupby(["dataset", "operator", "unit"], sort=False):
+        comparisons = [
+            (f"explainers of {model} (seed {seed})", group, lambda r: r["ranking"])
+            for (model, seed), group in part.groupby(["model", "seed"], sort=False)
+        ] + [
+            (f"models by {ranking}", group, lambda r: f"{r['model']}/{r['seed']}")
+            for ranking, group in part.groupby("ranking", sort=False)
+        ]
+        for compared, group, label in comparisons:
+            if len(group) < 2:
+                continue
+            raw, normalised = order(group, "aopc_comprehensiveness", label), order(group, column, label)
+            if raw != normalised:
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "operator": operator,
+                        "unit": unit,
+                        "compared": compared,
+                        "by raw AOPC": raw,
+                        "by normalised AOPC": normalised,
+                    }
+                )
+    return pd.DataFrame(rows, columns=["dataset", "operator", "unit", "compared", "by raw AOPC", "by normalised AOPC"])
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:
     """Mean ± sd to 3 decimals, one column per metric."""
-    shown = table[["dataset", "model", "seed", "unit", "ranking", "instances"]].copy()
+    shown = table[["dataset", "model", "seed", "operator", "unit", "ranking", "instances"]].copy()
     for metric in ("comprehensiveness", "sufficiency"):
         mean, sd = table[f"aopc_{metric}"], table[f"aopc_{metric}_sd"]
         shown[f"AOPC-{metric}"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
+        mean, sd = table[f"aopc_{metric}_normalised"], table[f"aopc_{metric}_normalised_sd"]
+        shown[f"normalised {metric}"] = ["" if pd.isna(m) else f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
     shown["IG unconverged"] = _shares(table["ig_unconverged"])
     return shown
+
+
+def _rank_changes_markdown(changes: pd.DataFrame) -> str:
+    if changes.empty:
+        return "\n\n## Raw against normalised\n\nNo order of explainers or models changes between raw and normalised AOPC-comprehensiveness.\n"
+    return (
+        "\n\n## Raw against normalised\n\nWhere raw and normalised AOPC-comprehensiveness order the explainers of a model, "
+        "or the models under one ranking, differently:\n\n" + to_markdown(changes)
+    )
 
 
 def _shares(values: pd.Series) -> list[str]:
@@ -211,7 +303,7 @@ def _shares(values: pd.Series) -> list[str]:
 
 
 def _violation_markdown(table: pd.DataFrame, reference: str | Path) -> str:
-    shown = table[["dataset", "model", "seed", "unit", "explainer", "instances"]].copy()
+    shown = table[["dataset", "model", "seed", "operator", "unit", "explainer", "instances"]].copy()
     shown["violation ratio"] = [
         f"{m:.3f} ± {s:.3f}" for m, s in zip(table["violation_ratio"], table["violation_ratio_sd"])
     ]
@@ -253,13 +345,23 @@ def write_tables(
         out["aopc_md"],
         "# Faithfulness: AOPC per model and ranking\n\n"
         "ERASER comprehensiveness (higher is better) and sufficiency (lower is better), the mean over the "
-        "bins of each test instance, then mean ± sd over instances (DeYoung et al. 2020). The unit is what a ranking "
+        "bins of each test instance, then mean ± sd over instances (DeYoung et al. 2020), per removal operator "
+        "(`faithfulness.ops`: delete removes the token, zero gives it the zero embedding, attention_mask keeps it with "
+        "no attention; the claims read the first). The unit is what a ranking "
         "orders and erases: tokens, or the sentences a HAN attends to. IG unconverged: the share of the instances whose "
         "integrated gradients kept a completeness gap above `explain.ig_tolerance` at `explain.ig_max_steps` points "
-        "(their rows are scored as they are).\n\n" + to_markdown(_shown(table)),
+        "(their rows are scored as they are). Normalised: each instance's AOPC placed in the range any ordering of its "
+        "units reaches, (AOPC - min) / (max - min) in [0, 1] (Edin et al. 2025; exact bounds for short instances, beam "
+        "search for long ones, `faithfulness.bounds`), read in the same direction as the raw score: raw AOPC's range "
+        "depends on the model, so only the normalised scores compare across models.\n\n"
+        + to_markdown(_shown(table))
+        + _rank_changes_markdown(rank_changes(table)),
     )
     violation = violation_table(violation_paths)
     io.write_csv(out["violation_csv"], violation, seal=True)
     io.write_text(out["violation_md"], _violation_markdown(violation, violation_reference))
-    write_claims(out["claims"], faithfulness_claims(table) + violation_claims(violation))
+    # the claims read the first operator's battery (`faithfulness.ops`)
+    write_claims(
+        out["claims"], faithfulness_claims(primary_operator(table)) + violation_claims(primary_operator(violation))
+    )
     return table
