@@ -57,6 +57,22 @@ rule preprocess_dataset:
         "../scripts/preprocess_dataset.py"
 
 
+# The generated task's shifted test set (attnexp.data.synthetic.shifted_test): the ground-truth table's check
+# for a model that learnt a shortcut
+rule shifted_test:
+    output:
+        "results/data/{dataset}/test_shifted.jsonl",
+    log:
+        "results/logs/shifted_test/{dataset}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        generator=lambda wildcards: config["datasets"][wildcards.dataset]["generator"],
+        seed=lambda wildcards: config["datasets"][wildcards.dataset]["split_seed"],
+    script:
+        "../scripts/shifted_test.py"
+
+
 rule tabulate_datasets:
     input:
         stats=expand("results/data/{dataset}/stats.json", dataset=ENABLED),

@@ -23,6 +23,13 @@ JW_GROUND_TRUTH_RUNS = [
     for run in dict.fromkeys(JW_RUNS + experiment_runs(config, "attention_attribution"))
     if run.dataset in JW_GROUND_TRUTH
 ]
+# ... and on the generated binary task, each model's accuracy on the shifted test set (cues of both classes)
+JW_SHIFTED_RUNS = [
+    run
+    for run in JW_GROUND_TRUTH_RUNS
+    if config["datasets"][run.dataset]["protocol"] == "generated"
+    and not config["datasets"][run.dataset]["generator"].get("question")
+]
 
 
 JW_MODEL_FIGURES = (
@@ -72,6 +79,26 @@ rule jw_permutation:
         device=config["device"],
     script:
         "../scripts/jw_permutation.py"
+
+
+rule jw_shifted_accuracy:
+    input:
+        unpack(model_files),
+        shifted="results/data/{dataset}/test_shifted.jsonl",
+    output:
+        f"results/jain_wallace/{JW_RUN}/shifted_test.json",
+    log:
+        f"results/logs/jain_wallace/shifted_test/{JW_RUN}.log",
+    conda:
+        "../envs/attnexp.yaml"
+    threads: config["train"]["threads"]
+    resources:
+        gpu=GPUS,
+    params:
+        torch_threads=config["train"]["threads"],
+        device=config["device"],
+    script:
+        "../scripts/jw_shifted_accuracy.py"
 
 
 rule jw_adversarial:
@@ -179,6 +206,10 @@ rule jw_ground_truth:
         ],
         test=[f"results/data/{d}/test.jsonl" for d in JW_GROUND_TRUTH],
         metrics=[trained(run) for run in JW_GROUND_TRUTH_RUNS],
+        shifted=[
+            f"{run.path('results/jain_wallace')}/shifted_test.json"
+            for run in JW_SHIFTED_RUNS
+        ],
     output:
         csv="results/tables/ground_truth.csv",
         md="results/tables/ground_truth.md",

@@ -17,6 +17,7 @@ with fail_cleanly(ValueError, KeyError):
         snakemake.output.md,
         gates=snakemake.params.gates,
         max_dev_test_gap=snakemake.params.max_dev_test_gap,
+        shifted_paths=snakemake.input.shifted,
     )
 save_figure(ground_truth_bars(table), snakemake.output.pdf, snakemake.output.png)
 log(f"{len(explanation_sets(snakemake.input.explanations))} models scored against the planted cues")

@@ -174,6 +174,33 @@ def test_adversary_agreement__few_instances(quick_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_aopc_bounds__few_instances(quick_run, tmp_path):
+    out = tmp_path / "aopc_bounds.md"
+    run_benchmark(
+        "aopc_bounds",
+        "--model",
+        model(quick_run),
+        "--data",
+        data(quick_run),
+        "--instances",
+        6,
+        "--widths",
+        2,
+        4,
+        "--exact-max-units",
+        12,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
+    first, second = tables(out)
+    assert set(first) == {"bounds", "exact", "beam, width 2", "beam, width 4"}
+    assert int(first["exact"][0]) + int(first["beam, width 4"][0]) == 6  # every instance, one way or the other
+    assert 0 <= float(second["2"][0]) <= 1
+
+
+@pytest.mark.slow
 def test_adversary_convergence__few_instances(quick_run, tmp_path):
     out = tmp_path / "adversary_convergence.md"
     run_benchmark(

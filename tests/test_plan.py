@@ -284,15 +284,17 @@ def real(raw_config):
     return validate_config(copy.deepcopy(raw_config))
 
 
-def test_wiegreffe_pinter_runs_lstm_tanh_and_the_transformer_on_the_enabled_binary_datasets_only(real):
+def test_wiegreffe_pinter_runs_its_bases_on_the_enabled_binary_datasets_only(real):
     wp = experiment_runs(real, "wiegreffe_pinter")
     binary = sorted(name for name, ds in real["datasets"].items() if ds["enabled"] and ds["task"] == "binary")
     assert binary == ["20news", "agnews", "imdb", "sst", "synthetic"]
+    wanted = real["wiegreffe_pinter"]["models"]  # the full grid: lstm-tanh, the Transformer and the zoo
+    assert {"lstm-tanh", "transformer-cls", "lstm-diversity-tanh", "lstm-sparsemax"} <= set(wanted)
     bases = [
         (d, m, s)
         for d in binary
-        for m in ("lstm-tanh", "transformer-cls")
-        if m in real["datasets"][d]["models"]
+        for m in real["datasets"][d]["models"]
+        if m in wanted
         for s in real["train"]["seeds"]
     ]
     assert wp == runs(*bases) and {d for d, m, _ in bases if m == "transformer-cls"} == {"imdb", "sst", "synthetic"}

@@ -528,6 +528,10 @@ class Run:
     def examples(self, data: DataFiles, split: str) -> list[Example]:
         return load_examples(data, split, self.vocab, self.classes)
 
+    def examples_of(self, data: DataFiles, records: list[dict]) -> list[Example]:
+        """Records of the dataset's own format from another file (the shifted test set) as model inputs."""
+        return to_examples(records, self.vocab, _raw_classes(data, self.classes))
+
 
 def restore_run(
     path: str | Path, data: DataFiles, expected_model: str | None = None, device: str | torch.device | None = None

@@ -82,6 +82,8 @@ def _our_metrics(run: dict) -> dict:
     if "roc_auc" in test:  # binary: F1 of the positive class is the papers' F1
         ours["f1_class1"] = test["f1"][1]
         ours["roc_auc"] = test["roc_auc"]
+    if "conicity" in run:  # flat and QA models: how narrow a cone their attended states lie in (Mohankumar et al.)
+        ours["conicity"] = run["conicity"]["test"]
     return ours
 
 

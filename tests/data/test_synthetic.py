@@ -132,3 +132,23 @@ def test_background_is_zipfian(splits):
     # Zipf(1.1) over 2,000 types: w0000 is the most frequent type, about twice as frequent as w0001
     assert counts.most_common(1)[0][0] == "w0000"
     assert 1.8 <= counts["w0000"] / counts["w0001"] <= 2.5
+
+
+def test_the_shifted_test_set_holds_cues_of_both_classes_in_every_instance(g, splits):
+    from attnexp.data.synthetic import shifted_test
+
+    shifted = shifted_test(g, 2024)
+    assert len(shifted) == g["sizes"]["test"] and shifted[0].id == "shifted-00000"
+    for doc in shifted:
+        own, other = ("pos", "neg") if doc.label == 1 else ("neg", "pos")
+        assert all(doc.tokens[p].startswith(own) for p in doc.extra["rationale"])
+        assert all(doc.tokens[p].startswith(other) for p in doc.extra["distractors"])
+        assert len(doc.extra["rationale"]) > len(doc.extra["distractors"]) >= 1  # both present, the label's more
+    assert 0.4 < np.mean([d.label for d in shifted]) < 0.6
+    # the plain test split mostly has one class's cues: presence alone decides it there
+    assert np.mean([not d.extra["distractors"] for d in splits["test"]]) > 0.7
+    assert [d.to_record() for d in shifted_test(g, 2024)] == [d.to_record() for d in shifted]  # deterministic
+    with pytest.raises(ValueError, match="max_cues >= 2"):
+        shifted_test({**g, "max_cues": 1}, 2024)
+    with pytest.raises(ValueError, match="binary task"):
+        shifted_test({**g, "question": True}, 2024)

@@ -1119,10 +1119,21 @@ def test_write_ground_truth_names_runs_by_their_folders(tmp_path):
     metrics.parent.mkdir(parents=True)
     metrics.write_text(json.dumps({"dev": {"accuracy": 0.9}, "test": {"accuracy": 0.9}}))
     io.write_seal(metrics)
+    shifted = tmp_path / "jain_wallace" / "synthetic" / "lstm-tanh" / "seed10" / "shifted_test.json"
+    io.write_json(shifted, {"accuracy": 0.61, "n": 500}, seal=True)
     table = jwt.write_ground_truth(
-        [explanations], [test], [metrics], tmp_path / "gt.csv", tmp_path / "gt.md", gates={"planted_sst": 0.97}
+        [explanations],
+        [test],
+        [metrics],
+        tmp_path / "gt.csv",
+        tmp_path / "gt.md",
+        gates={"planted_sst": 0.97},
+        shifted_paths=[shifted],
     )
     assert set(zip(table["dataset"], table["model"], table["seed"])) == {("synthetic", "lstm-tanh", 10)}
+    assert (table["shifted_test_accuracy"] == 0.61).all() and "shifted_test_accuracy" in (
+        tmp_path / "gt.md"
+    ).read_text()
     overall = table[table.group == "Overall"].set_index("method")
     assert overall.loc["attention", "precision_mean"] == 1.0 and overall.loc["ig", "precision_mean"] == 0.0
     assert overall["accepted"].all() and "failed" not in (tmp_path / "gt.md").read_text()  # generated data: no gate
@@ -1183,6 +1194,7 @@ def test_a_planted_model_below_its_gate_is_reported_as_failed(tmp_path):
     assert accepted.loc["average-tanh", "dev_accuracy"] == pytest.approx(0.93)
     assert accepted.loc["average-tanh", "test_accuracy"] == pytest.approx(0.8)
     assert accepted.loc["average-tanh", "dev_test_gap"] and not accepted.loc["lstm-tanh", "dev_test_gap"]
+    assert accepted["shifted_test_accuracy"].isna().all()  # a planted dataset has no shifted test set
     md = (tmp_path / "gt.md").read_text()
     assert "**failed**: planted_sst / average-tanh / seed 10: dev accuracy 0.930 is below the gate 0.97" in md
     assert "lstm-tanh / seed 10: dev" not in md
@@ -1338,3 +1350,24 @@ def test_findings_test_each_bilstm_seed_against_the_thresholds(tmp_path):
     # one seed only: listed, not compared
     single = finding_claims(runs[:1], FINDINGS)
     assert {r["verdict"] for r in single} == {"not comparable: 1 seed, a finding needs 3"} and len(single) == 3
+
+
+def test_shifted_accuracy_is_the_models_accuracy_on_the_shifted_file(tmp_path):
+    from tiny_tasks import load_config, run_fit, write_dataset
+
+    from attnexp.papers.jain_wallace.experiment import write_shifted_accuracy
+
+    data = write_dataset(tmp_path / "data")
+    metrics, checkpoint = run_fit(load_config(), data, tmp_path / "models" / "tiny" / "lstm-tanh" / "seed10", epochs=2)
+    # the test split itself as the "shifted" file: the model's own test accuracy comes back
+    shifted = tmp_path / "test_shifted.jsonl"
+    io.write_jsonl(shifted, io.read_jsonl(data.test), seal=True)
+    out = tmp_path / "shifted_test.json"
+    result = write_shifted_accuracy(checkpoint, data, shifted, out, seed=10, threads=1)
+    assert result == {"accuracy": pytest.approx(metrics["test"]["accuracy"], abs=1e-6), "n": 24}
+    assert io.read_json(out, sealed=True) == result
+    # every label flipped: the complement
+    flipped = tmp_path / "flipped.jsonl"
+    io.write_jsonl(flipped, [r | {"label": 1 - r["label"]} for r in io.read_jsonl(data.test)], seal=True)
+    other = write_shifted_accuracy(checkpoint, data, flipped, tmp_path / "f.json", seed=10, threads=1)
+    assert other["accuracy"] == pytest.approx(1 - result["accuracy"], abs=1e-6)

@@ -7,6 +7,10 @@ known right answer (the project's own task, in the spirit of Zhou et al. 2022). 
   (distractors). The label is the class with more cues, so the task needs counting, not presence.
 - Pseudo-sentences of 5-12 tokens, so hierarchical models run on it too.
 - Per instance: `rationale` = positions of the class-y cues, `distractors` = the other-class cues.
+- The shifted test set (`shifted_test`): the same generator, but every instance carries cues of both
+  classes (k_y ~ Uniform{2..max_cues}, 1 <= k_o < k_y), so which classes' cues occur says nothing about
+  the label and only counting them does. A model that learnt the shortcut "a cue of class c occurs"
+  (exact on the 80 % of training instances without distractors) falls towards chance there.
 - `question: true` (the `synthetic_qa` dataset, for the QA/NLI model family): the same passages, a
   one-token question `ask-pos` / `ask-neg` and the answer `yes` iff a cue of the asked class occurs,
   so the answer needs both the question and the passage. `rationale` = the asked class's cues.
@@ -18,7 +22,9 @@ import numpy as np
 
 from attnexp.data.documents import Document
 
-__all__ = ["generate", "read"]
+__all__ = ["generate", "shifted_test", "read"]
+
+SHIFTED_STREAM = 3  # the seed offset of the shifted test set (train, dev and test use 0, 1, 2)
 
 
 def _background_distribution(n_types: int, exponent: float) -> np.ndarray:
@@ -26,11 +32,17 @@ def _background_distribution(n_types: int, exponent: float) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _instance(rng: np.random.RandomState, index: int, split: str, g: dict, background_p: np.ndarray) -> Document:
+def _instance(
+    rng: np.random.RandomState, index: int, split: str, g: dict, background_p: np.ndarray, shifted: bool = False
+) -> Document:
     n = rng.randint(g["min_length"], g["max_length"] + 1)
     y = int(rng.rand() < 0.5)
-    k_y = rng.randint(1, g["max_cues"] + 1)
-    k_o = rng.randint(1, k_y) if k_y > 1 and rng.rand() < g["distractor_prob"] else 0
+    if shifted:  # both classes' cues in every instance: only their counts tell the label
+        k_y = rng.randint(2, g["max_cues"] + 1)
+        k_o = rng.randint(1, k_y)
+    else:
+        k_y = rng.randint(1, g["max_cues"] + 1)
+        k_o = rng.randint(1, k_y) if k_y > 1 and rng.rand() < g["distractor_prob"] else 0
     length = n + k_y + k_o
     cue_positions = rng.choice(length, size=k_y + k_o, replace=False)
     rationale, distractors = sorted(cue_positions[:k_y].tolist()), sorted(cue_positions[k_y:].tolist())
@@ -70,6 +82,20 @@ def generate(g: dict, seed: int) -> dict[str, list[Document]]:
         rng = np.random.RandomState(seed + offset)
         splits[split] = [_instance(rng, i, split, g, background_p) for i in range(g["sizes"][split])]
     return splits
+
+
+def shifted_test(g: dict, seed: int) -> list[Document]:
+    """The shifted test set: `sizes.test` instances with cues of both classes in each (module
+    docstring), ids `shifted-00000`.., from a seeded stream of their own."""
+    if g.get("question"):
+        raise ValueError("the shifted test set is defined for the binary task, not `question: true`")
+    if g["max_cues"] < 2:
+        raise ValueError(
+            f"the shifted test set needs generator.max_cues >= 2 (cues of both classes), got {g['max_cues']}"
+        )
+    background_p = _background_distribution(g["background_types"], g["zipf_exponent"])
+    rng = np.random.RandomState(seed + SHIFTED_STREAM)
+    return [_instance(rng, i, "shifted", g, background_p, shifted=True) for i in range(g["sizes"]["test"])]
 
 
 def read(files, cfg):

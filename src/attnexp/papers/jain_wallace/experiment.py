@@ -44,7 +44,7 @@ from attnexp.papers.jain_wallace.correlations import (
     write_correlations,
 )
 from attnexp.plan import require
-from attnexp.runtime import Run, frozen, restore_run, set_determinism
+from attnexp.runtime import Run, SplitData, frozen, model_device, predict, restore_run, set_determinism
 
 if TYPE_CHECKING:  # the tables are built where asked for: the model jobs write their rows without pandas
     import pandas as pd
@@ -72,6 +72,7 @@ __all__ = [
     "ground_truth_table",
     "summarise_ground_truth",
     "write_correlations",
+    "write_shifted_accuracy",
     "write_permutation",
     "write_adversarial",
 ]
@@ -510,6 +511,20 @@ def _restore(checkpoint, data: DataFiles, seed: int, threads: int, device: str) 
     run = restore_run(checkpoint, data, device=device)
     require(run.spec, "jain_wallace")
     return run, run.test_examples(data)
+
+
+def write_shifted_accuracy(
+    checkpoint, data: DataFiles, shifted_path, out, seed: int, threads: int, device: str = "cpu"
+) -> dict:
+    """A model's accuracy on its dataset's shifted test set (`attnexp.data.synthetic.shifted_test`: cues of
+    both classes in every instance), written as JSON: {accuracy, n}."""
+    run, _ = _restore(checkpoint, data, seed, threads, device)
+    examples = run.examples_of(data, io.read_jsonl(shifted_path, sealed=True))
+    split = SplitData(examples)
+    probs, _ = predict(run.model, split, 128, model_device(run.model))
+    result = {"accuracy": round(float(np.mean(probs.argmax(axis=1) == split.labels())), 6), "n": len(examples)}
+    io.write_json(out, result, seal=True)
+    return result
 
 
 def write_permutation(

@@ -396,8 +396,11 @@ def write_ground_truth(
     out_md,
     gates: dict | None = None,
     max_dev_test_gap: float | None = None,
+    shifted_paths=(),
 ) -> pd.DataFrame:
     """The ground-truth table over every model of the generated and planted datasets; returns it.
+    shifted_paths: each model's accuracy on its generated task's shifted test set (`shifted_test.json`),
+    shown beside test accuracy (empty where a dataset has none).
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
     marked `accepted: False`, and reported as failed; test accuracy stands beside dev, and a model whose
@@ -407,6 +410,7 @@ def write_ground_truth(
 
     tests = {Path(p).parts[-2]: read_records(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
+    shifted = {RunKey.of_file(p): io.read_json(p, sealed=True)["accuracy"] for p in shifted_paths}
     parts = []
     for directory, paths in explanation_sets(explanation_paths).items():
         run = RunKey.of_file(paths[0])
@@ -418,11 +422,19 @@ def write_ground_truth(
         gap = max_dev_test_gap is not None and dev - test > max_dev_test_gap
         summary = summarise_ground_truth(ground_truth_table(read_explanations(paths), tests[run.dataset]))
         parts.append(
-            summary.assign(**run._asdict(), dev_accuracy=dev, test_accuracy=test, dev_test_gap=gap, accepted=accepted)
+            summary.assign(
+                **run._asdict(),
+                dev_accuracy=dev,
+                test_accuracy=test,
+                shifted_test_accuracy=shifted.get(run, float("nan")),
+                dev_test_gap=gap,
+                accepted=accepted,
+            )
         )
     table = pd.concat(parts, ignore_index=True)
     table = table[
-        ["dataset", "model", "seed", "dev_accuracy", "test_accuracy", "dev_test_gap", "accepted", "method", "group"]
+        ["dataset", "model", "seed", "dev_accuracy", "test_accuracy", "shifted_test_accuracy", "dev_test_gap"]
+        + ["accepted", "method", "group"]
         + ["n", "n_undefined_mass"]
         + ["n_ig_unconverged"]
         + [c for c in table.columns if c.endswith(("_mean", "_std"))]
@@ -447,7 +459,10 @@ def write_ground_truth(
         "# Explanations against the planted cues\n\n"
         "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
         "mass_ratio = mass / chance. A planted dataset's model is accepted only at its dev-accuracy gate "
-        "(`jain_wallace.planted_min_dev_accuracy`, on dev accuracy alone); test accuracy stands beside it.\n\n"
+        "(`jain_wallace.planted_min_dev_accuracy`, on dev accuracy alone); test accuracy stands beside it. On the "
+        "generated task, shifted_test_accuracy is the accuracy on a test set whose every instance holds cues of both "
+        "classes: which classes' cues occur says nothing there, only how many, so a model that learnt the shortcut "
+        "falls towards 0.5 while a model that counts keeps its test accuracy.\n\n"
         + (failures + "\n" if failures else "")
         + to_markdown(ranked.round(3)),
     )
