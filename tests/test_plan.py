@@ -291,11 +291,7 @@ def test_wiegreffe_pinter_runs_its_bases_on_the_enabled_binary_datasets_only(rea
     wanted = real["wiegreffe_pinter"]["models"]  # the full grid: lstm-tanh, the Transformer and the zoo
     assert {"lstm-tanh", "transformer-cls", "lstm-diversity-tanh", "lstm-sparsemax"} <= set(wanted)
     bases = [
-        (d, m, s)
-        for d in binary
-        for m in real["datasets"][d]["models"]
-        if m in wanted
-        for s in real["train"]["seeds"]
+        (d, m, s) for d in binary for m in real["datasets"][d]["models"] if m in wanted for s in real["train"]["seeds"]
     ]
     assert wp == runs(*bases) and {d for d, m, _ in bases if m == "transformer-cls"} == {"imdb", "sst", "synthetic"}
     datasets = {r.dataset for r in wp}

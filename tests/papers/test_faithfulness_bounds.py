@@ -102,7 +102,13 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     # a budget bounds fewer instances; the rest have no normalised score
     budget = settings | {"bounds": settings["bounds"] | {"max_instances": 2}}
     partial = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, budget, "delete")
-    assert (ff.aopc(partial)["instances_normalised"] == 2).all()
+    partial_table = ff.aopc(partial)
+    assert (partial_table["instances_normalised"] == 2).all() and (partial_table["instances"] == 5).all()
+    # the raw score over the two bounded instances, beside the raw score over all five
+    first_two = frame[frame["id"].isin([examples[i].id for i in ff.evenly_spaced(5, 2)])]
+    expected = first_two.groupby(["ranking", "id"])["comprehensiveness"].mean().groupby("ranking").mean()
+    bounded = partial_table.set_index("ranking")["aopc_comprehensiveness_bounded"]
+    assert bounded.to_dict() == pytest.approx(expected.to_dict())
     short = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9}}  # the 12-token instance is left out
     capped = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, short, "delete")
     assert (ff.aopc(capped)["instances_normalised"] == 4).all()
@@ -142,6 +148,7 @@ def test_tables_show_raw_and_normalised_and_where_their_orders_differ():
             "aopc_sufficiency": [0.2, 0.1, 0.15, 0.3, 0.2, 0.1],
             "aopc_comprehensiveness_normalised": [0.2, 0.5, 0.6, 0.1, 0.4, 0.45],
             "aopc_sufficiency_normalised": [0.5, 0.3, 0.4, 0.6, 0.7, 0.2],
+            "aopc_comprehensiveness_bounded": [0.1, 0.3, 0.2, 0.05, 0.4, 0.35],
             "instances": 50,
             "instances_normalised": 50,
         }

@@ -295,10 +295,30 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     )  # a finding: no single seed, one seed here
     # faithfulness battery: every ranking and Random per J&W model, AOPC table, claims, curves per dataset
     eraser = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/eraser.csv").read_text().splitlines()
-    assert eraser[0] == "ranking,id,bin,k,n,comprehensiveness,sufficiency,unit,ig_converged"
-    assert {line.split(",")[-1] for line in eraser[1:] if line.startswith("ig,")} <= {"True", "False"}
-    assert {line.split(",")[-1] for line in eraser[1:] if not line.startswith("ig,")} == {""}
-    assert {line.split(",")[0] for line in eraser[1:]} == {
+    header = eraser[0].split(",")
+    assert header == [
+        "ranking",
+        "id",
+        "bin",
+        "k",
+        "n",
+        "comprehensiveness",
+        "sufficiency",
+        "unit",
+        "comprehensiveness_min",
+        "comprehensiveness_max",
+        "sufficiency_min",
+        "sufficiency_max",
+        "bounds",
+        "ig_converged",
+        "operator",
+    ]
+    rows = [dict(zip(header, line.split(","))) for line in eraser[1:]]
+    assert {r["ig_converged"] for r in rows if r["ranking"] == "ig"} <= {"True", "False"}
+    assert {r["ig_converged"] for r in rows if r["ranking"] != "ig"} == {""}
+    assert [*dict.fromkeys(r["operator"] for r in rows)] == ["delete", "zero", "attention_mask"]  # the preset's
+    assert {r["bounds"] for r in rows} == {"exact", "beam", ""}  # 10 instances bounded (the preset's budget)
+    assert {r["ranking"] for r in rows} == {
         "attention",
         "gradient",
         "loo",
@@ -308,17 +328,26 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     }
     aopc = (first / "results/tables/faithfulness_aopc.csv").read_text()
     assert all(
-        f"synthetic,{m},10,tokens,loo," in aopc for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv")
+        f"synthetic,{m},10,delete,tokens,loo," in aopc
+        for m in ("lstm-tanh", "average-tanh", "transformer-cls", "flan-conv", "lstm-diversity-tanh")
     )
     assert (
-        "synthetic,transformer-cls,10,tokens,rollout," in aopc
-        and "synthetic,transformer-cls,10,tokens,attattr," in aopc
+        "synthetic,transformer-cls,10,delete,tokens,rollout," in aopc
+        and "synthetic,transformer-cls,10,zero,tokens,attattr," in aopc
     )
-    assert "synthetic,han-rnn,10,sentences,attention," in aopc and "synthetic,han-rnn,10,sentences,loo," in aopc
+    assert "synthetic,transformer-cls,10,attention_mask," not in aopc  # its attention runs inside its layers
+    assert (
+        "synthetic,han-rnn,10,delete,sentences,attention," in aopc
+        and "synthetic,han-rnn,10,zero,sentences,loo," in aopc
+    )
+    assert "synthetic,han-rnn,10,attention_mask," not in aopc and "synthetic,flan-conv,10,attention_mask," in aopc
+    assert "aopc_comprehensiveness_normalised" in aopc.splitlines()[0]
+    assert "Raw against normalised" in (first / "results/tables/faithfulness_aopc.md").read_text()
     assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,1,AOPC-comprehensiveness(loo)" in claims
+    assert "DeYoung et al. 2020,AOPC,synthetic,lstm-tanh,10,1,normalised AOPC-comprehensiveness(loo)" in claims
     # the violation test (Liu et al. 2022): every signed explainer and Random per model, its table and claims
     violation = (first / "results/faithfulness/synthetic/lstm-tanh/seed10/violation.csv").read_text().splitlines()
-    assert violation[0] == "explainer,id,n,violations,claimed,violation_ratio,unit,ig_converged"
+    assert violation[0] == "explainer,id,n,violations,claimed,violation_ratio,unit,ig_converged,operator"
     assert {line.split(",")[0] for line in violation[1:]} == {
         "attention",
         "gradient",
@@ -327,13 +356,26 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
         "random",
     }
     ratios = (first / "results/tables/faithfulness_violation.csv").read_text()
-    assert "synthetic,han-rnn,10,sentences,attention," in ratios and "synthetic,flan-conv,10,tokens,random," in ratios
+    assert (
+        "synthetic,han-rnn,10,delete,sentences,attention," in ratios
+        and "synthetic,flan-conv,10,attention_mask,tokens,random," in ratios
+    )
     assert (
         "Liu et al. 2022,violation,synthetic,lstm-tanh,10,1,violation ratio(attention) - violation ratio(ig)" in claims
     )
     assert {"synthetic/aopc.pdf", "synthetic_qa/aopc.png"} <= set(
         tree_digest(first / "results" / "figures" / "faithfulness")
     )
+    # the zoo: the diversity LSTM trained with its conicity penalty, under every test, and its table
+    zoo = (first / "results/tables/zoo.csv").read_text().splitlines()
+    assert [line.split(",")[1] for line in zoo[1:]] == ["lstm-tanh", "lstm-diversity-tanh"]
+    metrics = json.loads((first / "results/models/synthetic/lstm-diversity-tanh/seed10/metrics.json").read_text())
+    assert 0 < metrics["conicity"]["test"] < 1 and metrics["settings"]["diversity_weight"] == 0.5
+    assert "Mohankumar et al. 2020,§5 (findings),synthetic,lstm-diversity-tanh,,1," in claims  # one seed here
+    assert "synthetic,lstm-diversity-tanh,10,conicity," in (first / "results/tables/performance.csv").read_text()
+    # the generated task's shifted test set beside test accuracy
+    ground_truth = (first / "results/tables/ground_truth.csv").read_text().splitlines()
+    assert "shifted_test_accuracy" in ground_truth[0].split(",")
     # the Transformer slice: head pruning against random orders, attribution graphs, rollout agreement
     pruning = (first / "results/tables/attention_attribution_pruning.csv").read_text()
     assert pruning.count("synthetic,transformer-cls,10,") == 5  # the preset's 5 fractions

@@ -370,8 +370,8 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     """Per removal operator, unit and ranking: AOPC-comprehensiveness (higher is better) and
     AOPC-sufficiency (lower is better), the mean over instances of each instance's mean over bins, with
     the sd over instances; where the table carries each instance's AOPC range (`with_bounds`), the same
-    normalised to it (Edin et al. 2025: (AOPC − min) / (max − min), in [0, 1], read in the same direction)
-    and how many instances have a range; and for integrated gradients the share of instances whose
+    normalised to it (Edin et al. 2025: (AOPC − min) / (max − min), in [0, 1], read in the same direction),
+    the raw score over the same instances (`_bounded`) and how many instances have a range; and for integrated gradients the share of instances whose
     completeness gap did not converge."""
     if "unit" not in frame:
         frame = frame.assign(unit="tokens")
@@ -383,10 +383,13 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     bounded = "comprehensiveness_min" in frame
     if bounded:
         ranges = frame.groupby([*keys, "id"], sort=False)[[f"{m}_{e}" for m in metrics for e in ("min", "max")]].first()
+        has_range = ranges["comprehensiveness_min"].notna()
         for metric in metrics:
             per_instance[f"{metric}_normalised"] = normalised(
                 per_instance[metric], ranges[f"{metric}_min"], ranges[f"{metric}_max"]
             )
+            # the raw score over the same instances, so that raw and normalised compare like with like
+            per_instance[f"{metric}_bounded"] = per_instance[metric].where(has_range)
     summary = per_instance.groupby(keys, sort=False).agg(["mean", "std", "count"])
     out = pd.DataFrame(
         {
@@ -402,7 +405,8 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
         for metric in metrics:
             out[f"aopc_{metric}_normalised"] = summary[(f"{metric}_normalised", "mean")].to_numpy()
             out[f"aopc_{metric}_normalised_sd"] = summary[(f"{metric}_normalised", "std")].to_numpy()
-        out["instances_normalised"] = summary[("comprehensiveness_normalised", "count")].to_numpy()
+            out[f"aopc_{metric}_bounded"] = summary[(f"{metric}_bounded", "mean")].to_numpy()
+        out["instances_normalised"] = summary[("comprehensiveness_bounded", "count")].to_numpy()
     return out.assign(ig_unconverged=unconverged_share(frame, keys, out)).reset_index(drop=True)
 
 

@@ -42,6 +42,8 @@ NORMALISED = (
     "aopc_comprehensiveness_normalised_sd",
     "aopc_sufficiency_normalised",
     "aopc_sufficiency_normalised_sd",
+    "aopc_comprehensiveness_bounded",  # the raw score over the instances with a range
+    "aopc_sufficiency_bounded",
 )
 NORMALISED_SOURCE = "normalised AOPC (Edin et al. 2025): (AOPC - min) / (max - min) over each instance's orderings"
 SOURCE = "ERASER (DeYoung et al. 2020) §4 AOPC, the official scorer's bins and 1/|B|"
@@ -238,9 +240,9 @@ def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
 
 
 def rank_changes(table: pd.DataFrame) -> pd.DataFrame:
-    """Where raw and normalised AOPC-comprehensiveness order things differently: per dataset, operator and
-    unit, the explainers of each run and the models (each seed) under each ranking, ordered by both,
-    one row per comparison whose order changes."""
+    """Where raw and normalised AOPC-comprehensiveness order things differently, both over the instances
+    with an AOPC range: per dataset, operator and unit, the explainers of each run and the models (each
+    seed) under each ranking, ordered by both, one row per comparison whose order changes."""
     rows = []
     column = "aopc_comprehensiveness_normalised"
     if table.empty or column not in table or table[column].isna().all():
@@ -261,7 +263,8 @@ def rank_changes(table: pd.DataFrame) -> pd.DataFrame:
         for compared, group, label in comparisons:
             if len(group) < 2:
                 continue
-            raw, normalised = order(group, "aopc_comprehensiveness", label), order(group, column, label)
+            raw = order(group, "aopc_comprehensiveness_bounded", label)
+            normalised = order(group, column, label)
             if raw != normalised:
                 rows.append(
                     {
@@ -284,6 +287,7 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
         shown[f"AOPC-{metric}"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
         mean, sd = table[f"aopc_{metric}_normalised"], table[f"aopc_{metric}_normalised_sd"]
         shown[f"normalised {metric}"] = ["" if pd.isna(m) else f"{m:.3f} ± {s:.3f}" for m, s in zip(mean, sd)]
+    shown["instances normalised"] = ["" if pd.isna(n) else str(int(n)) for n in table["instances_normalised"]]
     shown["IG unconverged"] = _shares(table["ig_unconverged"])
     return shown
 
