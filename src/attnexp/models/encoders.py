@@ -166,8 +166,10 @@ class OrthogonalBiLSTM(nn.Module):
         h = self.rnn.hidden_size
         state = cell = total = x.new_zeros(2, B, h)
         states = []
-        for t in range(L):
-            gates = gates_in[:, t] + torch.bmm(state, w_hh.transpose(1, 2))  # (2, B, 4h)
+        # `unbind`, not `gates_in[:, t]`: the backward of one indexing per step would write a whole-size gradient
+        # each time (quadratic in the length); unbind's gathers them once
+        for t, step_in in enumerate(gates_in.unbind(1)):
+            gates = step_in + torch.bmm(state, w_hh.transpose(1, 2))  # (2, B, 4h)
             i, f, g, o = gates.split(h, dim=-1)
             new_cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
             new = torch.sigmoid(o) * torch.tanh(new_cell)
