@@ -114,9 +114,18 @@ def test_permuted_attention_shuffles_real_weights_only():
     )  # input untouched
 
 
-@pytest.mark.parametrize("encoder, n_classes", [("lstm", 1), ("cnn", 3), ("average", 1)])
-def test_permutation_experiment_equals_the_reference_loop(bench, encoder, n_classes):
-    model = flat(encoder, "tanh", n_classes)
+@pytest.mark.parametrize(
+    "encoder, attention, n_classes",
+    [
+        ("lstm", "tanh", 1),
+        ("cnn", "tanh", 3),
+        ("average", "tanh", 1),
+        ("lstm", "sparsemax", 1),
+        ("lstm-ortho", "tanh", 1),
+    ],
+)
+def test_permutation_experiment_equals_the_reference_loop(bench, encoder, attention, n_classes):
+    model = flat(encoder, attention, n_classes)
     examples = make_examples()
     table = jw.permutation_experiment(model, examples, settings(max_tokens=LARGE), SEED)
     assert table["id"].tolist() == [e.id for e in examples]
@@ -280,9 +289,11 @@ def test_eps_max_jsd_without_feasible_candidate_keeps_the_models_attention():
     assert (divergence == 0).all() and (change == 0).all()
 
 
-@pytest.mark.parametrize("encoder, n_classes", [("lstm", 1), ("average", 3)])
-def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, n_classes):
-    model = flat(encoder, "tanh", n_classes)
+@pytest.mark.parametrize(
+    "encoder, attention, n_classes", [("lstm", "tanh", 1), ("average", "tanh", 3), ("lstm", "entmax15", 1)]
+)
+def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, attention, n_classes):
+    model = flat(encoder, attention, n_classes)
     examples = make_examples()
     s = settings(steps=30, eps_bc=0.05)
     table, exported = jw.adversarial_experiment(model, examples, s, SEED, log=lambda _: None)

@@ -62,7 +62,18 @@ def documents(count: int = 24, seed: int = 0) -> list[Example]:
     return examples
 
 
-MODELS = ("han-rnn", "han-conv", "flan-rnn", "flan-none", "lstm-tanh", "average-tanh", "cnn-dot", "transformer-cls")
+MODELS = (
+    "han-rnn",
+    "han-conv",
+    "flan-rnn",
+    "flan-none",
+    "lstm-tanh",
+    "average-tanh",
+    "cnn-dot",
+    "transformer-cls",
+    "lstm-sparsemax",  # the zoo: weights of exactly zero
+    "lstm-ortho-tanh",
+)
 # J&W's binary models have one sigmoid logit (n_classes=1): flips must be read through probabilities
 BINARY = ("lstm-tanh", "average-tanh")
 
@@ -411,3 +422,19 @@ def test_a_stand_in_dataset_is_named_for_every_model(tmp_path):
     claims = pd.read_csv(out["claims"], keep_default_na=False)
     headline = claims[claims.table.str.startswith(("§5", "§6"))]
     assert len(headline) == 5 and set(headline.stands_for) == {"yahoo"}
+
+
+def test_sparse_attention_gives_exact_zeros_that_the_interventions_handle():
+    """lstm-sparsemax: items outside the support have weight exactly 0; erasing the whole support leaves
+    no mass (the output is the bias), and every row stays finite."""
+    m, examples = model("lstm-sparsemax"), documents(30, seed=2)
+    with torch.no_grad():
+        m.attention.proj.weight.mul_(30)  # sharper scores: smaller supports
+        _, attention = m(collate(examples, m.layout))
+    assert (attention == 0).sum() > 3 * len(examples)  # beyond <SOS>, <EOS> and padding
+    erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
+    assert np.isfinite(erasure.select_dtypes("number").to_numpy()).all()
+    assert np.isfinite(removal.loc[removal.flipped, "fraction"].to_numpy()).all()  # never flipped: empty (D-SS-NOFLIP)
+    # by attention, the decision flips within the support or not at all: what lies outside carries no weight
+    by_attention = removal[(removal.ranking == "attention") & removal.flipped]
+    assert len(by_attention) > 0
