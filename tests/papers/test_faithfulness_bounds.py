@@ -67,6 +67,15 @@ def test_exact_and_wide_beam_bounds_equal_the_extremes_over_every_ordering(case)
     np.testing.assert_allclose(beam[columns].to_numpy(), truth.loc[beam.index, columns].to_numpy(), atol=1e-6)
 
 
+def test_bounds_do_not_depend_on_how_many_instances_are_searched_together():
+    model, examples = flat("lstm", "tanh", 1).eval(), random_examples([7, 12, 6, 15, 3], seed=8)
+    one = fb.aopc_bounds(model, examples, BINS, exact_max_units=8, beam_width=4, group=1)
+    all_ = fb.aopc_bounds(model, examples, BINS, exact_max_units=8, beam_width=4, group=32)
+    assert one["id"].tolist() == all_["id"].tolist() == [e.id for e in examples]
+    columns = list(fb.BOUND_COLUMNS[:4])
+    np.testing.assert_allclose(one[columns].to_numpy(), all_[columns].to_numpy(), atol=1e-6)
+
+
 def test_a_narrow_beam_finds_orderings_inside_the_exact_range():
     model, examples = flat("lstm", "tanh", 1).eval(), random_examples([7, 8, 6], seed=5)
     exact = fb.aopc_bounds(model, examples, BINS).set_index("id")

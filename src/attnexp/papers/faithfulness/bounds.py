@@ -52,13 +52,17 @@ def levels(n: int, bins: tuple[float, ...]) -> list[tuple[int, int]]:
 
 
 class _Scores:
-    """f(S) of each (instance, kind, set), computed on demand in batches and kept."""
+    """f(S) of each (instance, kind, set) of a group of instances, computed on demand in batches and kept
+    for the group's searches (a new group starts a new cache: the sets of a long instance's beam search
+    number tens of thousands)."""
 
-    def __init__(self, model, examples, units, op, max_tokens):
+    def __init__(self, model, examples, units, op, max_tokens, indices):
         self.model, self.examples, self.units, self.op, self.max_tokens = model, examples, units, op, max_tokens
         self.known: dict[tuple[int, str, frozenset], float] = {}
-        self.full: np.ndarray | None = None
-        self.predicted: np.ndarray | None = None
+        # p(x) of the group's instances, from the same kind of forward passes as their variants
+        unerased = [np.zeros(len(examples[i].tokens), dtype=bool) for i in indices]
+        full = variant_probabilities(model, examples, np.asarray(indices), unerased, op, max_tokens)
+        self.full = dict(zip(indices, full))
 
     def _mask(self, i: int, chosen: frozenset, kind: str) -> np.ndarray:
         """The token mask erasing the set (comprehensiveness) or everything else (sufficiency)."""
@@ -76,20 +80,14 @@ class _Scores:
     def compute(self, wanted: list[tuple[int, str, frozenset]]) -> None:
         """Score every wanted (instance, kind, set) not known yet, in one batched call."""
         new = list(dict.fromkeys(w for w in wanted if w not in self.known))
-        if self.full is None:  # p(x), from the same kind of forward passes
-            first = [np.zeros(len(e.tokens), dtype=bool) for e in self.examples]
-            self.full = variant_probabilities(
-                self.model, self.examples, np.arange(len(self.examples)), first, self.op, self.max_tokens
-            )
-            self.predicted = self.full.argmax(axis=1)
         if not new:
             return
         owners = np.array([i for i, _, _ in new])
         masks = [self._mask(i, chosen, kind) for i, kind, chosen in new]
         probs = variant_probabilities(self.model, self.examples, owners, masks, self.op, self.max_tokens)
         for (i, kind, chosen), p in zip(new, probs):
-            j = self.predicted[i]
-            self.known[(i, kind, chosen)] = float(self.full[i, j] - p[j])
+            j = int(self.full[i].argmax())
+            self.known[(i, kind, chosen)] = float(self.full[i][j] - p[j])
 
     def __getitem__(self, key) -> float:
         return self.known[key]
@@ -164,27 +162,31 @@ def aopc_bounds(
     beam_width: int = 50,
     chosen: np.ndarray | None = None,
     beam_max_units: int | None = None,
+    group: int = 32,
 ) -> pd.DataFrame:
     """Per instance (n >= 2 units; `chosen`: the indices to bound, by default all): the lowest and highest
     AOPC-comprehensiveness and AOPC-sufficiency of any ordering of its units (`BOUND_COLUMNS`), exact up to
     `exact_max_units` units, by beam search above, up to `beam_max_units` (None: no limit; longer instances
-    get no row: a beam search costs about width × n forward passes per unit added). -> a frame with `id`
-    and the bound columns."""
+    get no row: a beam search costs about width × n forward passes per unit added). `group` instances are
+    searched together: their variants share forward passes, and the memory of the searches grows with it.
+    -> a frame with `id` and the bound columns."""
     sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
     limit = math.inf if beam_max_units is None else beam_max_units
     indices = [i for i in (range(len(examples)) if chosen is None else chosen) if 2 <= sizes[i] <= limit]
-    scores = _Scores(model, examples, units, op, max_tokens)
     bounds: dict[tuple[int, str], tuple[float, float]] = {}
-    searches = []
-    for i in indices:
-        chain = levels(sizes[i], bins)
-        for kind in KINDS:
-            if sizes[i] <= exact_max_units:
-                bounds[(i, kind)] = _exact(scores, i, sizes[i], chain, kind)
-            else:
-                searches.append((i, sizes[i], chain, kind))
-    if searches:
-        bounds |= _beam(scores, searches, beam_width)
+    for start in range(0, len(indices), group):  # a group's searches advance together, its cache then goes
+        members = indices[start : start + group]
+        scores = _Scores(model, examples, units, op, max_tokens, members)
+        searches = []
+        for i in members:
+            chain = levels(sizes[i], bins)
+            for kind in KINDS:
+                if sizes[i] <= exact_max_units:
+                    bounds[(i, kind)] = _exact(scores, i, sizes[i], chain, kind)
+                else:
+                    searches.append((i, sizes[i], chain, kind))
+        if searches:
+            bounds |= _beam(scores, searches, beam_width)
     rows = []
     for i in indices:
         row = {"id": examples[i].id, "bounds": "exact" if sizes[i] <= exact_max_units else "beam"}

@@ -371,8 +371,8 @@ def aopc(frame: pd.DataFrame) -> pd.DataFrame:
     AOPC-sufficiency (lower is better), the mean over instances of each instance's mean over bins, with
     the sd over instances; where the table carries each instance's AOPC range (`with_bounds`), the same
     normalised to it (Edin et al. 2025: (AOPC − min) / (max − min), in [0, 1], read in the same direction),
-    the raw score over the same instances (`_bounded`) and how many instances have a range; and for integrated gradients the share of instances whose
-    completeness gap did not converge."""
+    the raw score over the same instances (`_bounded`) and how many instances have a range; and for
+    integrated gradients the share of instances whose completeness gap did not converge."""
     if "unit" not in frame:
         frame = frame.assign(unit="tokens")
     if "operator" not in frame:  # a table of one battery
