@@ -156,6 +156,8 @@ def test_a_ranking_of_the_wrong_length_is_refused(bow):
         (lambda: flat("lstm", "tanh"), False),
         (lambda: flat("cnn", "dot", n_classes=3), False),
         (lambda: hierarchical("han", "rnn"), True),
+        (lambda: flat("lstm", "sparsemax"), False),  # the zoo: exact zeros in the attention
+        (lambda: flat("lstm-ortho", "tanh"), False),
     ],
 )
 def test_project_models_agree_with_one_forward_pass_per_variant(make, docs):
@@ -243,6 +245,19 @@ def test_a_violation_is_an_attribution_whose_sign_disagrees_with_its_removals_ou
     assert ff.violation_ratio(np.array([0.5, 0.2, -0.1, 0.0]), np.array([0.3, -0.1, -0.2, 0.4])) == (1, 3)
     assert ff.violation_ratio(np.array([1.0, 1.0]), np.array([0.0, 0.1])) == (1, 2)  # no change is no support
     assert ff.violation_ratio(np.zeros(3), np.ones(3)) == (0, 0)  # zero attributions claim nothing
+
+
+def test_sparse_attentions_zero_weights_claim_nothing_in_the_violation_test():
+    model = flat("lstm", "sparsemax")
+    with torch.no_grad():
+        model.attention.proj.weight.mul_(40)  # sharp scores: a small support
+    examples = random_examples([9, 12, 7], seed=4)
+    attention = ff.unit_rankings(model.eval(), examples, [ff.attended_units(e, "tokens") for e in examples])
+    changes = ff.removal_changes(model, examples)
+    frame = ff.violations(examples, {"attention": attention["attention"]}, changes, seed=7, random_draws=0)
+    support = [int((a > 0).sum()) for a in attention["attention"]]
+    assert frame["claimed"].tolist() == support
+    assert all(0 < n < len(e.tokens) for n, e in zip(support, examples))  # every instance: some tokens left out
 
 
 def test_the_violation_table_counts_each_explainer_and_random_per_instance():
