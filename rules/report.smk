@@ -41,6 +41,12 @@ REPORT_TABLES = {
         "violation test",
     ),
     "zoo": ("zoo", "Beyond - the zoo", "Mohankumar et al. 2020", "zoo"),
+    "zoo_comparison": (
+        "zoo_comparison",
+        "Beyond - the zoo",
+        "against the vanilla BiLSTM",
+        "zoo against vanilla",
+    ),
     "attention_attribution_pruning": (
         "attention_attribution_tables",
         "Beyond - attention attribution",

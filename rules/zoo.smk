@@ -1,7 +1,8 @@
 # Stage 5f: the zoo (Mohankumar et al. 2020). On every dataset that trains a model built to make attention
 # faithful (lstm-ortho-*, lstm-diversity-*, *-sparsemax, *-entmax15): per model of its LSTM family, test
 # accuracy, conicity, and attention's agreement with gradients and integrated gradients, beside the published
-# values. The zoo's models also run through every paper's test as any flat model does.
+# values; then each zoo model against the vanilla BiLSTM on every directional test of the debate matrix. The zoo's
+# models also run through every paper's test as any flat model does.
 
 from attnexp.papers.zoo import in_zoo_table, is_zoo
 from attnexp.papers.zoo.tables import MEASURES as ZOO_MEASURES
@@ -40,7 +41,41 @@ rule zoo_tables:
         "../scripts/zoo_tables.py"
 
 
-TARGETS["zoo"] = ["results/tables/zoo.csv", "results/tables/zoo.md"] if ZOO_RUNS else []
+# ... and each zoo model against the vanilla BiLSTM on every directional test of the debate matrix
+ZOO_MODELS = sorted(
+    {
+        run.model
+        for run in ZOO_RUNS
+        if is_zoo(model_spec(config, run.dataset, run.model))
+    }
+)
+
+
+rule zoo_comparison:
+    input:
+        matrix="results/tables/debate_matrix.csv",
+    output:
+        csv="results/tables/zoo_comparison.csv",
+        md="results/tables/zoo_comparison.md",
+    log:
+        "results/logs/zoo_comparison.log",
+    conda:
+        "../envs/attnexp.yaml"
+    params:
+        models=ZOO_MODELS,
+    script:
+        "../scripts/zoo_comparison.py"
+
+
+TARGETS["zoo"] = (
+    [
+        f"results/tables/{name}.{ext}"
+        for name in ("zoo", "zoo_comparison")
+        for ext in ("csv", "md")
+    ]
+    if ZOO_RUNS
+    else []
+)
 if ZOO_RUNS:
     CLAIMS.append("results/claims/zoo.csv")
 

@@ -373,6 +373,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert 0 < metrics["conicity"]["test"] < 1 and metrics["settings"]["diversity_weight"] == 0.5
     assert "Mohankumar et al. 2020,§5 (findings),synthetic,lstm-diversity-tanh,,1," in claims  # one seed here
     assert "synthetic,lstm-diversity-tanh,10,conicity," in (first / "results/tables/performance.csv").read_text()
+    comparison = (first / "results/tables/zoo_comparison.csv").read_text()
+    assert "synthetic,lstm-diversity-tanh,Jain & Wallace,jw_tau_gradient," in comparison
     # the generated task's shifted test set beside test accuracy
     ground_truth = (first / "results/tables/ground_truth.csv").read_text().splitlines()
     assert "shifted_test_accuracy" in ground_truth[0].split(",")
