@@ -77,6 +77,9 @@ FAITHFULNESS = Paper(
             Table("faithfulness_aopc", "faithfulness_aopc"),
             Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
             Table("faithfulness_violation", "faithfulness_violation"),
+            # the zoo (rules/zoo.smk): the models built to make attention faithful, beside the vanilla BiLSTM
+            Table("zoo", "zoo"),
+            Table("zoo_comparison", "zoo_comparison"),
         ),
         (Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),),
     ),
