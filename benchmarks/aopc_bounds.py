@@ -9,6 +9,7 @@ narrower range means it missed the extremes).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -58,7 +59,8 @@ def main() -> None:
         rows.append((label, len(chosen), f"{seconds / len(chosen):.3f}", f"{np.median(lengths[chosen]):.0f}"))
     reference = found.get(f"beam, width {args.widths[-1]}")
     lines = [
-        f"{date.today().isoformat()}, {platform.machine()} CPU, {args.threads} torch thread(s): "
+        f"{date.today().isoformat()}, {os.cpu_count()}-core {platform.machine()} CPU machine, {args.threads} torch "
+        "thread(s): "
         f"`python benchmarks/aopc_bounds.py --model {args.model} --data {args.data} --instances {args.instances} "
         f"--widths {' '.join(map(str, args.widths))} --threads {args.threads}`",
         "",
