@@ -31,7 +31,7 @@ from torch import nn
 from attnexp.explain.perturb import variant_probabilities
 from attnexp.models.inputs import Example
 
-__all__ = ["BOUND_COLUMNS", "bin_size", "levels", "aopc_bounds", "widen", "normalised"]
+__all__ = ["BOUND_COLUMNS", "bin_size", "token_masks", "levels", "aopc_bounds", "widen", "normalised"]
 
 # per instance: the lowest and highest AOPC of each kind, and how they were found (exact | beam)
 BOUND_COLUMNS = ("comprehensiveness_min", "comprehensiveness_max", "sufficiency_min", "sufficiency_max", "bounds")
@@ -42,6 +42,16 @@ def bin_size(fraction: float, n: int) -> int:
     """k_b = max(1, ⌈b·n⌉) in exact decimal arithmetic (a configured bin of 0.07 and n = 100: floats
     give ⌈7.000000000000001⌉ = 8)."""
     return max(1, math.ceil(Decimal(str(fraction)) * n))
+
+
+def token_masks(unit_masks: list[np.ndarray], units: list[np.ndarray] | None, n_tokens: int) -> list[np.ndarray]:
+    """Masks over an instance's units -> masks over its tokens (a unit's mask covers its tokens)."""
+    if units is None:
+        return unit_masks
+    owner = np.empty(n_tokens, dtype=np.int64)
+    for u, positions in enumerate(units):
+        owner[positions] = u
+    return [mask[owner] for mask in unit_masks]
 
 
 def levels(n: int, bins: tuple[float, ...]) -> list[tuple[int, int]]:
@@ -70,12 +80,8 @@ class _Scores:
         in_set = np.zeros(n_units, dtype=bool)
         in_set[list(chosen)] = True
         erase = in_set if kind == "comprehensiveness" else ~in_set
-        if self.units is None:
-            return erase
-        tokens = np.zeros(len(self.examples[i].tokens), dtype=bool)
-        for u in np.flatnonzero(erase):
-            tokens[self.units[i][u]] = True
-        return tokens
+        units = self.units[i] if self.units is not None else None
+        return token_masks([erase], units, len(self.examples[i].tokens))[0]
 
     def compute(self, wanted: list[tuple[int, str, frozenset]]) -> None:
         """Score every wanted (instance, kind, set) not known yet, in one batched call."""

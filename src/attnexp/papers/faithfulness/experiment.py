@@ -54,7 +54,7 @@ from attnexp.explain.perturb import supports_op, variant_probabilities
 from attnexp.explanations import ig_converged, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, normalised, widen
+from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, normalised, token_masks, widen
 from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
@@ -167,16 +167,6 @@ def attended_units(example: Example, attended: str) -> list[np.ndarray]:
     return [np.array([t]) for t in range(len(example.tokens))]
 
 
-def _token_masks(unit_masks: list[np.ndarray], units: list[np.ndarray] | None, n_tokens: int) -> list[np.ndarray]:
-    """Masks over an instance's units -> masks over its tokens (a unit's mask covers its tokens)."""
-    if units is None:
-        return unit_masks
-    owner = np.empty(n_tokens, dtype=np.int64)
-    for u, positions in enumerate(units):
-        owner[positions] = u
-    return [mask[owner] for mask in unit_masks]
-
-
 @torch.no_grad()
 def han_token_attention(model: nn.Module, examples: list[Example], max_tokens: int = 20_000) -> list[np.ndarray]:
     """A HAN's weight on each token (`HierarchicalClassifier.token_attention`), per instance (n_tokens,)
@@ -236,7 +226,7 @@ def unit_rankings(
         m
         for u, e, ok in zip(units, examples, scored)
         if ok
-        for m in _token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
+        for m in token_masks(list(np.eye(len(u), dtype=bool)), u, len(e.tokens))
     ]
     changes, signed = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
     if erase:
@@ -304,7 +294,7 @@ def eraser(
     for name, scores in {**rankings, **draws}.items():
         for i, b, k, comp, suff in _variants(scores, bins):
             owners += [i, i]
-            erase += _token_masks([comp, suff], units[i] if units is not None else None, len(examples[i].tokens))
+            erase += token_masks([comp, suff], units[i] if units is not None else None, len(examples[i].tokens))
             keys += [(name, i, b, k, "comprehensiveness"), (name, i, b, k, "sufficiency")]
     probs = variant_probabilities(model, examples, np.array(owners), erase, op, max_tokens)  # (V, C)
     full = probs[: len(examples)]
@@ -458,7 +448,7 @@ def removal_changes(
     erase = [np.zeros(len(e.tokens), dtype=bool) for e in examples]
     for i in scored:
         single = list(np.eye(sizes[i], dtype=bool))
-        erase += _token_masks(single, units[i] if units is not None else None, len(examples[i].tokens))
+        erase += token_masks(single, units[i] if units is not None else None, len(examples[i].tokens))
     probs = variant_probabilities(model, examples, np.array(owners), erase, op, max_tokens)  # (V, C)
     full = probs[: len(examples)]
     predicted = full.argmax(axis=1)

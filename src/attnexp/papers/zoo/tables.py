@@ -21,12 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
 from scipy.stats import pearsonr
 
 from attnexp import io
 from attnexp.claims import Setting, claim, finding, run_setting, write_claims
-from attnexp.explanations import importance, read_explanations
+from attnexp.explanations import explanation_sets, importance, read_explanations
 from attnexp.markdown import to_markdown
+from attnexp.metrics import jsd
 from attnexp.papers.zoo import VANILLA
 from attnexp.plan import RunKey
 
@@ -34,20 +36,12 @@ __all__ = ["MEASURES", "run_measures", "zoo_table", "tolerances", "zoo_claims", 
 
 PAPER = "Mohankumar et al. 2020"
 MEASURES = ("gradient", "ig")  # what attention is compared with (their Table 4)
-QUANTITIES = ("accuracy", "conicity", *(f"{k}_{m}" for k in ("pearson", "jsd") for m in MEASURES))
 ZOO_DEVIATION = "D-ZOO-BI"
 
 
 def _distribution(scores: np.ndarray) -> np.ndarray:
     total = scores.sum()
     return scores / total if total > 0 else np.full(len(scores), 1 / len(scores))
-
-
-def _jsd(p: np.ndarray, q: np.ndarray) -> float:
-    m = (p + q) / 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kl = lambda a: float(np.sum(np.where(a > 0, a * np.log(a / m), 0.0)))  # noqa: E731
-    return (kl(p) + kl(q)) / 2
 
 
 def run_measures(metrics_path: str | Path, explanation_paths: list[str | Path]) -> dict:
@@ -62,7 +56,8 @@ def run_measures(metrics_path: str | Path, explanation_paths: list[str | Path]) 
         pearson, divergence = [], []
         for record in records:
             attention, scores = np.asarray(record["attention"]), importance(record, measure)
-            divergence.append(_jsd(_distribution(attention), _distribution(scores)))
+            pair = (torch.from_numpy(_distribution(v).astype(np.float64)) for v in (attention, scores))
+            divergence.append(float(jsd(*pair)))
             if len(attention) > 1 and np.ptp(attention) > 0 and np.ptp(scores) > 0:
                 pearson.append(pearsonr(attention, scores).statistic)
         for name, values in (("pearson", pearson), ("jsd", divergence)):
@@ -74,9 +69,7 @@ def run_measures(metrics_path: str | Path, explanation_paths: list[str | Path]) 
 
 def zoo_table(metrics_paths: list[str | Path], explanation_paths: list[str | Path]) -> pd.DataFrame:
     """Each run's metrics.json and its explanation files (attention, gradient, ig) -> one row per run."""
-    by_run: dict[RunKey, list[str]] = {}
-    for path in explanation_paths:
-        by_run.setdefault(RunKey.of_file(path), []).append(path)
+    by_run = {RunKey.of_file(paths[0]): paths for paths in explanation_sets(explanation_paths).values()}
     rows = []
     for path in metrics_paths:
         run = RunKey.of_file(path)
