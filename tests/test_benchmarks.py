@@ -201,6 +201,32 @@ def test_aopc_bounds__few_instances(quick_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_ig_convergence__few_instances(quick_run, tmp_path):
+    out = tmp_path / "ig_convergence.md"
+    run_benchmark(
+        "ig_convergence",
+        "--model",
+        model(quick_run, "lstm-dot"),
+        "--data",
+        data(quick_run),
+        "--instances",
+        6,
+        "--steps",
+        8,
+        "--max-steps",
+        32,
+        "--threads",
+        1,
+        "--out",
+        out,
+    )
+    first, second = tables(out)
+    assert set(first) == {"`ig_method`", "`gausslegendre`", "`riemann_trapezoid`", "`adaptive`"}
+    assert all(0 <= float(row[0]) <= 1 and int(row[2]) <= 32 for key, row in first.items() if key != "`ig_method`")
+    assert set(second) == {"`ig_method`", "`riemann_trapezoid`", "`adaptive`"}
+
+
+@pytest.mark.slow
 def test_adversary_convergence__few_instances(quick_run, tmp_path):
     out = tmp_path / "adversary_convergence.md"
     run_benchmark(

@@ -18,7 +18,7 @@ from attnexp import io
 from attnexp.explain import explain_examples, read_explanations, write_explanations
 from attnexp.explain.attention_attribution import token_attribution
 from attnexp.explain.gradient import gradient_importance
-from attnexp.explain.integrated_gradients import integrated_gradients
+from attnexp.explain.integrated_gradients import ADAPTIVE_POINTS, integrated_gradients
 from attnexp.explain.leave_one_out import leave_one_out
 from attnexp.explain.rollout import rollout
 from attnexp.models.inputs import PAD, UNK, Example, collate
@@ -376,6 +376,49 @@ def test_integrated_gradients_riemann_trapezoid_runs():
     gap = target_values(model, batch, e, cls) - target_values(model, batch, reference, cls)
     assert torch.allclose(result.scores.sum(-1) - gap, result.delta, atol=1e-4)  # δ is the completeness gap
     assert (result.scores[~real] == 0).all()
+
+
+def test_integrated_gradients_adaptive_halves_segments_until_complete():
+    """`adaptive`: the same integral as uniform points (a many-point reference), complete where doubling
+    uniform points within the same budget is not (a ReLU CNN's kinked path), δ the completeness gap,
+    points a multiple of the segment's, within the budget; an instance alone gets what it gets in the batch."""
+    model = flat("cnn", "dot", 3)
+    examples = make_examples()
+    batch = collate(examples, "sos_eos")
+    cls = predicted_of(model, batch)
+    tolerance, budget = 1e-3, 32
+    result = integrated_gradients(model, batch, cls, method="adaptive", steps=8, max_steps=budget, tolerance=tolerance)
+    uniform = integrated_gradients(model, batch, cls, steps=8, max_steps=budget, tolerance=tolerance)
+    reference = integrated_gradients(model, batch, cls, steps=4096, max_steps=4096, tolerance=tolerance)
+    e, baseline, real = pad_baseline(model, batch)
+    gap = target_values(model, batch, e, cls) - target_values(model, batch, baseline, cls)
+    assert torch.allclose(result.scores.sum(-1) - gap, result.delta, atol=1e-4)
+    bound = tolerance * gap.abs().clamp(min=1.0)
+    assert torch.equal(result.converged, result.delta.abs() <= bound)
+    assert result.converged.all() and not uniform.converged.all()
+    assert (result.steps % ADAPTIVE_POINTS == 0).all() and (result.steps <= budget).all()
+    assert (result.steps > 8).any()  # some instances needed more than the first segment
+    assert (result.scores[~real] == 0).all()
+    assert torch.allclose(result.scores, reference.scores, atol=0.05 * reference.scores.abs().max().item())
+    alone = integrated_gradients(
+        model,
+        collate([examples[3]], "sos_eos"),
+        cls[3:4],
+        method="adaptive",
+        steps=8,
+        max_steps=budget,
+        tolerance=tolerance,
+    )
+    assert torch.allclose(result.scores[3, : alone.scores.shape[1]], alone.scores[0], atol=1e-4)
+
+
+def test_integrated_gradients_adaptive_keeps_to_its_point_budget():
+    """A budget too small to converge: every instance stops at it or before, flagged unconverged."""
+    model = flat("cnn", "dot", 3)
+    batch = collate(make_examples(), "sos_eos")
+    cls = predicted_of(model, batch)
+    result = integrated_gradients(model, batch, cls, method="adaptive", steps=8, max_steps=16, tolerance=1e-6)
+    assert (result.steps <= 16).all() and not result.converged.all()
 
 
 @pytest.mark.parametrize(
