@@ -133,6 +133,14 @@ def planted_base(wildcards):
     ]
 
 
+def planted_base_test(wildcards):
+    """A planted dataset's base test split, which its shifted test set plants again (none otherwise)."""
+    ds = config["datasets"][wildcards.dataset]
+    if ds["protocol"] != "planted":
+        return []
+    return f"results/data/{ds['planted']['base']}/test.jsonl"
+
+
 @cache
 def embedding_plan(dataset):
     """Which vectors a dataset gets (D-EMB); None for random initialisation."""

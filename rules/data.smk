@@ -57,9 +57,11 @@ rule preprocess_dataset:
         "../scripts/preprocess_dataset.py"
 
 
-# The generated task's shifted test set (attnexp.data.synthetic.shifted_test): the ground-truth table's check
-# for a model that learnt a shortcut
+# The shifted test set of a generated or planted dataset (attnexp.data.synthetic / planted.shifted_test):
+# the ground-truth table's check for a model that learnt a shortcut
 rule shifted_test:
+    input:
+        base_test=planted_base_test,
     output:
         "results/data/{dataset}/test_shifted.jsonl",
     log:
@@ -67,8 +69,10 @@ rule shifted_test:
     conda:
         "../envs/attnexp.yaml"
     params:
-        generator=lambda wildcards: config["datasets"][wildcards.dataset]["generator"],
-        seed=lambda wildcards: config["datasets"][wildcards.dataset]["split_seed"],
+        dataset=lambda wildcards: {
+            "name": wildcards.dataset,
+            **config["datasets"][wildcards.dataset],
+        },
     script:
         "../scripts/shifted_test.py"
 

@@ -1,6 +1,6 @@
 """Rule jw_shifted_accuracy: results/jain_wallace/{dataset}/{model}/seed{seed}/shifted_test.json, a
-model's accuracy on its generated task's shifted test set (the ground-truth table shows it beside test
-accuracy: a model that learnt which classes' cues occur, not how many, falls there)."""
+model's accuracy on its generated or planted dataset's shifted test set (the ground-truth table shows it
+beside test accuracy: a model that learnt a shortcut rather than the cues falls there)."""
 
 from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_shifted_accuracy

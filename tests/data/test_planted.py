@@ -10,7 +10,7 @@ import pytest
 
 from attnexp.config import ConfigError, load_config, validate_config
 from attnexp.data.documents import Document
-from attnexp.data.planted import ARTICLES, CLASS_TOKENS, _with_inserted, plant, read
+from attnexp.data.planted import ARTICLES, CLASS_TOKENS, _with_inserted, plant, read, shifted_test
 from attnexp.data.readers import SourceFiles, reader_for
 
 ARTICLE = {
@@ -97,6 +97,34 @@ def test_read_plants_each_split_of_the_base_deterministically(tmp_path):
     )
     with pytest.raises(ValueError, match="binary 0/1"):
         read(SourceFiles([bad]), {**cfg, "planted": {**ARTICLE, "base": "multi"}})
+
+
+def test_shifted_test_draws_labels_independently_of_the_original_text(tmp_path):
+    """The shifted set plants the base's test split again: with `lr_probs` the identity (the text's label
+    is the new label on train and test), its labels disagree with the original ones about half the
+    time, the cues follow the new label, and it is deterministic and drawn apart from the test split."""
+    rows = [
+        {"id": f"t{i}", "tokens": ["the", "w", str(i)], "label": i % 2, "sentences": [[0, 3]]} for i in range(400)
+    ]
+    test = tmp_path / "test.jsonl"
+    test.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = {"name": "planted_base", "split_seed": 7, "planted": {**ARTICLE, "lr_probs": [[1.0, 0.0], [0.0, 1.0]]}}
+    shifted = shifted_test(test, cfg)
+    assert len(shifted) == 400
+    flipped = np.mean([d.label != d.extra["original_label"] for d in shifted])
+    assert 0.4 < flipped < 0.6
+    assert all(d.tokens[0] == CLASS_TOKENS[d.label] and d.extra["rationale"] == [0] for d in shifted)
+    assert [d.to_record() for d in shifted_test(test, cfg)] == [d.to_record() for d in shifted]
+    planted_test = _planted_test(tmp_path, rows, cfg)
+    assert all(d.label == d.extra["original_label"] for d in planted_test)  # the identity, on test
+
+
+def _planted_test(tmp_path, rows, cfg):
+    base = tmp_path / "base"
+    base.mkdir()
+    for split in ("train", "dev", "test"):
+        (base / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return read(SourceFiles([base]), {**cfg, "planted": {**cfg["planted"], "base": "base"}})["test"]
 
 
 def test_config_checks_the_planted_base():

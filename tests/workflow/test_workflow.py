@@ -97,6 +97,14 @@ def test_the_default_config_plans_exactly_the_replication_presets_jobs():
     assert rules["train_model"] > 100 and rules["jw_adversarial"] and rules["ss_interventions"] and rules["wp_frontier"]
 
 
+def test_a_planted_dataset_gets_a_shifted_test_set_from_its_base_and_each_model_is_scored_on_it():
+    jobs = planned_jobs(REPO / "presets" / "transformer_checks.yaml")
+    shifted = {w["dataset"] for rule, w in jobs if rule == "shifted_test"}
+    assert "planted_sst" in shifted
+    scored = {(w["dataset"], w["model"]) for rule, w in jobs if rule == "jw_shifted_accuracy"}
+    assert {("planted_sst", "lstm-tanh"), ("planted_sst", "transformer-cls")} <= scored
+
+
 def test_unknown_config_key_fails_before_any_job_with_the_key_named(tmp_path):
     result = snakemake(
         tmp_path,

@@ -11,6 +11,13 @@ Per instance, with the dataset's `split_seed` (one random stream per split):
    random positions, M_0 changes nothing.
 The record keeps `rationale` = the positions of the replaced or inserted tokens (G; empty for a
 marker-free class-0 document, which the ground-truth metrics skip) and `original_label` = y.
+
+The shifted test set (`shifted_test`): the base's test split planted again, from a stream of its own,
+with the label drawn independently of the original one (`lr_probs` uniform) and the manipulations as
+configured. Where `lr_probs` lets the original text predict the new label, the text is a distractor
+that agrees with the label on train and test; here it no longer does, so a model that learnt the
+text's sentiment rather than the cues falls towards what the cues alone give. With the default uniform
+`lr_probs` the shifted set has the test set's distribution (a fresh draw of it).
 """
 
 from __future__ import annotations
@@ -19,11 +26,13 @@ import numpy as np
 
 from attnexp.data.documents import SPLITS, Document, read_records
 
-__all__ = ["ARTICLES", "CLASS_TOKENS", "MANIPULATIONS", "plant", "read"]
+__all__ = ["ARTICLES", "CLASS_TOKENS", "MANIPULATIONS", "plant", "read", "shifted_test"]
 
 ARTICLES = frozenset({"a", "an", "the"})
 CLASS_TOKENS = ("the", "a")  # T_0, T_1
 MANIPULATIONS = ("article", "marker")
+SHIFTED_STREAM = 3  # the random stream of the shifted test set (train, dev and test use 0, 1, 2)
+UNIFORM = [[0.5, 0.5], [0.5, 0.5]]
 
 
 def _with_inserted(
@@ -65,27 +74,45 @@ def plant(doc: Document, rng: np.random.Generator, settings: dict) -> Document |
     return Document(doc.id, tokens, label, spans, extra={**extra, "rationale": placed})
 
 
-def read(files, cfg) -> dict[str, list[Document]]:
-    """The base dataset's preprocessed splits (`results/data/{base}/{split}.jsonl`) -> planted splits."""
+def _planted_split(path, rng: np.random.Generator, settings: dict, name: str) -> list[Document]:
+    """One preprocessed split of the base (`path`) -> its planted documents."""
+    planted = []
+    for record in read_records(path):
+        if str(record["label"]) not in ("0", "1"):
+            raise ValueError(
+                f"datasets.{name}: base {settings['base']!r} instance {record['id']!r} has label {record['label']!r}; planting needs a binary 0/1 dataset"
+            )
+        doc = Document(record["id"], record["tokens"], int(record["label"]), [tuple(s) for s in record["sentences"]])
+        kept = plant(doc, rng, settings)
+        if kept is not None:
+            planted.append(kept)
+    return planted
+
+
+def _checked(cfg) -> dict:
     settings = cfg["planted"]
     if settings["manipulation"] not in MANIPULATIONS:
         raise ValueError(
             f"datasets.{cfg['name']}.planted.manipulation: expected one of {MANIPULATIONS}, got {settings['manipulation']!r}"
         )
-    splits = {}
-    for index, split in enumerate(SPLITS):
-        rng = np.random.default_rng([cfg["split_seed"], index])
-        planted = []
-        for record in read_records(files.find(f"{settings['base']}/{split}.jsonl")):
-            if str(record["label"]) not in ("0", "1"):
-                raise ValueError(
-                    f"datasets.{cfg['name']}: base {settings['base']!r} instance {record['id']!r} has label {record['label']!r}; planting needs a binary 0/1 dataset"
-                )
-            doc = Document(
-                record["id"], record["tokens"], int(record["label"]), [tuple(s) for s in record["sentences"]]
-            )
-            kept = plant(doc, rng, settings)
-            if kept is not None:
-                planted.append(kept)
-        splits[split] = planted
-    return splits
+    return settings
+
+
+def read(files, cfg) -> dict[str, list[Document]]:
+    """The base dataset's preprocessed splits (`results/data/{base}/{split}.jsonl`) -> planted splits."""
+    settings = _checked(cfg)
+    return {
+        split: _planted_split(
+            files.find(f"{settings['base']}/{split}.jsonl"),
+            np.random.default_rng([cfg["split_seed"], index]),
+            settings,
+            cfg["name"],
+        )
+        for index, split in enumerate(SPLITS)
+    }
+
+
+def shifted_test(base_test, cfg) -> list[Document]:
+    """The shifted test set (module docstring) from the base's preprocessed test split `base_test`."""
+    settings = {**_checked(cfg), "lr_probs": UNIFORM}
+    return _planted_split(base_test, np.random.default_rng([cfg["split_seed"], SHIFTED_STREAM]), settings, cfg["name"])

@@ -517,7 +517,8 @@ def write_shifted_accuracy(
     checkpoint, data: DataFiles, shifted_path, out, seed: int, threads: int, device: str = "cpu"
 ) -> dict:
     """A model's accuracy on its dataset's shifted test set (`attnexp.data.synthetic.shifted_test`: cues of
-    both classes in every instance), written as JSON: {accuracy, n}."""
+    both classes in every instance; `attnexp.data.planted.shifted_test`: labels independent of the original
+    text), written as JSON: {accuracy, n}."""
     run, _ = _restore(checkpoint, data, seed, threads, device)
     examples = run.examples_of(data, io.read_jsonl(shifted_path, sealed=True))
     split = SplitData(examples)

@@ -399,8 +399,8 @@ def write_ground_truth(
     shifted_paths=(),
 ) -> pd.DataFrame:
     """The ground-truth table over every model of the generated and planted datasets; returns it.
-    shifted_paths: each model's accuracy on its generated task's shifted test set (`shifted_test.json`),
-    shown beside test accuracy (empty where a dataset has none).
+    shifted_paths: each model's accuracy on its dataset's shifted test set (`shifted_test.json`; generated
+    and planted datasets), shown beside test accuracy (NaN where a dataset has none).
     metrics_paths: each model's metrics.json, in the explanations' order; gates: dataset -> the dev
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
     marked `accepted: False`, and reported as failed; test accuracy stands beside dev, and a model whose
@@ -459,10 +459,13 @@ def write_ground_truth(
         "# Explanations against the planted cues\n\n"
         "Per model, methods ranked by AUPRC (higher is better; first_hit: lower is better). "
         "mass_ratio = mass / chance. A planted dataset's model is accepted only at its dev-accuracy gate "
-        "(`jain_wallace.planted_min_dev_accuracy`, on dev accuracy alone); test accuracy stands beside it. On the "
-        "generated task, shifted_test_accuracy is the accuracy on a test set whose every instance holds cues of both "
-        "classes: which classes' cues occur says nothing there, only how many, so a model that learnt the shortcut "
-        "falls towards 0.5 while a model that counts keeps its test accuracy.\n\n"
+        "(`jain_wallace.planted_min_dev_accuracy`, on dev accuracy alone); test accuracy stands beside it. "
+        "shifted_test_accuracy is the accuracy on a shifted test set. On the generated task every instance there "
+        "holds cues of both classes: which classes' cues occur says nothing, only how many, so a model that learnt "
+        "the shortcut falls towards 0.5 while a model that counts keeps its test accuracy. On a planted dataset it "
+        "is the base's test split planted again with labels drawn independently of the original text: a model "
+        "that read the text's sentiment rather than the planted cues falls there (with uniform `lr_probs`, as by "
+        "default, the text predicts nothing anyway and the two accuracies should agree).\n\n"
         + (failures + "\n" if failures else "")
         + to_markdown(ranked.round(3)),
     )
