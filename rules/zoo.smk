@@ -4,8 +4,7 @@
 # values; then each zoo model against the vanilla BiLSTM on every directional test of the debate matrix. The zoo's
 # models also run through every paper's test as any flat model does.
 
-from attnexp.papers.zoo import in_zoo_table, is_zoo
-from attnexp.papers.zoo.tables import MEASURES as ZOO_MEASURES
+from attnexp.papers.zoo import MEASURES as ZOO_MEASURES, in_zoo_table, is_zoo
 
 ZOO_RUNS = [
     RunKey(dataset, model, seed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -266,8 +267,18 @@ def test_run_key_of_file_refuses_other_paths(path):
 
 
 def test_planning_and_config_validation_never_import_torch():
+    """Nor does any module the Snakefile and its rule files import: every Snakemake start (a dry run, each
+    run of a workflow) would pay torch's seconds of import."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    code = "import attnexp.plan, attnexp.config, attnexp.spec, sys; assert 'torch' not in sys.modules, 'torch imported'"
+    workflow = [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
+    imported = sorted(
+        {m for path in workflow for m in re.findall(r"^(?:from|import) (attnexp[\w.]*)", path.read_text(), re.M)}
+    )
+    assert "attnexp.papers.zoo" in imported  # the pattern finds them
+    code = (
+        f"import attnexp.plan, attnexp.config, attnexp.spec, {', '.join(imported)}, sys; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120
     )

@@ -103,9 +103,7 @@ def test_shifted_test_draws_labels_independently_of_the_original_text(tmp_path):
     """The shifted set plants the base's test split again: with `lr_probs` the identity (the text's label
     is the new label on train and test), its labels disagree with the original ones about half the
     time, the cues follow the new label, and it is deterministic and drawn apart from the test split."""
-    rows = [
-        {"id": f"t{i}", "tokens": ["the", "w", str(i)], "label": i % 2, "sentences": [[0, 3]]} for i in range(400)
-    ]
+    rows = [{"id": f"t{i}", "tokens": ["the", "w", str(i)], "label": i % 2, "sentences": [[0, 3]]} for i in range(400)]
     test = tmp_path / "test.jsonl"
     test.write_text("".join(json.dumps(r) + "\n" for r in rows))
     cfg = {"name": "planted_base", "split_seed": 7, "planted": {**ARTICLE, "lr_probs": [[1.0, 0.0], [0.0, 1.0]]}}

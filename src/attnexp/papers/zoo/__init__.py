@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from attnexp.spec import SPARSE_ATTENTIONS, ZOO_ENCODERS, ModelSpec
 
-__all__ = ["VANILLA", "is_zoo", "in_zoo_table"]
+__all__ = ["VANILLA", "MEASURES", "is_zoo", "in_zoo_table"]
 
 VANILLA = "lstm-tanh"  # Mohankumar et al.'s "vanilla LSTM", the baseline every zoo model is compared with
+MEASURES = ("gradient", "ig")  # what attention is compared with (their Table 4)
 
 
 def is_zoo(spec: ModelSpec) -> bool:

@@ -29,13 +29,12 @@ from attnexp.claims import Setting, claim, finding, run_setting, write_claims
 from attnexp.explanations import explanation_sets, importance, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.metrics import jsd
-from attnexp.papers.zoo import VANILLA
+from attnexp.papers.zoo import MEASURES, VANILLA
 from attnexp.plan import RunKey
 
 __all__ = ["MEASURES", "run_measures", "zoo_table", "tolerances", "zoo_claims", "write_tables"]
 
 PAPER = "Mohankumar et al. 2020"
-MEASURES = ("gradient", "ig")  # what attention is compared with (their Table 4)
 ZOO_DEVIATION = "D-ZOO-BI"
 
 
