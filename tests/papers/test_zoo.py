@@ -27,13 +27,20 @@ def _run(root, model, seed, accuracy, conicity, scale=1.0):
         seal=True,
     )
     records = [
-        {"id": str(i), "length": len(a), "attention": a, "gradient": [scale * g for g in grad], "ig": grad}
+        {
+            "id": str(i),
+            "length": len(a),
+            "attention": a,
+            "gradient": [scale * g for g in grad],
+            "ig": grad,
+            "ig_converged": i != 1,  # instance 1's completeness gap stayed above the tolerance
+        }
         for i, (a, grad) in enumerate(zip(ATTENTION, GRADIENT))
     ]
-    for method in ("attention", "gradient", "ig"):
+    for method, keys in (("attention", ()), ("gradient", ()), ("ig", ("ig_converged",))):
         io.write_jsonl(
             run / f"{method}.jsonl",
-            [{k: r[k] for k in ("id", "length", method)} for r in records],
+            [{k: r[k] for k in ("id", "length", method, *keys)} for r in records],
             seal=True,
         )
     return root / "models" / "sst" / model / f"seed{seed}" / "metrics.json", [
@@ -53,6 +60,7 @@ def test_run_measures_are_pearson_and_jsd_of_attention_with_the_normalised_magni
     metrics, explanations = _run(tmp_path, "lstm-tanh", 10, 0.8, 0.6)
     row = run_measures(metrics, explanations)
     assert row["accuracy"] == 0.8 and row["conicity"] == 0.6 and row["instances"] == 3
+    assert row["ig_unconverged"] == pytest.approx(1 / 3)  # stated beside the IG columns, which use every instance
     # instance 2 (one token) has no correlation; instance 1's attention is constant: none either
     expected_r = pearsonr(ATTENTION[0], np.abs(GRADIENT[0])).statistic
     assert row["pearson_gradient"] == pytest.approx(expected_r) and row["pearson_gradient_sd"] == 0

@@ -26,7 +26,7 @@ from scipy.stats import pearsonr
 
 from attnexp import io
 from attnexp.claims import Setting, claim, finding, run_setting, write_claims
-from attnexp.explanations import explanation_sets, importance, read_explanations
+from attnexp.explanations import explanation_sets, ig_converged, importance, read_explanations, unconverged_count
 from attnexp.markdown import to_markdown
 from attnexp.metrics import jsd
 from attnexp.papers.zoo import MEASURES, VANILLA
@@ -63,6 +63,8 @@ def run_measures(metrics_path: str | Path, explanation_paths: list[str | Path]) 
             row[f"{name}_{measure}"] = float(np.mean(values)) if values else math.nan
             row[f"{name}_{measure}_sd"] = float(np.std(values)) if values else math.nan
     row["instances"] = len(records)
+    # the IG columns use every instance as it is; this says how many missed the completeness tolerance
+    row["ig_unconverged"] = (unconverged_count([ig_converged(r) for r in records]) or 0) / max(len(records), 1)
     return row
 
 
@@ -165,7 +167,9 @@ def _markdown(table: pd.DataFrame, tolerance: dict[str, float]) -> str:
         "# The zoo: Mohankumar et al. 2020's measures\n\n"
         "Per trained model: test accuracy, conicity of the attended states (the mean |cos| of each state with the "
         "instance's mean state, averaged over the test instances), and Pearson r and JSD between attention and "
-        "|gradient| / |integrated gradients| (each normalised to sum to 1), mean ± sd over test instances. "
+        "|gradient| / |integrated gradients| (each normalised to sum to 1), mean ± sd over test instances; "
+        "ig_unconverged: the share of those instances whose integrated gradients missed the completeness tolerance "
+        "(`explain.ig_tolerance`; their scores are used as they are). "
         f"`{VANILLA}` is the paper's vanilla LSTM. Published values and the tolerance of each quantity (the largest "
         f"gap between the paper and Bouwman et al. 2021's rerun of the authors' code: {basis}) are in "
         "references/mohankumar_2020.csv; the comparisons are in results/tables/claims.csv.\n\n" + to_markdown(shown)
