@@ -201,6 +201,15 @@ def test_aopc_bounds__few_instances(quick_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_loo_deletion__few_instances(quick_run, tmp_path):
+    out = tmp_path / "loo_deletion.md"
+    run_benchmark("loo_deletion", "--data", data(quick_run), "--instances", 3, "--threads", 1, "--out", out)
+    rows = table_rows(out)
+    assert set(rows) == {"encoder", "`lstm`", "`lstm-ortho`"}
+    assert all(float(row[3]) < 1e-5 for key, row in rows.items() if key != "encoder")  # the same probabilities
+
+
+@pytest.mark.slow
 def test_ig_convergence__few_instances(quick_run, tmp_path):
     out = tmp_path / "ig_convergence.md"
     run_benchmark(

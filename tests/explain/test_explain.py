@@ -683,8 +683,16 @@ def test_a_self_attention_method_of_a_recurrent_model_is_an_error():
 
 @pytest.mark.parametrize(
     "factory",
-    [lambda: flat("lstm", "tanh"), lambda: flat("lstm", "dot", n_classes=3), lambda: qa("lstm", "tanh")],
-    ids=["flat", "flat-dot-3", "qa"],
+    [
+        lambda: flat("lstm", "tanh"),
+        lambda: flat("lstm", "dot", n_classes=3),
+        lambda: qa("lstm", "tanh"),
+        lambda: flat("lstm-ortho", "tanh"),
+        lambda: flat("lstm-ortho", "dot", n_classes=3),
+        lambda: flat("lstm-diversity", "tanh"),
+        lambda: flat("lstm", "sparsemax"),
+    ],
+    ids=["flat", "flat-dot-3", "qa", "ortho", "ortho-dot-3", "diversity", "sparsemax"],
 )
 def test_recurrent_deletion_equals_re_running_every_shortened_input(factory):
     from attnexp.explain.perturb import variant_probabilities
@@ -741,5 +749,5 @@ def test_recurrent_deletion_refuses_other_encoders():
 
     model = flat("cnn", "tanh").eval()
     assert not supports_recurrent_deletion(model, "delete")
-    with pytest.raises(ValueError, match="BiLSTM encoder"):
+    with pytest.raises(ValueError, match="BiLSTM or orthogonal LSTM encoder"):
         deletion_probabilities(model, make_examples())

@@ -16,8 +16,14 @@ changed states' attention projection, instead of 2·n·m steps of W_ih and W_hh 
 The cell arithmetic is nn.LSTM's (gates i, f, g, o); outputs agree with re-running the model on each
 shortened input to float32 rounding (tests/explain/test_explain.py).
 
-Used by `attnexp.explain.leave_one_out` for `delete` on models whose encoder is a `BiRNN` LSTM over
-`sos_eos` inputs (J&W's flat and QA/NLI BiLSTMs); everything else takes the generic batched variants.
+The orthogonal LSTM (`OrthogonalBiLSTM`, Mohankumar et al. 2020) has the same structure: a state
+depends on the direction's earlier states through their running sum, which a deletion changes only
+where it changes the states. Its variants restart from the full input's (h, c, running sum) and
+orthogonalise each new state against the sum as the encoder does.
+
+Used by `attnexp.explain.leave_one_out` for `delete` on models whose encoder is a `BiRNN` LSTM or an
+`OrthogonalBiLSTM` over `sos_eos` inputs (J&W's flat and QA/NLI BiLSTMs, `lstm-ortho-*`,
+`lstm-diversity-*`); everything else takes the generic batched variants.
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from attnexp.models.attention import AdditiveAttention, masked_softmax, real_token_mask
-from attnexp.models.encoders import BiRNN
+from attnexp.models.attention import AdditiveAttention, real_token_mask
+from attnexp.models.encoders import BiRNN, OrthogonalBiLSTM
 from attnexp.models.inputs import Encoded, Example, collate
 from attnexp.models.outputs import probabilities
 from attnexp.runtime import model_device
@@ -36,11 +42,12 @@ __all__ = ["supports_recurrent_deletion", "deletion_probabilities"]
 
 
 def supports_recurrent_deletion(model: nn.Module, op: str) -> bool:
-    """Whether `deletion_probabilities` applies: deletion, a BiLSTM encoder, `sos_eos` inputs."""
+    """Whether `deletion_probabilities` applies: deletion, a BiLSTM or orthogonal LSTM encoder, `sos_eos` inputs."""
     encoder = getattr(model, "encoder", None)
-    return (
-        op == "delete" and model.layout == "sos_eos" and isinstance(encoder, BiRNN) and isinstance(encoder.rnn, nn.LSTM)
+    recurrent = isinstance(encoder, OrthogonalBiLSTM) or (
+        isinstance(encoder, BiRNN) and isinstance(encoder.rnn, nn.LSTM)
     )
+    return op == "delete" and model.layout == "sos_eos" and recurrent
 
 
 def _direction(rnn: nn.LSTM, suffix: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -72,34 +79,49 @@ def _cell(
     torch.mul(o, _tanh(c_out), out=h_out)
 
 
+def _orthogonalise(h: torch.Tensor, total: torch.Tensor) -> None:
+    """`OrthogonalBiLSTM`'s step, in place: h (N, h) loses its component along `total` (N, h), the sum
+    of the direction's previous states."""
+    along = (h * total).sum(-1, keepdim=True) / ((total * total).sum(-1, keepdim=True) + OrthogonalBiLSTM.EPS)
+    h.sub_(along * total)
+
+
 def _full_run(
-    projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor, reverse: bool
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """projected (B, L, 4h) -> every position's h and c (B, L, h) of one direction. Backward, a row's
-    state stays zero until its last position, where its recurrence starts; forward, the states past
-    a row's end are never read."""
+    projected: torch.Tensor, lengths: torch.Tensor, w_hh: torch.Tensor, reverse: bool, orthogonal: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """projected (B, L, 4h) -> every position's h and c (B, L, h) of one direction, and for the
+    orthogonal LSTM the running sum of the states up to each position (B, L, h; else None). Backward,
+    a row's state stays zero until its last position, where its recurrence starts; forward, the
+    states past a row's end are never read."""
     B, L, _ = projected.shape
     size = w_hh.shape[1]
     hs, cs = projected.new_empty(L, B, size), projected.new_empty(L, B, size)  # time-major: a step writes one block
-    h = c = projected.new_zeros(B, size)
+    totals = projected.new_empty(L, B, size) if orthogonal else None
+    h = c = total = projected.new_zeros(B, size)
     gates = projected.new_empty(B, 4 * size)
     for p in range(L - 1, -1, -1) if reverse else range(L):
         _cell(gates.copy_(projected[:, p]), h, c, w_hh, hs[p], cs[p])
+        if orthogonal:
+            _orthogonalise(hs[p], total)
         if reverse:
             started = (lengths > p).to(hs.dtype)[:, None]  # (B, 1)
             hs[p].mul_(started), cs[p].mul_(started)
+        if orthogonal:
+            total = torch.add(total, hs[p], out=totals[p])
         h, c = hs[p], cs[p]
-    return hs.transpose(0, 1).contiguous(), cs.transpose(0, 1).contiguous()
+    major = lambda t: None if t is None else t.transpose(0, 1).contiguous()  # noqa: E731
+    return major(hs), major(cs), major(totals)
 
 
 def _restart(
-    projected, hs, cs, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor
+    projected, hs, cs, totals, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the changed part of one direction of every variant, its N states into `states` (N, h);
     -> each state's variant (N,) and flat input position (N,).
 
     Forward, variant (b, t) restarts from the state at t − 1 and runs over t + 1 .. m − 1; backward, it
-    restarts from its state at t + 1 and runs over t − 1 .. 0. Variants run longest first, so the ones
+    restarts from its state at t + 1 and runs over t − 1 .. 0 (`totals`: the orthogonal LSTM's running
+    sums, restarted with the state). Variants run longest first, so the ones
     still running at step s are a prefix and the step's states one block of rows of `states`: the loop
     gathers each step's input projections and scatters nothing."""
     B, L, _ = projected.shape
@@ -117,6 +139,7 @@ def _restart(
     flat_projected = projected.reshape(B * L, -1)
     gates, cells = projected.new_empty(len(order), 4 * size), torch.empty_like(states)
     h, c = hs.reshape(B * L, size)[first], cs.reshape(B * L, size)[first]  # (V, h)
+    total = None if totals is None else totals.reshape(B * L, size)[first]  # (V, h), a copy: updated in place
     begin = 0
     for k in running.tolist():
         end = begin + k
@@ -128,6 +151,9 @@ def _restart(
             states[begin:end],
             cells[begin:end],
         )
+        if total is not None:
+            _orthogonalise(states[begin:end], total[:k])
+            total[:k] += states[begin:end]
         h, c, begin = states[begin:end], cells[begin:end], end
     return order[rank], at
 
@@ -160,7 +186,7 @@ def _additive_attention(
     for half, (states, at, slot) in enumerate(changed):
         pre = torch.addmm(projected[1 - half][at], states, halves[half].T)  # (N, a), b (+ U q) included
         scores[slot] = _tanh(pre) @ attention.v.weight[0]
-    return masked_softmax(scores.view(mask.shape), mask)
+    return attention.normalised(scores.view(mask.shape), mask)  # softmax, or a sparse model's mapping
 
 
 @torch.no_grad()
@@ -173,14 +199,15 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
     B, L = tokens.shape
     x = model.embedding(tokens)  # (B, L, E)
     rnn = model.encoder.rnn
+    orthogonal = isinstance(model.encoder, OrthogonalBiLSTM)
     size = rnn.hidden_size
     query = model.summarise_question(batch) if hasattr(model, "summarise_question") else None  # (B, Q) for QA
     directions = []
     for suffix, reverse in (("", False), ("_reverse", True)):
         w_ih, w_hh, bias = _direction(rnn, suffix)
         projected = x @ w_ih.T + bias  # (B, L, 4h): once per token, not per variant
-        directions.append((projected, *_full_run(projected, lengths, w_hh, reverse), w_hh, reverse))
-    full = [hs for _, hs, _, _, _ in directions]  # (B, L, h) each
+        directions.append((projected, *_full_run(projected, lengths, w_hh, reverse, orthogonal), w_hh, reverse))
+    full = [hs for _, hs, _, _, _, _ in directions]  # (B, L, h) each
     full_table = torch.cat([hs.reshape(B * L, size) for hs in full])  # (2 B L, h)
     additive = isinstance(model.attention, AdditiveAttention)
     projected_full = _full_projections(model.attention, full, query) if additive else None
@@ -205,9 +232,9 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         table[: 2 * B * L] = full_table
         index = torch.stack([kept, kept + B * L], dim=-1).view(-1, 2)  # (V width, 2) rows of [forward, backward]
         changed, begin = [], 2 * B * L
-        for half, ((projected, hs, cs, w_hh, reverse), count) in enumerate(zip(directions, counts)):
+        for half, ((projected, hs, cs, totals, w_hh, reverse), count) in enumerate(zip(directions, counts)):
             states = table[begin : begin + count]
-            rows, at = _restart(projected, hs, cs, owner, deleted, lengths, w_hh, reverse, states)
+            rows, at = _restart(projected, hs, cs, totals, owner, deleted, lengths, w_hh, reverse, states)
             slot = rows * width + at % L - (0 if reverse else 1)  # flat variant position: forward, input position − 1
             index[slot, half] = torch.arange(begin, begin + count, device=slot.device)
             changed.append((states, at, slot))
@@ -234,7 +261,9 @@ def deletion_probabilities(
     reuse instead of mapping fresh pages: 1.23 s on SST's test split, against 1.38 s at 10,000 and
     1.37 s at 40,000 (2 threads; the per-step W_hh products, through MKL at its rate, are ~40%)."""
     if not supports_recurrent_deletion(model, "delete"):
-        raise ValueError(f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM encoder over `sos_eos` inputs")
+        raise ValueError(
+            f"model {model.spec.name!r}: recurrent deletion needs a BiLSTM or orthogonal LSTM encoder over `sos_eos` inputs"
+        )
     classes = probabilities(model.decoder.bias.detach()[None]).shape[1]  # C (2 for a sigmoid output)
     # an instance without tokens has no deletions: (0, C), and no place in a batch
     out: list[np.ndarray | None] = [

@@ -57,7 +57,13 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
         """hidden (B, L, H), mask (B, L), query (B, Q) for QA -> weights (B, L)."""
-        return masked_softmax(self.scores(hidden, query), mask)
+        return self.normalised(self.scores(hidden, query), mask)
+
+    def normalised(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Scores (B, L) -> the weights over `mask` (softmax here): the one place a subclass changes
+        the mapping, so that code computing the scores its own way (leave-one-out's recurrent
+        deletion) normalises them as the model does."""
+        return masked_softmax(scores, mask)
 
     def scores(self, hidden: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
         """The unnormalised s_t, (B, L): each position's own, so they can be computed where the
@@ -82,8 +88,8 @@ class SparseAdditiveAttention(AdditiveAttention):
             raise ValueError(f"sparse attention must be one of {sorted(self.NORMALISERS)}, got {normaliser!r}")
         self.normalise = self.NORMALISERS[normaliser]
 
-    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, query: torch.Tensor | None = None) -> torch.Tensor:
-        scores = self.scores(hidden, query).masked_fill(~mask, float("-inf"))
+    def normalised(self, scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        scores = scores.masked_fill(~mask, float("-inf"))
         # a row with nothing to attend (an empty instance in a padded variant batch) gets all zeros, as
         # `masked_softmax` gives it
         scores = torch.where(mask.any(-1, keepdim=True), scores, 0.0)
