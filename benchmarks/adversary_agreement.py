@@ -26,6 +26,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+
+from benchmark_output import emit  # noqa: E402
+
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from jain_wallace_speed import original_adversarial  # noqa: E402
@@ -88,10 +91,7 @@ def main() -> int:
             f"chosen candidate's output change {ours[i]['output_difference']:.4f} (pipeline); the original side's candidates' changes "
             + ", ".join(f"{c:.4f}" for c in theirs[i][2])
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text)
+    emit(lines, args.out)
     return 0
 
 

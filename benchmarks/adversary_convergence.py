@@ -19,6 +19,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from benchmark_output import emit  # noqa: E402
 from dataset_files import dataset_files  # noqa: E402
 
 from attnexp.config import validate_config  # noqa: E402
@@ -58,10 +59,7 @@ def main() -> None:
     for s, values in divergence.items():
         gap = np.abs(values - divergence[steps])
         lines.append(f"| {s} | {gap.max():.3g} | {np.quantile(gap, 0.99):.3g} | {np.mean(gap > 1e-4):.1%} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from benchmark_output import emit  # noqa: E402
 from dataset_files import dataset_files  # noqa: E402
 
 from attnexp.papers.faithfulness.bounds import aopc_bounds  # noqa: E402
@@ -85,10 +86,7 @@ def main() -> None:
                 own = narrow[f"{kind}_max"] - narrow[f"{kind}_min"]
                 shares.append(np.median(np.where(span > 0, own / np.where(span > 0, span, 1), 1.0)))
             lines.append(f"| {w} | {shares[0]:.3f} | {shares[1]:.3f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+
 from attnexp.config import validate_config  # noqa: E402
 from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_model.py reads here)
     fit_rates,
@@ -78,10 +79,9 @@ def main() -> None:
         *price_markdown(by_type, light, (2, 8), args.threads),
         "| one GPU | not measured (the measured jobs ran on CPU only) |",
     ]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-    print(text)
+    from benchmark_output import emit  # here: tests load this file as a module, without benchmarks/ on the path
+
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO / "src"))
+    from benchmark_output import emit
+
     torch.set_num_threads(1)
     rows = [measure(m, args.data, args.batches, args.seed) for m in args.model]
     command = " ".join(
@@ -122,10 +124,7 @@ def main(argv=None) -> int:
             f"| {r['model']} | {1000 * r['kept']:.1f} | {1000 * r['flushed']:.1f} | {r['kept'] / r['flushed']:.2f}× "
             f"| {100 * r['denormal_share']:.1f} % | {r['max_diff']:.1e} |"
         )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    emit(lines, args.out)
     return 0
 
 

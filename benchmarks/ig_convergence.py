@@ -22,6 +22,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from benchmark_output import emit  # noqa: E402
 from dataset_files import dataset_files  # noqa: E402
 
 from attnexp.explain.integrated_gradients import IG_METHODS, integrated_gradients  # noqa: E402
@@ -106,10 +107,7 @@ def main() -> None:
             default=float("nan"),
         )
         lines.append(f"| `{method}` | {len(both)} | {worst:.4f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

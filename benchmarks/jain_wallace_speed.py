@@ -36,6 +36,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+
 from attnexp.experiments.cached import decode_heads  # noqa: E402
 from attnexp.explain import explain_examples  # noqa: E402
 from attnexp.explain.gradient import gradient_importance  # noqa: E402
@@ -503,10 +504,9 @@ def main() -> None:
             )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines += ["", f"Peak RSS {rss:,.0f} MB."]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    print(text)
+    from benchmark_output import emit  # here: tests load this file as a module, without benchmarks/ on the path
+
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from benchmark_output import emit  # noqa: E402
+
 from attnexp.explain import explain_examples  # noqa: E402
 
 
@@ -84,10 +86,7 @@ def main() -> None:
     if "ig" in args.methods:
         lines += ["", ig_line]
     lines += ["", f"Peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB."]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    print(text)
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from benchmark_output import emit  # noqa: E402
 from dataset_files import dataset_files  # noqa: E402
 
 from attnexp.data.documents import read_records  # noqa: E402
@@ -88,10 +89,7 @@ def main() -> None:
     ]
     for encoder, fast, slow, difference in rows:
         lines.append(f"| `{encoder}` | {fast:.3f} | {slow:.3f} | {slow / fast:.1f}× | {difference:.1e} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+
 from attnexp.experiments.cached import cached_batches, decode_heads  # noqa: E402
 from attnexp.metrics import jsd  # noqa: E402
 from attnexp.models.inputs import collate  # noqa: E402
@@ -197,10 +198,9 @@ def main() -> None:
         f"{1000 * t_suite / len(examples):.2f} | {t_suite / t_forward:.2f}× | {1000 * t_reference / n_ref:.1f} (first {n_ref}) | "
         f"{(t_reference / n_ref) / (t_suite / len(examples)):.0f}× | {peak:.0f} |",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    from benchmark_output import emit  # here: tests load this file as a module, without benchmarks/ on the path
+
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

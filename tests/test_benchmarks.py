@@ -20,6 +20,7 @@ BENCHMARKS = REPO / "benchmarks"
 # benchmarks/*.py that are no benchmark of their own or that this file cannot run, and why
 NOT_RUN_HERE = {
     "dataset_files": "a helper the benchmarks import",
+    "benchmark_output": "a helper the benchmarks import",
     "jain_wallace_whole_run": "needs a checkout of J&W's repository: tests/test_whole_run_benchmark.py runs it against a stand-in",
 }
 
