@@ -22,11 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from benchmark_output import emit  # noqa: E402
-from dataset_files import dataset_files  # noqa: E402
+from dataset_files import evenly_spaced_test_examples  # noqa: E402
 
 from attnexp.papers.faithfulness.bounds import aopc_bounds  # noqa: E402
-from attnexp.papers.faithfulness.experiment import BINS, evenly_spaced  # noqa: E402
-from attnexp.runtime import restore_run, set_determinism  # noqa: E402
+from attnexp.papers.faithfulness.experiment import BINS  # noqa: E402
+from attnexp.runtime import set_determinism  # noqa: E402
 
 
 def main() -> None:
@@ -40,10 +40,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this file")
     args = parser.parse_args()
     set_determinism(10, args.threads)
-    data = dataset_files(args.data)
-    run = restore_run(Path(args.model) / "model.pt", data)
-    everything = run.test_examples(data)
-    examples = [everything[i] for i in evenly_spaced(len(everything), args.instances)]
+    run, examples = evenly_spaced_test_examples(args.model, args.data, args.instances)
     lengths = np.array([len(e.tokens) for e in examples])
     short = lengths <= args.exact_max_units
     rows, found = [], {}

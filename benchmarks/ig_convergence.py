@@ -23,13 +23,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from benchmark_output import emit  # noqa: E402
-from dataset_files import dataset_files  # noqa: E402
+from dataset_files import evenly_spaced_test_examples  # noqa: E402
 
 from attnexp.explain.integrated_gradients import IG_METHODS, integrated_gradients  # noqa: E402
 from attnexp.models.inputs import collate, sorted_batches  # noqa: E402
 from attnexp.models.outputs import probabilities  # noqa: E402
-from attnexp.papers.faithfulness.experiment import evenly_spaced  # noqa: E402
-from attnexp.runtime import restore_run, set_determinism  # noqa: E402
+from attnexp.runtime import set_determinism  # noqa: E402
 
 
 def run_method(model, examples, method, steps, max_steps, tolerance, batch_size=32):
@@ -64,10 +63,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this file")
     args = parser.parse_args()
     set_determinism(10, args.threads)
-    data = dataset_files(args.data)
-    run = restore_run(Path(args.model) / "model.pt", data)
-    everything = run.test_examples(data)
-    examples = [everything[i] for i in evenly_spaced(len(everything), args.instances)]
+    run, examples = evenly_spaced_test_examples(args.model, args.data, args.instances)
     import captum.attr  # noqa: F401 - loaded before the clock starts: the first rule timed would pay for it
 
     found = {m: run_method(run.model, examples, m, args.steps, args.max_steps, args.tolerance) for m in IG_METHODS}
