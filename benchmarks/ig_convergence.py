@@ -34,7 +34,7 @@ from attnexp.runtime import set_determinism  # noqa: E402
 def run_method(model, examples, method, steps, max_steps, tolerance, batch_size=32):
     """Every instance's IG under one rule -> scores (each instance's padded row: the batches are the same
     for every rule), converged and points per instance, seconds."""
-    scores, converged, points = [None] * len(examples), [], {}
+    scores, converged, points = [None] * len(examples), {}, {}
     started = time.perf_counter()
     for indices in sorted_batches([len(e.tokens) for e in examples], batch_size):
         batch = collate([examples[i] for i in indices], model.layout)
@@ -45,10 +45,10 @@ def run_method(model, examples, method, steps, max_steps, tolerance, batch_size=
         )
         for row, i in enumerate(indices):
             scores[i] = result.scores[row].numpy()
-            converged.append((i, bool(result.converged[row])))
+            converged[i] = bool(result.converged[row])
             points[i] = int(result.steps[row])
     seconds = time.perf_counter() - started
-    return scores, dict(converged), points, seconds
+    return scores, converged, points, seconds
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from attnexp.plan import (
     RANKING_METHODS,
     RunKey,
     carries_rationale,
+    has_shifted_test,
     explanation_files,
     experiment_runs,
     model_spec,

@@ -23,16 +23,12 @@ JW_GROUND_TRUTH_RUNS = [
     for run in dict.fromkeys(JW_RUNS + experiment_runs(config, "attention_attribution"))
     if run.dataset in JW_GROUND_TRUTH
 ]
-# ... and on the generated binary task and the planted datasets, each model's accuracy on the shifted test
-# set (generated: cues of both classes; planted: labels independent of the original text)
+# ... and where a dataset has a shifted test set (the generated binary task, planted datasets:
+# attnexp.plan.has_shifted_test), each model's accuracy on it
 JW_SHIFTED_RUNS = [
     run
     for run in JW_GROUND_TRUTH_RUNS
-    if config["datasets"][run.dataset]["protocol"] == "planted"
-    or (
-        config["datasets"][run.dataset]["protocol"] == "generated"
-        and not config["datasets"][run.dataset]["generator"].get("question")
-    )
+    if has_shifted_test(config["datasets"][run.dataset])
 ]
 
 

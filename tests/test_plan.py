@@ -262,6 +262,15 @@ def test_run_key_of_file_refuses_other_paths(path):
         RunKey.of_file(path)
 
 
+def test_shifted_test_sets_exist_for_the_generated_binary_task_and_planted_datasets():
+    from attnexp.plan import has_shifted_test
+
+    assert has_shifted_test({"protocol": "generated", "generator": {"question": False}})
+    assert not has_shifted_test({"protocol": "generated", "generator": {"question": True}})
+    assert has_shifted_test({"protocol": "planted"})
+    assert not has_shifted_test({"protocol": "jain_wallace", "files": {"rationale": "span"}})
+
+
 # --------------------------------------------------------------------------------------------------
 # torch-free
 

@@ -27,6 +27,7 @@ __all__ = [
     "model_spec",
     "training_seeds",
     "carries_rationale",
+    "has_shifted_test",
     "missing_capabilities",
     "require",
     "experiment_runs",
@@ -127,6 +128,13 @@ def carries_rationale(dataset_config: dict) -> bool:
     return dataset_config["protocol"] in ("generated", "planted") or bool(
         (dataset_config.get("files") or {}).get("rationale")
     )
+
+
+def has_shifted_test(dataset_config: dict) -> bool:
+    """Whether a dataset has a shifted test set (rule shifted_test): the generated binary task (cues of
+    both classes per instance) and the planted datasets (labels independent of the original text)."""
+    protocol = dataset_config["protocol"]
+    return protocol == "planted" or (protocol == "generated" and not dataset_config["generator"].get("question"))
 
 
 def missing_capabilities(spec: ModelSpec, experiment: str) -> list[str]:

@@ -31,7 +31,7 @@ __all__ = ["ARTICLES", "CLASS_TOKENS", "MANIPULATIONS", "plant", "read", "shifte
 ARTICLES = frozenset({"a", "an", "the"})
 CLASS_TOKENS = ("the", "a")  # T_0, T_1
 MANIPULATIONS = ("article", "marker")
-SHIFTED_STREAM = 3  # the random stream of the shifted test set (train, dev and test use 0, 1, 2)
+SHIFTED_STREAM = len(SPLITS)  # the shifted test set's random stream, after those of the splits
 UNIFORM = [[0.5, 0.5], [0.5, 0.5]]
 
 

@@ -32,7 +32,7 @@ from attnexp.metrics import jsd
 from attnexp.papers.zoo import MEASURES, VANILLA
 from attnexp.plan import RunKey
 
-__all__ = ["MEASURES", "run_measures", "zoo_table", "tolerances", "zoo_claims", "write_tables"]
+__all__ = ["run_measures", "zoo_table", "tolerances", "zoo_claims", "write_tables"]
 
 PAPER = "Mohankumar et al. 2020"
 ZOO_DEVIATION = "D-ZOO-BI"
@@ -64,7 +64,8 @@ def run_measures(metrics_path: str | Path, explanation_paths: list[str | Path]) 
             row[f"{name}_{measure}_sd"] = float(np.std(values)) if values else math.nan
     row["instances"] = len(records)
     # the IG columns use every instance as it is; this says how many missed the completeness tolerance
-    row["ig_unconverged"] = (unconverged_count([ig_converged(r) for r in records]) or 0) / max(len(records), 1)
+    unconverged = unconverged_count([ig_converged(r) for r in records])  # None: no record carries the flag
+    row["ig_unconverged"] = math.nan if unconverged is None else unconverged / len(records)
     return row
 
 
