@@ -465,3 +465,91 @@ def test_fit_trains_the_zoo_and_records_the_test_conicity(config, data, tmp_path
         assert metrics["conicity"]["test"] < vanilla["conicity"]["test"]
     _, meta = load_checkpoint(path)
     assert meta["spec"]["name"] == model
+
+
+# --------------------------------------------------------------------------------------------------
+# A stopped training resumes from its last epoch's snapshot, with the result of a run never stopped
+
+
+class Stopped(Exception):
+    """The job stopped mid-training, as by a signal."""
+
+
+def stopping_at(epoch: int, messages: list[str]):
+    """A log that stops the training when epoch `epoch` ends, before its snapshot is written (the
+    snapshot of the epoch before it is the one left)."""
+
+    def log(message: str) -> None:
+        messages.append(message)
+        if message.startswith(f"epoch {epoch}/"):
+            raise Stopped
+
+    return log
+
+
+def written(out_dir) -> dict[str, bytes]:
+    return {name: (out_dir / name).read_bytes() for name in ("model.pt", "metrics.json")}
+
+
+RESUMED = {
+    "lstm-tanh": {},  # J&W: dense embedding update, batch noise, epoch 1 never selected
+    "lstm-tanh-lazy": {"embedding_update": "lazy"},  # the lazy optimiser's own row moments
+    "han-rnn": {},  # S&S: dropout, gradient clipping, the lr halved on a plateau, a padded-token cap
+    "transformer-cls": {},  # AdamW with warm-up then decay, stepped per batch
+}
+
+
+@pytest.mark.parametrize("name", list(RESUMED))
+def test_a_training_stopped_mid_way_resumes_with_the_result_of_a_run_never_stopped(config, data, tmp_path, name):
+    model, overrides = name.removesuffix("-lazy"), RESUMED[name] | {"epochs": 4}
+    run_fit(config, data, tmp_path / "whole", model=model, **overrides)
+    messages = []
+    with pytest.raises(Stopped):
+        run_fit(config, data, tmp_path / "stopped", model=model, log=stopping_at(3, messages), **overrides)
+    assert not (tmp_path / "stopped" / "model.pt").exists() and (tmp_path / "stopped" / ".model.resume").exists()
+    messages.clear()
+    run_fit(config, data, tmp_path / "stopped", model=model, log=messages.append, **overrides)
+    assert any(m.startswith("resumed after epoch 2 ") for m in messages)
+    assert [m.split(":")[0] for m in messages if m.startswith("epoch ")] == ["epoch 3/4", "epoch 4/4"]
+    assert written(tmp_path / "stopped") == written(tmp_path / "whole")
+    files = lambda folder: sorted(p.name for p in folder.iterdir())  # noqa: E731
+    assert files(tmp_path / "stopped") == files(tmp_path / "whole")  # the snapshot and its seal are gone
+
+
+def test_a_training_stopped_after_its_last_epoch_writes_its_model_from_the_snapshot(
+    config, data, tmp_path, monkeypatch
+):
+    run_fit(config, data, tmp_path / "whole", epochs=3)
+    import attnexp.train
+
+    def lost_node(*_args, **_kwargs):
+        raise Stopped
+
+    with monkeypatch.context() as patched:
+        patched.setattr(attnexp.train, "save_checkpoint", lost_node)
+        with pytest.raises(Stopped):
+            run_fit(config, data, tmp_path / "stopped", epochs=3)
+    messages = []
+    run_fit(config, data, tmp_path / "stopped", log=messages.append, epochs=3)
+    assert any(m.startswith("resumed after epoch 3 ") for m in messages)
+    assert not any(m.startswith("epoch ") for m in messages)  # no epoch trained again
+    assert written(tmp_path / "stopped") == written(tmp_path / "whole")
+
+
+def test_the_snapshot_of_another_training_or_a_damaged_one_is_not_resumed_from(config, data, tmp_path):
+    run_fit(config, data, tmp_path / "whole", seed=11, epochs=3)
+    with pytest.raises(Stopped):
+        run_fit(config, data, tmp_path / "stopped", seed=10, log=stopping_at(3, []), epochs=3)
+    messages = []
+    run_fit(config, data, tmp_path / "stopped", seed=11, log=messages.append, epochs=3)  # another seed
+    assert any("not resumed from, the snapshot of another training" in m for m in messages)
+    assert written(tmp_path / "stopped") == written(tmp_path / "whole")
+
+    with pytest.raises(Stopped):
+        run_fit(config, data, tmp_path / "damaged", seed=11, log=stopping_at(3, []), epochs=3)
+    snapshot = tmp_path / "damaged" / ".model.resume"
+    snapshot.write_bytes(snapshot.read_bytes()[:-100])
+    messages = []
+    run_fit(config, data, tmp_path / "damaged", seed=11, log=messages.append, epochs=3)
+    assert any("not resumed from, unreadable" in m and "damaged" in m for m in messages)
+    assert written(tmp_path / "damaged") == written(tmp_path / "whole")

@@ -83,7 +83,7 @@ def write_dataset(root: Path, sizes=(48, 24, 24), vocab=VOCAB, relabel=None) -> 
     return files
 
 
-def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=None, seed=10, **overrides):
+def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=None, seed=10, log=quiet, **overrides):
     """`fit` one tiny model of the binary task -> (metrics, checkpoint path)."""
     out_dir = Path(out_dir)
     job = TrainingJob(
@@ -100,5 +100,5 @@ def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=Non
         out_dir / "timing.json",
         {"test": True},
     )
-    metrics = fit(parse_model_name(model, "binary"), job, log=quiet)
+    metrics = fit(parse_model_name(model, "binary"), job, log=log)
     return metrics, out_dir / "model.pt"

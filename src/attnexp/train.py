@@ -4,8 +4,9 @@ probabilities) live in `attnexp.runtime`.
 
 Read top to bottom: class weights -> objectives -> optimiser -> the training loop with checkpoint
 selection (its parts first: the embedding's gradient and clipping, the lr schedules, checkpoint
-selection with early stopping, the timing, one epoch's training and its evaluation; then
-`train_epochs`) -> building a model -> `fit`, from files to files (a `TrainingJob`).
+selection with early stopping, the timing, the snapshot a stopped job resumes from, one epoch's
+training and its evaluation; then `train_epochs`) -> building a model -> `fit`, from files to files
+(a `TrainingJob`).
 
 Protocols (config `train.protocols`, overridable per dataset): Jain & Wallace §3 for classification
 (class-weighted BCE summed over the batch, Adam amsgrad 1e-3, weight decay 1e-5 except attention,
@@ -32,12 +33,15 @@ Pinter's model-consistent adversary plugs in its own (no gold labels).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
+import pickle
+import random
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -80,6 +84,8 @@ __all__ = [
     "TrainingJob",
     "fit",
     "train_epochs",
+    "snapshot_path",
+    "training_identity",
     "LazyAdam",
     "LazyAdamW",
     "OPTIMIZER_IMPLEMENTATIONS",
@@ -367,6 +373,17 @@ class _Schedules:
         if self.plateau is not None:
             self.plateau.step(score)
 
+    def state_dict(self) -> dict:
+        return {
+            name: None if s is None else s.state_dict()
+            for name, s in (("plateau", self.plateau), ("warmup", self.warmup))
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for name, schedule in (("plateau", self.plateau), ("warmup", self.warmup)):
+            if schedule is not None:
+                schedule.load_state_dict(state[name])
+
 
 class _Best(NamedTuple):
     score: float
@@ -434,6 +451,105 @@ class _Timing:
             "device": str(device),
             "threads": torch.get_num_threads(),
         }
+
+
+class _Snapshot:
+    """The whole state of a training after its last finished epoch, so that a job stopped mid-training
+    (Ctrl-C, a SIGTERM, a scheduler's time limit, a lost node) goes on from there when Snakemake
+    runs it again, with the result a run never stopped gives, byte for byte: the weights, the
+    optimiser's and the schedules' states, the best epoch so far and the early-stopping count, the
+    history and timing, and every random generator (batch order, dropout, Python's and NumPy's).
+
+    Written after every epoch beside the model (`.model.resume`, dot-named: no glob of the pipeline
+    sees it), atomically and sealed, and removed once the model is written. `identity`: what the
+    training is (settings, seed, threads, device, the digests of the files it reads, the code's
+    digest, `training_identity`): the snapshot of any other training, or a damaged one, is not
+    resumed from, and the log says why."""
+
+    def __init__(self, path: str | Path | None, identity: str, log: Callable[[str], None]):
+        self.path = None if path is None else Path(path)
+        self.identity, self.log = identity, log
+
+    def save(self, run: _Run, epoch: int, stop: bool, rng, checkpoints, timing, history) -> None:
+        if self.path is None:
+            return
+        best = checkpoints.best
+        record = {  # JSON: floats round-trip exactly (repr), NaN and infinities included
+            "identity": self.identity,
+            "epoch": epoch,
+            "stop": stop,
+            "history": history,
+            "since_best": checkpoints.since_best,
+            "best": None
+            if best is None
+            else {"score": best.score, "epoch": best.epoch, "dev": best.dev, "test": best.test},
+            "timing": asdict(timing),
+            "batch_order": [rng.get_state()[0], *rng.get_state()[2:]],
+            "python_random": random.getstate(),
+            "numpy_random": [np.random.get_state()[0], *np.random.get_state()[2:]],
+        }
+        state = {
+            "record": json.dumps(record),
+            "model": run.model.state_dict(),
+            "best_model": None if best is None else best.state_dict,
+            "optimizer": run.optimizer.state_dict(),
+            "schedules": run.schedules.state_dict(),
+            "batch_order_keys": torch.from_numpy(rng.get_state()[1].astype(np.int64)),
+            "numpy_random_keys": torch.from_numpy(np.random.get_state()[1].astype(np.int64)),
+            "torch_random": torch.get_rng_state(),
+            "cuda_random": torch.cuda.get_rng_state_all() if run.device.type == "cuda" else [],
+        }
+        with io.atomic_path(self.path, seal=True) as tmp, open(tmp, "wb") as f:
+            torch.save(state, f)
+
+    def load(self) -> tuple[dict, dict] | None:
+        """-> (the JSON record, the tensors) of this training's snapshot, or None (none, another
+        training's, or damaged: said in the log, and the training starts from its first epoch)."""
+        if self.path is None or not self.path.exists():
+            return None
+        try:
+            io.verify_seal(self.path)
+            state = torch.load(self.path, map_location="cpu", weights_only=True)
+            record = json.loads(state.pop("record"))
+        except (ValueError, RuntimeError, OSError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as err:
+            self.log(f"{self.path}: not resumed from, unreadable ({err}); training from the first epoch")
+            return None
+        if record.get("identity") != self.identity:
+            self.log(
+                f"{self.path}: not resumed from, the snapshot of another training (its settings, inputs or code differ); training from the first epoch"
+            )
+            return None
+        return record, state
+
+    def restore(self, saved: tuple[dict, dict], run: _Run, rng, checkpoints, timing) -> tuple[int, bool, list[dict]]:
+        """Put the snapshot's state into the run, its checkpoint selection, timing and generators;
+        -> (the last finished epoch, whether it stopped early, the history)."""
+        record, state = saved
+        run.model.load_state_dict(state["model"])
+        run.optimizer.load_state_dict(state["optimizer"])
+        run.schedules.load_state_dict(state["schedules"])
+        best = record["best"]
+        if best is not None:
+            checkpoints.best = _Best(best["score"], best["epoch"], state["best_model"], best["dev"], best["test"])
+        checkpoints.since_best = record["since_best"]
+        for name, value in record["timing"].items():
+            setattr(timing, name, value)
+        name, *rest = record["batch_order"]
+        rng.set_state((name, state["batch_order_keys"].numpy().astype(np.uint32), *rest))
+        name, *rest = record["numpy_random"]
+        np.random.set_state((name, state["numpy_random_keys"].numpy().astype(np.uint32), *rest))
+        version, internal, gauss = record["python_random"]
+        random.setstate((version, tuple(internal), gauss))
+        torch.set_rng_state(state["torch_random"])
+        if state["cuda_random"]:
+            torch.cuda.set_rng_state_all(state["cuda_random"])
+        self.log(f"resumed after epoch {record['epoch']} from {self.path}, the snapshot a stopped run left")
+        return record["epoch"], record["stop"], record["history"]
+
+    def remove(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            io.seal_path(self.path).unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -519,14 +635,18 @@ def train_model(
     log: Callable[[str], None] = print,
     objective: Objective | None = None,
     monitor: Monitor | None = None,
+    resume: str | Path | None = None,
+    identity: str = "",
 ) -> TrainResult:
     """Train, evaluating dev and test after every epoch; keep the weights of the best epoch on
     `select_on` (`settings.select_metric`; `skip_first_epoch`: J&W never select epoch 1), where
     `select_on: train` with `select_metric: loss` keeps the epoch of the lowest training loss (W&P's
     adversary). `objective`: the batch loss (default: the protocol's supervised loss);
     `settings.loss_reduction` says whether its sum (J&W BC) or its mean over the batch (QA/NLI, S&S,
-    the adversary) is minimised. `monitor`: extra per-epoch metrics for the history."""
-    epochs = train_epochs(model, splits, settings, select_on, seed, device, log, objective, monitor)
+    the adversary) is minimised. `monitor`: extra per-epoch metrics for the history. `resume`: where
+    the training keeps its snapshot after every epoch (`_Snapshot`), and resumes from one of the same
+    `identity` that a stopped run left (None: neither)."""
+    epochs = train_epochs(model, splits, settings, select_on, seed, device, log, objective, monitor, resume, identity)
     while True:
         try:
             next(epochs)
@@ -544,10 +664,13 @@ def train_epochs(
     log: Callable[[str], None] = print,
     objective: Objective | None = None,
     monitor: Monitor | None = None,
+    resume: str | Path | None = None,
+    identity: str = "",
 ) -> Generator[dict, None, TrainResult]:
     """`train_model` one epoch at a time: yields each epoch's history record and returns the
     TrainResult, so a benchmark can alternate the epochs of two runs in one process. The timing
-    counts the epochs only (training steps and evaluation apart), not the time spent suspended."""
+    counts the epochs only (training steps and evaluation apart), not the time spent suspended; a
+    resumed training yields the epochs after its snapshot's."""
     model.to(device)
     train = splits["train"]
     rng = np.random.RandomState(seed)  # batch order (J&W left it unseeded: D-SEED)
@@ -561,8 +684,13 @@ def train_epochs(
         model, splits, settings, select_on, device, objective, optimizer, embedding_gradients, schedules, monitor, log
     )
     checkpoints, timing, history = _CheckpointSelection(settings), _Timing(), []
+    snapshot, first, stopped = _Snapshot(resume, identity, log), 1, False
+    if (saved := snapshot.load()) is not None:
+        last, stopped, history = snapshot.restore(saved, run, rng, checkpoints, timing)
+        first = last + 1
+    epochs_left = range(0) if stopped else range(first, settings["epochs"] + 1)
     with embedding_gradients.sparse():
-        for epoch in range(1, settings["epochs"] + 1):
+        for epoch in epochs_left:
             started = time.perf_counter()
             order = length_bucketed_batches(
                 lengths, settings["batch_size"], rng, settings["batch_noise"], settings["max_tokens"]
@@ -577,6 +705,7 @@ def train_epochs(
             stop = checkpoints.stop
             if stop:
                 log(f"early stop: no {select_on} improvement for {checkpoints.since_best} epochs")
+            snapshot.save(run, epoch, stop, rng, checkpoints, timing, history)
             yield record
             if stop:
                 break
@@ -626,6 +755,39 @@ class TrainingJob:
     provenance: dict
 
 
+def snapshot_path(model_path: str | Path) -> Path:
+    """Where a training keeps the snapshot it resumes from (`_Snapshot`): beside its model, dot-named."""
+    model_path = Path(model_path)
+    return model_path.with_name(f".{model_path.stem}.resume")
+
+
+def _code_digest() -> str:
+    """The digest of attnexp's own source files: a snapshot is resumed only by the code that wrote it."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def training_identity(spec: ModelSpec, job: TrainingJob, device: torch.device) -> str:
+    """What makes a training the same one: its model, settings, seed, threads and device, the digests
+    of the files it reads, and the code's digest (`_code_digest`)."""
+    files = {name: getattr(job.data, name) for name in ("train", "dev", "test", "vocab")}
+    files |= {"vectors": job.vectors_path, "guide": job.guide_path}
+    what = {
+        "spec": spec.record(),
+        "settings": job.settings,
+        "select_on": job.select_on,
+        "seed": job.seed,
+        "threads": job.threads,
+        "device": str(device),
+        "files": {name: None if path is None else io.file_digest(path) for name, path in files.items()},
+        "code": _code_digest(),
+    }
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def _metrics(spec: ModelSpec, job: TrainingJob, classes: list, result: TrainResult, extra: dict) -> dict:
     """metrics.json: the selected epoch's dev and test metrics, every epoch's, and what made them."""
     return {
@@ -668,7 +830,11 @@ def fit(
     log(
         f"{spec.name}: {n_params:,} parameters, {len(classes)} classes, {len(splits['train'].examples)} training instances, device {device}"
     )
-    result = train_model(model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor)
+    resume = snapshot_path(job.out_model)
+    identity = training_identity(spec, job, device)
+    result = train_model(
+        model, splits, job.settings, job.select_on, job.seed, device, log, objective, monitor, resume, identity
+    )
     save_checkpoint(job.out_model, result.state_dict, checkpoint_metadata(spec, config, vocab, classes, extra_words))
     extra = {}
     if spec.family in ("flat", "qa"):  # token states to attend over: their conicity (the zoo's measure)
@@ -678,6 +844,7 @@ def fit(
     metrics = _metrics(spec, job, classes, result, extra)
     io.write_json(job.out_metrics, metrics, seal=True)
     io.write_json(job.out_timing, result.timing)
+    _Snapshot(resume, identity, log).remove()  # the outputs are whole: nothing to resume
     log(
         f"selected epoch {result.best_epoch}: test accuracy {result.test['accuracy']:.4f}, macro F1 {result.test['macro_f1']:.4f}"
     )

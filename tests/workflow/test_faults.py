@@ -183,7 +183,8 @@ def recovered(reference: Path, root: Path) -> None:
 
 SIGNALS = [
     (MODEL, "log:^epoch 1/", "kill"),  # SIGKILL during training
-    (MODEL, "log:^epoch 2/", "term"),  # SIGTERM during training
+    (MODEL, "log:^epoch 2/", "term"),  # SIGTERM during training, after epoch 1's snapshot: the rerun resumes
+    (MODEL, r"write:^\.\.model\.tmp\..*\.resume$", "kill"),  # SIGKILL inside the first snapshot's write
     (MODEL, TEMP[MODEL], "kill"),  # SIGKILL inside torch.save, the checkpoint half written
     (MODEL, TEMP[MODEL], "term"),
     (MODEL, "log:^selected epoch", "kill"),  # after every output is written, before the job ends
@@ -211,6 +212,8 @@ def test_a_killed_job_leaves_nothing_trusted_and_the_rerun_recovers(reference, t
             ".log"
         )  # the console names the job's log
     recovered(reference, root)
+    if trigger == "log:^epoch 2/":  # stopped after epoch 1's snapshot: the rerun went on from there
+        assert "resumed after epoch 1 " in (root / f"results/models/{RUN}/train.log").read_text()
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=lambda t: Path(t).stem)
