@@ -88,9 +88,11 @@ def snakemake(
     threads: int | None = None,
     dry: bool = False,
     profile: str = "none",
+    unlock: bool = False,
 ) -> subprocess.CompletedProcess:
     """A Snakemake run of the small config in `workdir`; `profile`: its workflow profile (`none`, or
-    the path of one; the damaged-input cases use the default profile, as a user's run does)."""
+    the path of one; the damaged-input cases use the default profile, as a user's run does);
+    `unlock`: Snakemake's `--unlock` of the folder instead."""
     env = dict(os.environ)
     env.pop("ATTNEXP_FAULT_SCRIPT", None)
     if fault:
@@ -114,6 +116,7 @@ def snakemake(
         str(REPO / "presets" / "quick.yaml"),
         str(overlay),
         *(["-n"] if dry else []),
+        *(["--unlock"] if unlock else []),
         "--",
         *(targets or TARGETS),
     ]
@@ -397,6 +400,32 @@ def test_a_stopped_run_says_so_and_keeps_the_job_that_finished(reference, tmp_pa
     assert fault_lines(result)[-1] == STOPPED and "did not complete successfully" not in result.stdout + result.stderr
     assert error_lines(result) == []
     recovered(reference, root)
+
+
+def test_a_run_lost_mid_training_resumes_from_the_last_epoch_with_the_same_command(reference, tmp_path):
+    """SIGKILL to Snakemake and the training job after epoch 2 (nothing cleans up: the outputs stay
+    marked incomplete, the folder locked): Snakemake's `--unlock` as the docs say, then the same
+    command under the default profile runs the job again, which resumes after epoch 1 from its
+    snapshot, and the outputs are the unbroken run's."""
+    root = broken_copy(reference, tmp_path, MODEL)
+    COUNTS["injected"] += 1
+    result = snakemake(
+        root,
+        fault={"script": SCRIPT[MODEL], "trigger": "log:^epoch 2/", "action": "kill-all"},
+        profile=str(DEFAULT_PROFILE),
+    )
+    assert result.returncode != 0 and not (root / MODEL).exists()
+    assert (root / f"results/models/{RUN}/.model.resume").exists()
+    locked = snakemake(root, profile=str(DEFAULT_PROFILE))
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+    assert snakemake(root, profile=str(DEFAULT_PROFILE), unlock=True).returncode == 0
+    again = snakemake(root, profile=str(DEFAULT_PROFILE))
+    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
+    assert "resumed after epoch 1 " in (root / f"results/models/{RUN}/train.log").read_text()
+    lost = [t for t in TARGETS if digests(root).get(t) != digests(reference)[t]]
+    COUNTS["outputs lost"] += len(lost)
+    assert not lost and temp_files(root) == [] and not (root / f"results/models/{RUN}/.model.resume").exists()
+    COUNTS["survived"] += 1
 
 
 def test_a_split_changed_after_it_was_written_is_refused_before_any_job_deletes_a_model(reference, tmp_path):

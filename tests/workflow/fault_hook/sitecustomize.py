@@ -10,7 +10,8 @@ It acts in one kind of job only, once, and changes nothing else:
 - ATTNEXP_FAULT_ACTION: `kill` (SIGKILL), `term` (SIGTERM) or `enospc` (that write fails with
   "No space left on device", as on a full disk); or `term-snakemake`: SIGTERM to the Snakemake
   process that runs the job (its nearest ancestor running snakemake), as a user or a scheduler
-  stopping the run while the job goes on.
+  stopping the run while the job goes on; or `kill-all`: SIGKILL to that Snakemake process and to
+  the job, as when the machine is lost (nothing gets to clean up).
 """
 
 import builtins
@@ -35,6 +36,8 @@ if _script and sys.argv and re.search(_script, os.path.basename(sys.argv[0])):
         if _action == "term-snakemake":
             os.kill(_snakemake_ancestor(), signal.SIGTERM)
             return
+        if _action == "kill-all":
+            os.kill(_snakemake_ancestor(), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL if _action == "kill" else signal.SIGTERM)
 
     def _snakemake_ancestor() -> int:
