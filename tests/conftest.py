@@ -11,6 +11,22 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 
 
+# Fixtures that run a whole preset, shared by tests in several modules
+QUICK_PRESET_FIXTURES = {"quick_run", "quick_runs"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """With pytest-xdist (`-n`, as the README's test command runs the suite), each worker builds its
+    own shared fixtures: the tests of one module run in one worker, and every test that uses a
+    quick-preset run (several modules) in one worker too (`--dist loadgroup`), so that no preset runs
+    twice."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        shared = QUICK_PRESET_FIXTURES & set(item.fixturenames)
+        item.add_marker(pytest.mark.xdist_group("quick-preset" if shared else item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
     """Tiny models run faster on one intra-op thread, and leave the other core to parallel jobs."""
