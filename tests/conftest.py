@@ -1,30 +1,33 @@
 """Shared test settings, and the quick-preset runs the slow workflow and publishing tests share."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from filelock import FileLock, Timeout
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-# Fixtures that run a whole preset, shared by tests in several modules
-QUICK_PRESET_FIXTURES = {"quick_run", "quick_runs"}
+def pytest_collection_modifyitems(items):
+    """Within each file, the tests that use both quick-preset runs (`quick_runs`) first, then those
+    that use one: under pytest-xdist (`-n`, as the README's test command runs the suite; `--dist
+    loadfile` keeps each file's tests, and its module fixtures, in one worker, the files with most
+    tests first) a worker starts a run as soon as it gets such a file, and a second worker that
+    needs the runs builds the other one meanwhile (`shared_quick_runs`)."""
 
+    def order(item):
+        uses = set(item.fixturenames)
+        return 0 if "quick_runs" in uses else 1 if "quick_run" in uses else 2
 
-def pytest_collection_modifyitems(config, items):
-    """With pytest-xdist (`-n`, as the README's test command runs the suite), each worker builds its
-    own shared fixtures: the tests of one module run in one worker, and every test that uses a
-    quick-preset run (several modules) in one worker too (`--dist loadgroup`), so that no preset runs
-    twice."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        shared = QUICK_PRESET_FIXTURES & set(item.fixturenames)
-        item.add_marker(pytest.mark.xdist_group("quick-preset" if shared else item.nodeid.split("::")[0]))
+    position = {}  # each file where its first test was collected
+    for index, item in enumerate(items):
+        position.setdefault(item.nodeid.split("::")[0], index)
+    items.sort(key=lambda item: (position[item.nodeid.split("::")[0]], order(item)))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -67,17 +70,52 @@ def run_quick_preset(workdir: Path) -> Path:
     return workdir
 
 
+def shared_quick_runs(tmp_path_factory, *names: str) -> list[Path]:
+    """The quick preset run once per test run in each folder of `names`, by whichever pytest-xdist
+    worker gets to it first: under a lock in the base temp folder every worker shares, a worker
+    builds each run nobody is building yet and then waits for the others' (without xdist: one after
+    the other in this process's base temp folder)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's base is popen-gw<N> inside the shared one
+    locks = {name: FileLock(root / f"{name}.lock") for name in names}
+    left = list(names)
+    while left:
+        name = next((n for n in left if _acquired_now(locks[n])), None)
+        if name is None:  # every one left is being built: wait for the first
+            name = left[0]
+            locks[name].acquire()
+        try:
+            if not (root / f"{name}.done").exists():  # nobody built it (or a build failed): build it
+                shutil.rmtree(root / name, ignore_errors=True)
+                run_quick_preset(root / name)
+                (root / f"{name}.done").touch()
+        finally:
+            locks[name].release()
+        left.remove(name)
+    return [root / name for name in names]
+
+
+def _acquired_now(lock: FileLock) -> bool:
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return False
+    return True
+
+
 @pytest.fixture(scope="session")
 def quick_run(tmp_path_factory) -> Path:
     """One run of the quick preset in a fresh folder, the first of `quick_runs`: the benchmarks read
     its data, models and job timings (tests/test_benchmarks.py), and must leave it as it is. Slow:
     only `slow` tests use it."""
-    return run_quick_preset(tmp_path_factory.mktemp("quick_a"))
+    return shared_quick_runs(tmp_path_factory, "quick_a")[0]
 
 
 @pytest.fixture(scope="session")
-def quick_runs(quick_run, tmp_path_factory):
+def quick_runs(tmp_path_factory):
     """Two runs of the quick preset (presets/quick.yaml), each in a fresh folder: the CI
     reproducibility check compares them (tests/workflow/test_workflow.py) and publishes them
-    (tests/test_publish.py). Slow: only `slow` tests use it."""
-    return quick_run, run_quick_preset(tmp_path_factory.mktemp("quick_b"))
+    (tests/test_publish.py). Under xdist, two workers build them side by side. Slow: only `slow`
+    tests use it."""
+    return tuple(shared_quick_runs(tmp_path_factory, "quick_a", "quick_b"))
