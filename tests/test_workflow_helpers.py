@@ -51,6 +51,19 @@ def test_epochs_are_echoed_at_most_every_interval_and_the_first_line_names_the_f
     ]
 
 
+def test_a_resumed_training_says_so_at_once():
+    console, clock = io.StringIO(), Clock()
+    progress = ConsoleProgress("results/models/sst/lstm-tanh/seed10/train.log", console, every=30.0, clock=clock)
+    progress(
+        "resumed after epoch 5 from results/models/sst/lstm-tanh/seed10/.model.resume, the snapshot a stopped run left"
+    )
+    progress("epoch 6/8: train loss 0.41 (12.0 s)")  # within the interval: the log only
+    assert console.getvalue().splitlines() == [
+        "[models/sst/lstm-tanh/seed10/train] resumed after epoch 5 from results/models/sst/lstm-tanh/seed10/.model.resume, "
+        "the snapshot a stopped run left [full log: results/models/sst/lstm-tanh/seed10/train.log]"
+    ]
+
+
 def test_instance_counts_are_echoed_at_most_every_interval_with_rate_and_time_left_and_always_the_last():
     console, clock = io.StringIO(), Clock()
     progress = ConsoleProgress(

@@ -19,16 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-# Log lines that are progress: a training epoch, or "<what>: <done>/<total> instances"
+# Log lines that are progress: a training epoch, or "<what>: <done>/<total> instances"; and a training
+# that goes on from the snapshot a stopped run left (attnexp.train), shown at once
 _EPOCH = re.compile(r"^epoch (\d+)/(\d+)")
 _INSTANCES = re.compile(r"(\d+)/(\d+) instances")
+_RESUMED = re.compile(r"^resumed after epoch \d+ ")
 
 
 class ConsoleProgress:
     """Echoes a job's progress lines to the console (Snakemake's output), labelled with the job's log
     path, at most every `every` seconds (the first `every` seconds after its first progress line) and
     always the last: training epochs (the last: the planned epoch count; an early stop ends before it),
-    and instance counts with the rate and the time left. A job of a few seconds shows at most its last
+    and instance counts with the rate and the time left; a training resumed from a snapshot at once. A job of a few seconds shows at most its last
     line; the first echoed line names the log with the full record (every epoch is there)."""
 
     def __init__(
@@ -59,6 +61,8 @@ class ConsoleProgress:
             rate = done / elapsed if elapsed > 0 else 0.0
             left = f", {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
             text = f"{message} ({rate:.1f}/s{left})"
+        elif _RESUMED.match(message):
+            text = message
         else:
             return
         self.last = now
