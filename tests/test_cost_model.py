@@ -129,6 +129,22 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
     assert "Not priced: 1 compute jobs" in text and "| 2 cores | 3 min |" in text  # the longest job (160 s) bounds it
 
 
+def test_a_pretrained_encoder_is_priced_as_its_own_family():
+    import yaml
+
+    from attnexp.config import merge_overlay, validate_config
+    from attnexp.cost import RATES_PATH, family, price
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    merge_overlay(config, yaml.safe_load((ROOT / "presets" / "pretrained_sst.yaml").read_text()))
+    config = validate_config(config)
+    assert family(config, "sst", "minilm-cls") == "pretrained-minilm"
+    plan = [("train_model", {"dataset": "sst", "model": "minilm-cls", "seed": "10"})]
+    by_type, _, _ = price(plan, json.loads(RATES_PATH.read_text()), config)
+    train = by_type[("train_model", None)]
+    assert train["jobs"] == 1 and train["unpriced"] == 1 and train["borrowed"] == 0  # never measured: said so
+
+
 def test_the_cost_command_fails_in_one_line_on_a_missing_rates_file(tmp_path, capsys):
     from attnexp.cost import main
 

@@ -17,8 +17,10 @@ with:
 A planned job's seconds = a start-up cost (the fastest measured explanation job: interpreter, torch
 import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
 `cnn`, `han`, `transformer`, ...) on its dataset, else on any dataset, else of its type alone (a
-rough guess, counted apart) x its units, from the dataset's split sizes. A job of a type never measured, or of a dataset whose size was never
-measured, is counted as not priced, and said so. Wall time on N cores: the job-seconds over the jobs
+rough guess, counted apart; never for a pretrained encoder, `pretrained-<encoder>`, whose cost per
+token its size sets, tens of times a small model's) x its units, from the dataset's split sizes. A job
+of a type never measured, or of a dataset whose size was never measured, is counted as not priced,
+and said so. Wall time on N cores: the job-seconds over the jobs
 that run side by side (N / threads per job), never less than the longest job.
 
 `benchmarks/cost_model.py` measures the rates from run folders and writes the rates file
@@ -56,6 +58,7 @@ __all__ = [
 REPO = Path(__file__).resolve().parents[2]
 RATES_PATH = REPO / "benchmarks" / "cost_rates.json"
 QUADRATIC = {("explain", "loo")}
+PRETRAINED = "pretrained-"  # the family of a pretrained encoder, never priced at another family's rate
 ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forward passes per instance
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
 ALL_SPLITS = {"export_attention"}
@@ -90,12 +93,14 @@ def family(config: dict, dataset: str, model: str | None) -> str:
     if model is None:
         return "-"
     spec = model_spec(config, dataset, model)
-    return {
+    named = {
         "flat": spec.encoder,
         "qa": f"qa-{spec.encoder}",
         "hierarchical": spec.name.split("-")[0],
         "transformer": "transformer",
-    }[spec.family]
+        "pretrained": PRETRAINED + spec.encoder,  # each encoder its own size
+    }
+    return named.get(spec.family, spec.family)  # a family registered by a plug-in: its name
 
 
 def tokens(stats: dict, split: str) -> float:
@@ -284,7 +289,8 @@ def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict
         if dataset in datasets and dataset in config["datasets"]:
             fam = family(config, dataset, model) if model else "-"
             rate = table.get((*kind, fam, dataset), table.get((*kind, fam, None)))
-            if rate is None and (*kind, None, None) in table:  # a family never measured: the job type's median rate
+            if rate is None and (*kind, None, None) in table and not fam.startswith(PRETRAINED):
+                # a family never measured: the job type's median rate
                 rate = table[(*kind, None, None)]
                 row["borrowed"] += 1
         if rate is None:
