@@ -151,3 +151,18 @@ def test_the_cost_command_fails_in_one_line_on_a_missing_rates_file(tmp_path, ca
     assert main(["--rates", str(tmp_path / "nope.json")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nope.json" in err and err.count("\n") == 1
+
+
+def test_the_cost_command_fails_in_one_line_on_a_damaged_rates_file_or_overlay(tmp_path, capsys):
+    from attnexp.cost import main
+
+    (tmp_path / "rates.json").write_text("{not json")
+    assert main(["--rates", str(tmp_path / "rates.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'rates.json'}: not a rates file") and err.count("\n") == 1
+    (tmp_path / "overlay.yaml").write_text("train:\n  seeds: [10\n")
+    assert main(["--configfile", str(tmp_path / "overlay.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"error: {tmp_path / 'overlay.yaml'}, line 3, column 1: not valid YAML") and err.count("\n") == 1
+    )

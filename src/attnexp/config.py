@@ -179,12 +179,22 @@ def merge_overlay(base: dict, overlay: dict) -> None:
             base[key] = value
 
 
+def read_config_file(path: str | Path):
+    """A config file's YAML; a syntax error is one ConfigError naming the file, line and column."""
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+
+
 def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
     """The validated config a workflow run with `--configfile <overlays>` sees, for scripts outside
     the workflow (benchmarks, cost reports)."""
-    config = yaml.safe_load(Path(base).read_text())
+    config = read_config_file(base)
     for overlay in overlays:
-        layer = yaml.safe_load(Path(overlay).read_text()) or {}
+        layer = read_config_file(overlay) or {}
         if not isinstance(layer, dict):
             raise ConfigError(f"{overlay}: expected a mapping of config keys, got {type(layer).__name__}")
         merge_overlay(config, layer)

@@ -360,7 +360,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from attnexp.config import load_config
 
-        rates = json.loads(args.rates.read_text(encoding="utf-8"))
+        try:
+            rates = json.loads(args.rates.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{args.rates}: not a rates file ({err}); benchmarks/cost_model.py writes one") from None
         config = load_config(*args.configfile)
         plan = planned_jobs(*map(Path, args.configfile), config_overrides=args.config)
     except (OSError, ValueError) as err:
