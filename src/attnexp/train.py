@@ -51,7 +51,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnexp import io
-from attnexp.data.documents import DataFiles
+from attnexp.data.documents import DATA_FILES, DataFiles
 from attnexp.data.embeddings import load_vectors
 from attnexp.metrics import classification_metrics
 from attnexp.models import ModelSpec, build_model, model_config
@@ -773,7 +773,7 @@ def _code_digest() -> str:
 def training_identity(spec: ModelSpec, job: TrainingJob, device: torch.device) -> str:
     """What makes a training the same one: its model, settings, seed, threads and device, the digests
     of the files it reads, and the code's digest (`_code_digest`)."""
-    files = {name: getattr(job.data, name) for name in ("train", "dev", "test", "vocab")}
+    files = {name: getattr(job.data, name) for name in DATA_FILES}
     files |= {"vectors": job.vectors_path, "guide": job.guide_path}
     what = {
         "spec": spec.record(),
