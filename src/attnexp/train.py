@@ -474,6 +474,7 @@ class _Snapshot:
         if self.path is None:
             return
         best = checkpoints.best
+        batch_order, numpy_random = rng.get_state(), np.random.get_state()  # (name, keys, pos, has_gauss, gauss)
         record = {  # JSON: floats round-trip exactly (repr), NaN and infinities included
             "identity": self.identity,
             "epoch": epoch,
@@ -484,9 +485,9 @@ class _Snapshot:
             if best is None
             else {"score": best.score, "epoch": best.epoch, "dev": best.dev, "test": best.test},
             "timing": asdict(timing),
-            "batch_order": [rng.get_state()[0], *rng.get_state()[2:]],
+            "batch_order": [batch_order[0], *batch_order[2:]],
             "python_random": random.getstate(),
-            "numpy_random": [np.random.get_state()[0], *np.random.get_state()[2:]],
+            "numpy_random": [numpy_random[0], *numpy_random[2:]],
         }
         state = {
             "record": json.dumps(record),
@@ -494,8 +495,8 @@ class _Snapshot:
             "best_model": None if best is None else best.state_dict,
             "optimizer": run.optimizer.state_dict(),
             "schedules": run.schedules.state_dict(),
-            "batch_order_keys": torch.from_numpy(rng.get_state()[1].astype(np.int64)),
-            "numpy_random_keys": torch.from_numpy(np.random.get_state()[1].astype(np.int64)),
+            "batch_order_keys": torch.from_numpy(batch_order[1].astype(np.int64)),
+            "numpy_random_keys": torch.from_numpy(numpy_random[1].astype(np.int64)),
             "torch_random": torch.get_rng_state(),
             "cuda_random": torch.cuda.get_rng_state_all() if run.device.type == "cuda" else [],
         }
