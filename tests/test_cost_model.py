@@ -166,3 +166,39 @@ def test_the_cost_command_fails_in_one_line_on_a_damaged_rates_file_or_overlay(t
     assert (
         err.startswith(f"error: {tmp_path / 'overlay.yaml'}, line 3, column 1: not valid YAML") and err.count("\n") == 1
     )
+
+
+def test_the_cost_command_prices_what_is_left_in_a_run_folder_of_your_own_data(tmp_path, capsys, monkeypatch):
+    from attnexp.cost import main
+    from attnexp.data.example_reviews import write_example
+
+    run = tmp_path / "run"
+    write_example(run / "examples" / "reviews", train_rows=60, test_rows=20)
+    monkeypatch.chdir(tmp_path)  # the example's files are relative to the run folder, not to here
+    overlay = str(ROOT / "presets" / "own_data_example.yaml")
+    assert main(["--configfile", overlay]) == 2
+    assert "examples/reviews/reviews_train.csv is not a file" in capsys.readouterr().err
+
+    assert main(["--configfile", overlay, "--directory", "run"]) == 0
+    out = capsys.readouterr().out
+    assert "--directory run`: 97 jobs still to run" in out
+    assert "No split sizes for reviews, so its jobs are not priced" in out
+    assert "results/data/reviews/stats.json" in out
+
+    # once the dataset is preprocessed, the run's own split sizes price its jobs
+    stats = run / "results" / "data" / "reviews" / "stats.json"
+    stats.parent.mkdir(parents=True)
+    stats.write_text(json.dumps(STATS))
+    assert main(["--configfile", overlay, "--directory", "run"]) == 0
+    out = capsys.readouterr().out
+    assert "No split sizes" not in out
+    trained = next(line for line in out.splitlines() if line.startswith("| train_model |"))
+    assert trained.split("|")[3].strip() != "0"  # priced
+
+
+def test_the_cost_command_refuses_a_directory_that_is_not_a_folder(tmp_path, capsys):
+    from attnexp.cost import main
+
+    assert main(["--directory", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --directory {tmp_path / 'nope'}: not a folder (expected a run folder)\n"

@@ -1,7 +1,11 @@
 """What a run will cost before it starts: the jobs `snakemake --dry-run` plans for a config, priced
 with seconds per unit of work measured on jobs that ran.
 
-    python -m attnexp.cost [--configfile overlay.yaml ...] [--cores 2] [--rates benchmarks/cost_rates.json]
+    python -m attnexp.cost [--configfile overlay.yaml ...] [--directory RUN] [--cores 2] [--rates benchmarks/cost_rates.json]
+
+Without `--directory` the plan is a whole run from scratch; with it, the jobs still to run in that run
+folder (as `snakemake --directory RUN` would run them), and the config's relative paths (a dataset's
+own files) are read from there.
 
 Each measured job gives a rate, seconds per unit of work, where the unit is what the job's cost grows
 with:
@@ -30,6 +34,7 @@ that run side by side (N / threads per job), never less than the longest job.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import re
@@ -48,6 +53,7 @@ __all__ = [
     "parse_benchmark_path",
     "measured_jobs",
     "planned_jobs",
+    "run_sizes",
     "fit_rates",
     "price",
     "price_markdown",
@@ -195,6 +201,11 @@ def measured_jobs(results: Path, config: dict) -> list[dict]:
     return jobs
 
 
+def split_sizes(stats: dict) -> dict:
+    """What pricing needs of a dataset's `stats.json`: each split's instances and mean length."""
+    return {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
+
+
 def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
     """Measured jobs -> the rates file's content: the start-up seconds, the median seconds per unit
     per (type, method, family, dataset), per (type, method, family) and per (type, method), and each
@@ -225,16 +236,27 @@ def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
             }
             for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))
         ],
-        "datasets": {
-            name: {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
-            for name, stats in sorted(datasets.items())
-        },
+        "datasets": {name: split_sizes(stats) for name, stats in sorted(datasets.items())},
     }
 
 
-def planned_jobs(*configfiles: Path, config_overrides: list[str] = ()) -> list[tuple[str, dict]]:
-    """(rule, wildcards) of every job `snakemake --dry-run` plans from scratch for the config."""
-    with tempfile.TemporaryDirectory() as workdir:
+def run_sizes(results: Path, config: dict) -> dict[str, dict]:
+    """The split sizes of the config's datasets already preprocessed in a run's results folder."""
+    sizes = {}
+    for name in config["datasets"]:
+        path = results / "data" / name / "stats.json"
+        if path.is_file():
+            sizes[name] = split_sizes(json.loads(path.read_text(encoding="utf-8")))
+    return sizes
+
+
+def planned_jobs(
+    *configfiles: Path, config_overrides: list[str] = (), directory: Path | None = None
+) -> list[tuple[str, dict]]:
+    """(rule, wildcards) of every job `snakemake --dry-run` plans for the config: from scratch, or what
+    is still to run in the run folder `directory`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = directory or scratch
         command = [
             sys.executable,
             "-m",
@@ -248,9 +270,11 @@ def planned_jobs(*configfiles: Path, config_overrides: list[str] = ()) -> list[t
             "-n",
             "--cores",
             "8",
+            # a job cut off in the run folder is run again (as the default profile has it)
+            "--rerun-incomplete",
         ]
         if configfiles:
-            command += ["--configfile", *map(str, configfiles)]
+            command += ["--configfile", *(str(Path(f).resolve()) for f in configfiles)]
         if config_overrides:
             command += ["--config", *config_overrides]
         done = subprocess.run(command, capture_output=True, text=True)
@@ -352,6 +376,12 @@ def main(argv: list[str] | None = None) -> int:
         "--configfile", nargs="*", default=[], help="the overlays the run will use (as given to snakemake)"
     )
     parser.add_argument("--config", nargs="*", default=[], help="the --config key=value settings the run will use")
+    parser.add_argument(
+        "--directory",
+        type=Path,
+        help="a run folder (snakemake's --directory): price the jobs still to run there, reading the config's "
+        "relative paths from it",
+    )
     parser.add_argument("--cores", type=int, nargs="+", default=[2, 8], help="the machines to price the plan for")
     parser.add_argument(
         "--rates", type=Path, default=RATES_PATH, help="the measured rates (benchmarks/cost_model.py writes them)"
@@ -364,18 +394,34 @@ def main(argv: list[str] | None = None) -> int:
             rates = json.loads(args.rates.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"{args.rates}: not a rates file ({err}); benchmarks/cost_model.py writes one") from None
-        config = load_config(*args.configfile)
-        plan = planned_jobs(*map(Path, args.configfile), config_overrides=args.config)
+        overlays = [Path(f).resolve() for f in args.configfile]
+        if args.directory is not None and not args.directory.is_dir():
+            raise ValueError(f"--directory {args.directory}: not a folder (expected a run folder)")
+        with contextlib.chdir(args.directory or Path.cwd()):
+            # the config's relative paths (a dataset's own files) are the run folder's, as in the run
+            config = load_config(*overlays)
+        plan = planned_jobs(*overlays, config_overrides=args.config, directory=args.directory)
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.directory is not None:
+        # the run's own split sizes (a dataset of the user's files has none in the rates file)
+        rates = {**rates, "datasets": {**rates["datasets"], **run_sizes(args.directory / "results", config)}}
     by_type, light, _ = price(plan, rates, config)
     threads = config["train"]["threads"]
-    print(
-        f"The plan of `snakemake{''.join(' --configfile ' + f for f in args.configfile)}`: {len(plan)} jobs; "
-        f"{threads} thread(s) per job; rates: {rates['about']}\n"
-    )
+    command = "snakemake" + "".join(" --configfile " + f for f in args.configfile)
+    if args.directory is not None:
+        command += f" --directory {args.directory}"
+    what = "jobs still to run" if args.directory is not None else "jobs"
+    print(f"The plan of `{command}`: {len(plan)} {what}; {threads} thread(s) per job; rates: {rates['about']}\n")
     print("\n".join(price_markdown(by_type, light, tuple(args.cores), threads)))
+    unsized = sorted({w["dataset"] for _, w in plan if w.get("dataset") and w["dataset"] not in rates["datasets"]})
+    if unsized:
+        targets = " ".join(f"results/data/{name}/stats.json" for name in unsized)
+        print(
+            f"\nNo split sizes for {', '.join(unsized)}, so its jobs are not priced: a dataset is measured when it "
+            f"is preprocessed (seconds). Run `{command} {targets}`, then price the same command with --directory."
+        )
     return 0
 
 
