@@ -1,4 +1,5 @@
-"""Every classifier of the three papers behind one name (`{model}` in DESIGN.md) and one contract,
+"""Every classifier of the three papers behind one name (`{model}` in the output paths; the names are
+listed in docs/configuration.md) and one contract,
 `AttentionModel`: `encode(batch) -> Encoded`, `decode(encoded, attention=None) -> (logits, attention)`.
 
 Names: `{lstm,cnn,average}-{tanh,dot,uniform}` (J&W / W&P; QA/NLI datasets get the question-
