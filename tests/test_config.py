@@ -572,6 +572,27 @@ def test_load_config_merges_overlays_like_snakemake(tmp_path):
     assert config["wiegreffe_pinter"]["seeds"] == [7, 8]  # a list replaces, it does not extend
 
 
+def test_an_overlay_of_one_dataset_leaves_the_datasets_that_share_its_yaml_merge_key_alone(tmp_path):
+    # config.yaml gives babi1-3 one `train` mapping through `<<: *babi`; Snakemake copies mappings as it
+    # loads them, so an overlay of babi2 changes babi2 only, and load_config must say the same
+    import yaml
+    from snakemake.utils import update_config
+
+    overlay = tmp_path / "babi2.yaml"
+    overlay.write_text("datasets: {babi2: {train: {jain_wallace_qa: {hidden_size: 32}}}}\n")
+    config = load_config(overlay)
+    hidden = {
+        name: config["datasets"][name]["train"]["jain_wallace_qa"]["hidden_size"]
+        for name in ("babi1", "babi2", "babi3")
+    }
+    assert hidden == {"babi1": 128, "babi2": 32, "babi3": 128}
+
+    as_snakemake = {}
+    for path in (ROOT / "config.yaml", overlay):
+        update_config(as_snakemake, yaml.safe_load(path.read_text(encoding="utf-8")))
+    assert config == validate_config(as_snakemake)
+
+
 def test_load_config_validates_the_merged_result(tmp_path):
     overlay = tmp_path / "bad.yaml"
     overlay.write_text("wiegreffe_pinter: {seeds: [seven]}\n")

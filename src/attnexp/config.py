@@ -171,9 +171,14 @@ def _leave_out_models(config: dict) -> list[str]:
 
 
 def merge_overlay(base: dict, overlay: dict) -> None:
-    """Nested update, as Snakemake merges `--configfile` overlays: mappings merge, anything else replaces."""
+    """Nested update, as Snakemake merges `--configfile` overlays (`snakemake.utils.update_config`):
+    mappings merge, anything else replaces. A mapping is copied in, never shared: YAML merge keys
+    (`<<: *babi`) give several datasets the same `train` mapping, which an overlay of one of them must not
+    change for the others."""
     for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
+        if isinstance(value, dict):
+            if not isinstance(base.get(key), dict):
+                base[key] = {}
             merge_overlay(base[key], value)
         else:
             base[key] = value
@@ -192,7 +197,8 @@ def read_config_file(path: str | Path):
 def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
     """The validated config a workflow run with `--configfile <overlays>` sees, for scripts outside
     the workflow (benchmarks, cost reports)."""
-    config = read_config_file(base)
+    config = {}
+    merge_overlay(config, read_config_file(base) or {})  # copied as Snakemake loads it: no shared mappings
     for overlay in overlays:
         layer = read_config_file(overlay) or {}
         if not isinstance(layer, dict):
