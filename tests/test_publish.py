@@ -20,7 +20,7 @@ from PIL import Image
 
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame
-from attnexp.publish.cli import main
+from attnexp.publish.cli import _relative, main
 from attnexp.publish.figures import MAX_PNG_BYTES, small_png
 from attnexp.publish.record import write_run_record
 from attnexp.scorecard import END, START, read_scorecard, scorecard
@@ -539,7 +539,11 @@ def test_readme_status_block_is_regenerated_with_a_link_to_the_pages(tmp_path):
     )
     text = readme.read_text()
     block = text.split(START, 1)[1].split(END, 1)[0]
-    assert "Generated from the run in `runs/test` by `python -m attnexp.publish --readme`" in block
+    out = _relative(tmp_path / "docs" / "replication")
+    assert (
+        f"Generated from the run in `runs/test` by `python -m attnexp.publish runs/test --out {out} --readme {_relative(readme)}`"
+        in block
+    )
     assert "[docs/replication](docs/replication/README.md)" in block
     assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 |" in block
     assert text.startswith("# Project\n") and text.endswith("\n\nRest.\n")

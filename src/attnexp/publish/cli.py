@@ -138,7 +138,7 @@ def publish(
             readme,
             _grouped_comparisons(built.card),
             f"the run in `{name}`",
-            command="python -m attnexp.publish --readme",
+            command=f"{command} --readme {_relative(readme)}",
             link=link,
         )
     return built
@@ -156,7 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         "--readme",
         help="also regenerate the status block of this README (between the scorecard markers), linking the pages",
     )
-    parser.add_argument("--name", help="how the pages name the run (default: the run folder as given)")
+    parser.add_argument(
+        "--name",
+        help="the run folder as the pages and their regenerating command name it, e.g. ../replication when it was "
+        "given by an absolute path (default: the run folder as given)",
+    )
     parser.add_argument(
         "--force", action="store_true", help="replace pages even with ones that have fewer tables, figures or claims"
     )
@@ -166,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a companion run of the same J&W models with other vectors "
         "(presets/replication_word2vec.yaml): both side by side on the J&W page, and its numbers in the causes of embedding misses",
     )
-    parser.add_argument("--comparison-name", help="how the pages name the companion run (default: its folder as given)")
+    parser.add_argument(
+        "--comparison-name", help="the companion run folder as the pages name it (default: its folder as given)"
+    )
     parser.add_argument(
         "--allow-mixed-commits",
         action="store_true",
