@@ -255,8 +255,8 @@ def planned_jobs(
 ) -> list[tuple[str, dict]]:
     """(rule, wildcards) of every job `snakemake --dry-run` plans for the config: from scratch, or what
     is still to run in the run folder `directory`."""
-    with tempfile.TemporaryDirectory() as scratch:
-        workdir = directory or scratch
+    # from scratch: an empty folder of its own; else the run folder as it stands
+    with contextlib.nullcontext(directory) if directory is not None else tempfile.TemporaryDirectory() as workdir:
         command = [
             sys.executable,
             "-m",
