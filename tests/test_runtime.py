@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -197,8 +198,10 @@ def test_a_foreign_or_empty_checkpoint_is_one_line_with_a_short_reason_and_never
     write, reason = CASES[case]
     path = tmp_path / "model.pt"
     write(path)
-    with pytest.raises(CheckpointError) as err:
+    with warnings.catch_warnings(record=True) as warned, pytest.raises(CheckpointError) as err:
+        warnings.simplefilter("always")
         load_checkpoint(path)
+    assert not [str(w.message) for w in warned if "issue" in str(w.message)]  # torch's advice, in a warning
     message = str(err.value)
     assert message.startswith(f"{path}: {FOREIGN} ({reason}") and message.endswith(
         "); retrain it (delete the file and rerun)"

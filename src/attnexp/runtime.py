@@ -15,6 +15,7 @@ import os
 import random
 import re
 import sys
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -436,7 +437,11 @@ def load_checkpoint(path: str | Path, expected: dict | None = None) -> tuple[dic
     written and checked finite. `expected`: metadata keys that must match, e.g. the vocabulary hash
     and config hash of the data and config at hand; a mismatch names each differing key."""
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            # torch warns of a pickle protocol it does not write and asks for an issue to be filed:
+            # advice for a file this pipeline did not write either, which is refused below
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except OSError:
         raise  # a file gone, a permission: `fail_cleanly` names the file and what happened
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same error to the user
