@@ -20,6 +20,7 @@ from PIL import Image
 
 from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, Setting, claim, claims_frame
+from attnexp.config import load_config
 from attnexp.publish.cli import _relative, main
 from attnexp.publish.figures import MAX_PNG_BYTES, small_png
 from attnexp.publish.record import write_run_record
@@ -452,6 +453,34 @@ def job_log(root: Path, relative: str, first_line: str) -> None:
     path = root / "results" / "logs" / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(first_line + "\nepoch 1/8 ...\n")
+
+
+def test_a_run_of_the_replication_preset_with_a_mirror_is_the_default_config(tmp_path):
+    """The default config is the replication: a run made with presets/replication.yaml and a mirror
+    (where the data come from, not a setting) is not noted as another config, nor its config files as
+    changed when only their comments differ; a preset that changes a setting is noted."""
+
+    def notes(name: str, config: dict) -> str:
+        run = fake_run(tmp_path / name, record=False)
+        source = {
+            "commit": None,
+            "uncommitted_changes": False,
+            "configfiles": [
+                {"path": "config.yaml", "in_checkout": True, "sha256": "0" * 64},  # comments edited since
+                {"path": "presets/replication.yaml", "in_checkout": True, "sha256": None},
+            ],
+            "config_overrides": {"mirror": "/data/mirror"},
+        }
+        write_run_record(config, source, [], "9.27.1", run / "results/run/config.yaml", run / "results/run/run.json")
+        assert publish(run, tmp_path / f"{name}_out") == 0
+        return (tmp_path / f"{name}_out" / "README.md").read_text().split("## Scorecard", 1)[0]
+
+    replication = {**load_config(REPO / "presets" / "replication.yaml"), "mirror": "/data/mirror"}
+    top = notes("replication", replication)
+    assert "another config" not in top and "config files changed" not in top
+    other = {**replication, "train": {**replication["train"], "seeds": [10]}}
+    top = notes("one_seed", other)
+    assert "Made with another config than the project's default" in top and "config files changed" in top
 
 
 def test_the_commit_every_job_ran_under_is_named_and_a_mixture_refused(tmp_path, capsys):

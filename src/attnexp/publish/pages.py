@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from attnexp.claims import CLAIM_COLUMNS
 from attnexp.markdown import to_markdown
@@ -264,33 +265,60 @@ def _made_with(run: Run) -> tuple[str, str]:
 
 
 @functools.cache
-def _checkout_digest(*overlays: str) -> str | None:
-    """The digest of the config this checkout's config.yaml with `overlays` (paths in it) gives; None when it cannot be read."""
+def _checkout_config(overlays: tuple[str, ...], overrides: tuple[tuple[str, str], ...]) -> dict | None:
+    """The config this checkout's config.yaml with `overlays` (paths in it) and the run's --config
+    `overrides` (a mirror folder: where the data come from, not a setting) gives; None when it cannot be read."""
     from attnexp.config import load_config
 
     try:
-        return config_digest(load_config(*[REPO / o for o in overlays]))
+        config = load_config(*[REPO / o for o in overlays])
     except Exception:  # noqa: BLE001 - any failure means: no comparison
         return None
+    return {**config, **{key: yaml.safe_load(value) for key, value in overrides}}
 
 
-def _config_notes(record: dict, words: str) -> list[str]:
+def _same_plan_digest(config: dict | None) -> str | None:
+    """The digest of `config` with each experiment's dataset and model selection replaced by the runs
+    it selects (a selection left open means every enabled dataset of its task and every eligible
+    model), so that a preset naming the default's choices one by one compares equal to the default;
+    None for a config it cannot read."""
+    from attnexp.plan import experiment_runs
+
+    try:
+        spelled = {
+            key: {
+                **section,
+                "datasets": None,
+                "models": None,
+                "runs": [list(run) for run in experiment_runs(config, key)],
+            }
+            for key, section in config.items()
+            if isinstance(section, dict) and "datasets" in section and "models" in section
+        }
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return config_digest({**config, **spelled})
+
+
+def _config_notes(record: dict, words: str, run_config: dict | None) -> list[str]:
     """Notes where the run's config is not the project's default, or not this checkout's."""
     notes = []
     digest = record.get("config_digest", "")
-    default = _checkout_digest()
-    if default is not None and default != digest:
+    overrides = tuple(sorted((record.get("config_overrides") or {}).items()))
+    default = _checkout_config((), overrides)
+    if default is not None and (_same_plan_digest(run_config) or digest) != _same_plan_digest(default):
         notes.append(f"Made with another config than the project's default: {words} (config digest `{digest[:16]}`).")
     in_checkout = [f for f in record.get("configfiles", [])]
     if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
         changed = [f["path"] for f in in_checkout if f.get("sha256") != _sha256(REPO / f["path"])]
-        now = _checkout_digest(*[f["path"] for f in in_checkout[1:]])
+        now = _checkout_config(tuple(f["path"] for f in in_checkout[1:]), overrides)
+        now = None if now is None else config_digest(now)
         if changed and now != digest:  # edits that change no setting (comments) are not worth a note
             notes.append(
                 f"The config files changed since the run: this checkout's {', '.join(f'`{c}`' for c in changed)} "
                 f"{'is' if len(changed) == 1 else 'are'} not the run's."
             )
-        elif not record.get("config_overrides") and now is not None and now != digest:
+        elif now is not None and now != digest:
             notes.append(
                 "This checkout fills in other defaults (`schemas/config.schema.yaml`) than the run's config has."
             )
@@ -310,7 +338,7 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
             f"`{RUN_CONFIG}` in the run folder",
         )
     )
-    notes = _config_notes(record, words)
+    notes = _config_notes(record, words, run.config)
     commit, dirty = record.get("commit"), record.get("uncommitted_changes")
     here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
