@@ -160,9 +160,7 @@ def _selection(config: dict, experiment: str) -> dict:
     return config[experiment]
 
 
-def selected_datasets(config: dict, experiment: str) -> list[str]:
-    """The datasets `experiment` runs on: those enabled, of its task, and in its `datasets` selection
-    (none: every one)."""
+def _selected_datasets(config: dict, experiment: str) -> list[str]:
     wanted = _selection(config, experiment)["datasets"]
     tasks = TASKS.get(experiment)
     return [
@@ -177,7 +175,7 @@ def experiment_runs(config: dict, experiment: str) -> list[RunKey]:
     wanted = _selection(config, experiment)["models"]
     return [
         RunKey(dataset, model, seed)
-        for dataset in selected_datasets(config, experiment)
+        for dataset in _selected_datasets(config, experiment)
         for model in config["datasets"][dataset].get("models", [])
         if (wanted is None or model in wanted)
         and not missing_capabilities(model_spec(config, dataset, model), experiment)
@@ -228,7 +226,7 @@ def selection_problems(config: dict, experiment: str) -> list[str]:
             )
     if problems or selected["models"] is None:
         return problems
-    datasets = selected_datasets(config, experiment)
+    datasets = _selected_datasets(config, experiment)
     for i, model in enumerate(selected["models"]):
         hosts = [d for d in datasets if model in config["datasets"][d].get("models", [])]
         if not hosts:
