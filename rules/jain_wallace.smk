@@ -129,6 +129,7 @@ rule jw_model_figures:
         correlations=f"results/jain_wallace/{JW_RUN}/correlations.csv",
         permutation=f"results/jain_wallace/{JW_RUN}/permutation.csv",
         adversarial=f"results/jain_wallace/{JW_RUN}/adversarial.csv",
+        metrics=f"results/models/{JW_RUN}/metrics.json",  # the class names of the legends
     output:
         **{
             f"{name}_{ext}": report(

@@ -1382,3 +1382,27 @@ def test_shifted_accuracy_is_the_models_accuracy_on_the_shifted_file(tmp_path):
     io.write_jsonl(flipped, [r | {"label": 1 - r["label"]} for r in io.read_jsonl(data.test)], seal=True)
     other = write_shifted_accuracy(checkpoint, data, flipped, tmp_path / "f.json", seed=10, threads=1)
     assert other["accuracy"] == pytest.approx(1 - result["accuracy"], abs=1e-6)
+
+
+def test_class_coloured_figures_name_each_predicted_class():
+    """A QA model's predicted classes are its answers: the legends say `kitchen`, not `4`; without
+    names (or for an index past them) the index is shown, and a class keeps its colour either way."""
+    from attnexp.papers.jain_wallace import plots
+
+    table = pd.DataFrame(
+        {
+            "predicted": [0, 2, 2, 0],
+            "max_attention": [0.3, 0.6, 0.9, 0.2],
+            "median_output_difference": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    named = plots.permutation_violin(table, "t", ["bathroom", "bedroom", "garden"])
+    unnamed = plots.permutation_violin(table, "t")
+    legends = [[t.get_text() for t in f.axes[0].get_legend().get_texts()] for f in (named, unnamed)]
+    assert legends == [["bathroom", "garden"], ["0", "2"]]
+    colours = [[tuple(h.get_facecolor()) for h in f.axes[0].get_legend().legend_handles] for f in (named, unnamed)]
+    assert colours[0] == colours[1]
+    _, labels, _ = plots._with_classes(table, ["only one"])
+    assert labels == ["only one", "2"]
+    for figure in (named, unnamed):
+        plt.close(figure)

@@ -63,13 +63,15 @@ def _ordered(values, preferred: tuple) -> list:
     return [v for v in preferred if v in present] + sorted(present - set(preferred))
 
 
-def _with_classes(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str], dict]:
-    """Add CLASS as text (seaborn puts numbers on a colour gradient), and return the classes in
-    numeric order with their colours."""
+def _with_classes(table: pd.DataFrame, names: list[str] | None = None) -> tuple[pd.DataFrame, list[str], dict]:
+    """Add CLASS as text (seaborn puts numbers on a colour gradient): each predicted class index as its
+    name in `names` (the model's classes, e.g. bAbI's locations), else as the index; and return the
+    classes in index order with their colours."""
     predicted = table["predicted"].astype(int)
-    classes = sorted(predicted.unique())
-    palette = {str(c): COLORS[c % len(COLORS)] for c in classes}
-    return table.assign(**{CLASS: predicted.astype(str)}), [str(c) for c in classes], palette
+    indices = sorted(predicted.unique())
+    label = {c: names[c] if names is not None and 0 <= c < len(names) else str(c) for c in indices}
+    palette = {label[c]: COLORS[c % len(COLORS)] for c in indices}
+    return table.assign(**{CLASS: predicted.map(label)}), [label[c] for c in indices], palette
 
 
 def _no_data(ax: plt.Axes) -> None:
@@ -202,10 +204,10 @@ def _grouped_bars(
 # Correlations (§5.3)
 
 
-def tau_histograms(correlations: pd.DataFrame, title: str) -> plt.Figure:
+def tau_histograms(correlations: pd.DataFrame, title: str, classes: list[str] | None = None) -> plt.Figure:
     """τ histograms: per-instance τ(attention, gradient) and τ(attention, loo), stacked by predicted class."""
     use_house_style()
-    table, classes, palette = _with_classes(correlations.dropna(subset=["tau"]))
+    table, classes, palette = _with_classes(correlations.dropna(subset=["tau"]), classes)
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True, sharey=True, layout="constrained")
     for ax, pair in zip(axes, ("attention~gradient", "attention~loo")):
         part = table[table["pair"] == pair]
@@ -271,11 +273,13 @@ def tau_differences(correlations: pd.DataFrame, title: str) -> plt.Figure:
 # Permutation (§5.4) and adversarial attention (§5.5)
 
 
-def _peakedness_violin(table: pd.DataFrame, value: str, value_label: str, title: str) -> plt.Figure:
+def _peakedness_violin(
+    table: pd.DataFrame, value: str, value_label: str, title: str, classes: list[str] | None = None
+) -> plt.Figure:
     """Horizontal violins of `value` per max-attention bin, split by predicted class; every bin is
     shown, in order, even when empty."""
     use_house_style()
-    table, classes, palette = _with_classes(table.dropna(subset=[value, "max_attention"]))
+    table, classes, palette = _with_classes(table.dropna(subset=[value, "max_attention"]), classes)
     bins = np.searchsorted(PEAKEDNESS_EDGES, table["max_attention"].to_numpy(np.float64), side="right")
     table = table.assign(**{PEAKEDNESS: pd.Categorical.from_codes(bins, categories=PEAKEDNESS_LABELS)})
     fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
@@ -318,15 +322,15 @@ def _class_legend_outside(ax: plt.Axes, classes: list) -> None:
         )
 
 
-def permutation_violin(permutation: pd.DataFrame, title: str) -> plt.Figure:
+def permutation_violin(permutation: pd.DataFrame, title: str, classes: list[str] | None = None) -> plt.Figure:
     """Permutation violins: median output change under permutation against the peak of the model's attention."""
-    return _peakedness_violin(permutation, "median_output_difference", "median output difference Δŷ", title)
+    return _peakedness_violin(permutation, "median_output_difference", "median output difference Δŷ", title, classes)
 
 
-def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
+def adversarial_histogram(adversarial: pd.DataFrame, title: str, classes: list[str] | None = None) -> plt.Figure:
     """Adversarial histogram: ε-max JSD, each class's histogram normalised to sum to 1."""
     use_house_style()
-    table, classes, palette = _with_classes(adversarial.dropna(subset=["eps_max_jsd"]))
+    table, classes, palette = _with_classes(adversarial.dropna(subset=["eps_max_jsd"]), classes)
     fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
     if table.empty:
         _no_data(ax)
@@ -349,9 +353,9 @@ def adversarial_histogram(adversarial: pd.DataFrame, title: str) -> plt.Figure:
     return fig
 
 
-def adversarial_violin(adversarial: pd.DataFrame, title: str) -> plt.Figure:
+def adversarial_violin(adversarial: pd.DataFrame, title: str, classes: list[str] | None = None) -> plt.Figure:
     """Adversarial violins: ε-max JSD against the peak of the model's attention."""
-    return _peakedness_violin(adversarial, "eps_max_jsd", "ε-max JSD", title)
+    return _peakedness_violin(adversarial, "eps_max_jsd", "ε-max JSD", title, classes)
 
 
 # ---------------------------------------------------------------------------------------------
