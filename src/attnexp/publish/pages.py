@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from attnexp.claims import CLAIM_COLUMNS
 from attnexp.markdown import to_markdown
@@ -268,13 +267,15 @@ def _made_with(run: Run) -> tuple[str, str]:
 def _checkout_config(overlays: tuple[str, ...], overrides: tuple[tuple[str, str], ...]) -> dict | None:
     """The config this checkout's config.yaml with `overlays` (paths in it) and the run's --config
     `overrides` (a mirror folder: where the data come from, not a setting) gives; None when it cannot be read."""
+    from snakemake.cli import parse_config  # the values as Snakemake read them from the command line
+
     from attnexp.config import load_config
 
     try:
         config = load_config(*[REPO / o for o in overlays])
+        return {**config, **parse_config([f"{key}={value}" for key, value in overrides])}
     except Exception:  # noqa: BLE001 - any failure means: no comparison
         return None
-    return {**config, **{key: yaml.safe_load(value) for key, value in overrides}}
 
 
 def _same_plan_digest(config: dict | None) -> str | None:
@@ -306,7 +307,8 @@ def _config_notes(record: dict, words: str, run_config: dict | None) -> list[str
     digest = record.get("config_digest", "")
     overrides = tuple(sorted((record.get("config_overrides") or {}).items()))
     default = _checkout_config((), overrides)
-    if default is not None and (_same_plan_digest(run_config) or digest) != _same_plan_digest(default):
+    ours = _same_plan_digest(run_config)
+    if default is not None and (ours is None or ours != _same_plan_digest(default)):
         notes.append(f"Made with another config than the project's default: {words} (config digest `{digest[:16]}`).")
     in_checkout = [f for f in record.get("configfiles", [])]
     if default is not None and in_checkout and all(f.get("in_checkout") for f in in_checkout):
