@@ -10,6 +10,7 @@ log = log_to(snakemake.log[0])
 with fail_cleanly(ValueError, KeyError):
     tables = {d: io.read_table(p, dtype={"id": str}) for d, p in zip(snakemake.params.datasets, snakemake.input)}
     plot = snakemake.params.plot
-    figure = delta_js(tables, snakemake.wildcards.model, plot["bin_width"], plot["per_bin"], snakemake.params.seed)
+    model, model_seed = snakemake.wildcards.model, int(snakemake.wildcards.seed)
+    figure = delta_js(tables, model, plot["bin_width"], plot["per_bin"], snakemake.params.seed, model_seed)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
-    log(f"single-weight erasure figure of {snakemake.wildcards.model} over {sorted(tables)}")
+    log(f"single-weight erasure figure of {model}, seed {model_seed}, over {sorted(tables)}")

@@ -54,9 +54,12 @@ def subsample(table: pd.DataFrame, bin_width: float, per_bin: int, seed: int) ->
     return picked.drop(index=picked["delta_js"].idxmax())
 
 
-def delta_js(tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_bin: int, seed: int) -> plt.Figure:
-    """The ΔJS scatter for one model: {dataset: single-weight erasure table} -> one panel per dataset,
-    the top item by attention against its random item."""
+def delta_js(
+    tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_bin: int, seed: int, model_seed: int | None = None
+) -> plt.Figure:
+    """The ΔJS scatter for one model (trained with `model_seed`): {dataset: single-weight erasure table}
+    -> one panel per dataset, the top item by attention against its random item; `seed` draws the
+    plotted subsample."""
     use_house_style()
     datasets = sorted(tables)
     cols = min(2, max(1, len(datasets)))
@@ -92,7 +95,7 @@ def delta_js(tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_
         )
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
-    fig.suptitle(f"Single-weight erasure: {model}")
+    fig.suptitle(f"Single-weight erasure: {model}" + ("" if model_seed is None else f", seed {model_seed}"))
     return fig
 
 
