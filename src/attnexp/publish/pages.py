@@ -345,6 +345,8 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
+    if commit and not dirty:  # the code of every job is that commit's: check it out, then the command above
+        rows.append(("to reproduce", f"`git checkout {commit[:12]}`, then the command above in an empty folder"))
     if commit and here and commit != here:
         notes.append(
             f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`."
