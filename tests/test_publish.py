@@ -508,6 +508,7 @@ def test_the_commit_every_job_ran_under_is_named_and_a_mixture_refused(tmp_path,
     assert f"| {'b' * 40} with uncommitted changes | 1 | jw_tables (1) |" in index
     assert f"| {'a' * 40} | 2 | explain_together (1), train_model (1) |" in index
     assert "--allow-mixed-commits`" in index  # the command that published it
+    assert "| to reproduce |" not in index  # no one commit reproduces a mixture
 
 
 def test_a_job_log_opens_with_the_commit_of_the_code_that_runs_it(tmp_path):

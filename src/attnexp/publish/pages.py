@@ -345,7 +345,7 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
-    if commit and not dirty:  # the code of every job is that commit's: check it out, then the command above
+    if commit and not dirty and len(run.job_commits) <= 1:  # every job ran that commit's code
         rows.append(("to reproduce", f"`git checkout {commit[:12]}`, then the command above in an empty folder"))
     if commit and here and commit != here:
         notes.append(
