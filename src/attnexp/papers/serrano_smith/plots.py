@@ -55,7 +55,12 @@ def subsample(table: pd.DataFrame, bin_width: float, per_bin: int, seed: int) ->
 
 
 def delta_js(
-    tables: dict[str, pd.DataFrame], model: str, bin_width: float, per_bin: int, seed: int, model_seed: int | None = None
+    tables: dict[str, pd.DataFrame],
+    model: str,
+    bin_width: float,
+    per_bin: int,
+    seed: int,
+    model_seed: int | None = None,
 ) -> plt.Figure:
     """The ΔJS scatter for one model (trained with `model_seed`): {dataset: single-weight erasure table}
     -> one panel per dataset, the top item by attention against its random item; `seed` draws the
