@@ -378,8 +378,8 @@ def test_subsample_caps_points_per_bin_and_drops_the_largest():
 def test_figures_draw_small_and_empty_tables():
     m, examples = model("han-rnn"), documents(10)
     erasure, removal = ss.run_interventions(m, examples, SETTINGS, SEED, log=lambda _: None)
-    scatter = delta_js({"a": erasure, "b": erasure.iloc[:0]}, "han-rnn", 0.005, 10, SEED, model_seed=11)
-    assert scatter._suptitle.get_text() == "Single-weight erasure: han-rnn, seed 11"  # which of the seeds
+    scatter = delta_js({"a": erasure, "b": erasure.iloc[:0]}, "han-rnn", 0.005, 10, SEED, 11)
+    assert scatter.get_suptitle() == "Single-weight erasure: han-rnn, seed 11"  # which of the seeds
     for fig in (
         scatter,
         removal_boxes({"han-rnn": removal, "flan-conv": removal.iloc[:0]}, "synthetic", "fraction"),

@@ -60,7 +60,7 @@ def delta_js(
     bin_width: float,
     per_bin: int,
     seed: int,
-    model_seed: int | None = None,
+    model_seed: int,
 ) -> plt.Figure:
     """The ΔJS scatter for one model (trained with `model_seed`): {dataset: single-weight erasure table}
     -> one panel per dataset, the top item by attention against its random item; `seed` draws the
@@ -100,7 +100,7 @@ def delta_js(
         )
     for ax in list(axes.flat)[len(datasets) :]:
         ax.set_visible(False)
-    fig.suptitle(f"Single-weight erasure: {model}" + ("" if model_seed is None else f", seed {model_seed}"))
+    fig.suptitle(f"Single-weight erasure: {model}, seed {model_seed}")
     return fig
 
 
