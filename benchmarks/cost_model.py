@@ -35,6 +35,12 @@ from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_mod
 )
 
 
+def run_config(results: Path, default: dict) -> dict:
+    """The config a measured run ran with (`results/run/config.yaml`, its effective config), else `default`."""
+    path = results / "run" / "config.yaml"
+    return validate_config(yaml.safe_load(path.read_text())) if path.is_file() else default
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     rates_from = parser.add_mutually_exclusive_group(required=True)
@@ -61,7 +67,7 @@ def main() -> None:
         rates = json.loads(args.rates.read_text())
         datasets, source = rates["datasets"], f"the rates of {args.rates.name}"
     else:
-        measured = [job for folder in args.measured for job in measured_jobs(folder, config)]
+        measured = [job for folder in args.measured for job in measured_jobs(folder, run_config(folder, config))]
         datasets = {}
         for folder in args.measured:
             for path in sorted(folder.glob("data/*/stats.json")):

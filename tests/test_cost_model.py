@@ -74,7 +74,8 @@ def test_measured_jobs_read_benchmark_files_and_training_timings(cost_model, tmp
     run.mkdir(parents=True)
     (run / "timing.json").write_text(json.dumps({"train_seconds": 40.0, "epochs_run": 4}))
     jobs = {(j["type"], j["family"]): (j["seconds"], j["units"]) for j in cost_model.measured_jobs(results, config)}
-    assert jobs == {(("explain", "loo"), "lstm"): (12.5, 5000.0), (("train_model", None), "cnn"): (40.0, 8000.0)}
+    # a training's units: training tokens x the epochs its protocol plans (8), not the 4 early stopping ran
+    assert jobs == {(("explain", "loo"), "lstm"): (12.5, 5000.0), (("train_model", None), "cnn"): (40.0, 16000.0)}
 
 
 def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_counted_unpriced():
@@ -202,3 +203,28 @@ def test_the_cost_command_refuses_a_directory_that_is_not_a_folder(tmp_path, cap
     assert main(["--directory", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err == f"error: --directory {tmp_path / 'nope'}: not a folder (expected a run folder)\n"
+
+
+def test_the_replication_presets_stated_cost_agrees_with_the_cost_tool():
+    """The replication preset's header states the measured cost of the published run; the cost tool,
+    pricing the same plan with the committed rates, agrees within 20 % (job-hours and 2-core wall)."""
+    import json
+    import re
+
+    from attnexp.config import load_config
+    from attnexp.cost import RATES_PATH, planned_jobs, price, wall_seconds
+
+    preset = ROOT / "presets" / "replication.yaml"
+    header = re.search(
+        r"^# Measured cost[^:]*: ([\d.]+) job-hours, (\d+) h (\d+) min of wall time on 2 cores",
+        preset.read_text(),
+        re.MULTILINE,
+    )
+    assert header, "presets/replication.yaml states its measured cost in a '# Measured cost ...' line"
+    stated_hours, stated_wall = float(header[1]), int(header[2]) * 3600 + int(header[3]) * 60
+    config = load_config(preset)
+    by_type, _, _ = price(planned_jobs(preset), json.loads(RATES_PATH.read_text()), config)
+    priced = sum(r["seconds"] for r in by_type.values())
+    assert sum(r["unpriced"] for r in by_type.values()) == 0
+    assert abs(priced / 3600 - stated_hours) <= 0.2 * stated_hours
+    assert abs(wall_seconds(by_type, 2, config["train"]["threads"]) - stated_wall) <= 0.2 * stated_wall

@@ -12,7 +12,7 @@ with:
 
 | job type | unit |
 |---|---|
-| train_model | training tokens x epochs run (the protocol's epochs for a planned job) |
+| train_model | training tokens x the protocol's epochs (so the rate carries what early stopping saves) |
 | explain loo (the explain_together job: attention, gradient and leave-one-out) | test tokens x mean test length (every instance re-run once per token) |
 | faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
 | other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
@@ -102,7 +102,7 @@ def family(config: dict, dataset: str, model: str | None) -> str:
     named = {
         "flat": spec.encoder,
         "qa": f"qa-{spec.encoder}",
-        "hierarchical": spec.name.split("-")[0],
+        "hierarchical": spec.name,  # its encoder sets the cost: han-rnn runs several times slower than han-none
         "transformer": "transformer",
         "pretrained": PRETRAINED + spec.encoder,  # each encoder its own size
     }
@@ -143,7 +143,11 @@ def parse_benchmark_path(path: Path, root: Path) -> tuple[str, dict]:
 
 
 def measured_jobs(results: Path, config: dict) -> list[dict]:
-    """Every measured job of one results folder: type, family, seconds, units."""
+    """Every measured job of one results folder: type, family, seconds, units. `config` is the
+    config the run ran with (its `results/run/config.yaml`): a training's units count the epochs its
+    protocol planned there."""
+    from attnexp.config import training_settings
+
     jobs = []
     stats_of = {}
 
@@ -194,7 +198,7 @@ def measured_jobs(results: Path, config: dict) -> list[dict]:
                 "family": fam,
                 "dataset": dataset,
                 "seconds": timing["train_seconds"],
-                "units": units(kind, data, timing["epochs_run"]),
+                "units": units(kind, data, training_settings(config, dataset, model)["epochs"]),
                 "generated": config["datasets"][dataset]["protocol"] == "generated",
             }
         )
