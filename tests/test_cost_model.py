@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -208,9 +209,6 @@ def test_the_cost_command_refuses_a_directory_that_is_not_a_folder(tmp_path, cap
 def test_the_replication_presets_stated_cost_agrees_with_the_cost_tool():
     """The replication preset's header states the measured cost of the published run; the cost tool,
     pricing the same plan with the committed rates, agrees within 20 % (job-hours and 2-core wall)."""
-    import json
-    import re
-
     from attnexp.config import load_config
     from attnexp.cost import RATES_PATH, planned_jobs, price, wall_seconds
 
