@@ -441,7 +441,10 @@ def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
     assert publish(fake_run(tmp_path / "old", commit="0" * 40), out) == 0
     top = (out / "README.md").read_text().split("## Scorecard", 1)[0]
     assert "Made by another commit: `000000000000`" in top
-    reproduce = "| to reproduce | `git checkout 000000000000`, then the command above in an empty folder |"
+    reproduce = (
+        "| to reproduce | `git checkout 000000000000`, then, in the checkout, the command above with `--directory` "
+        "naming an empty folder (the same command resumes there after any stop) |"
+    )
     assert reproduce in (out / "README.md").read_text()  # the run's code is that commit's, not this checkout's
     assert "Made with another config than the project's default" in top
     assert publish(fake_run(tmp_path / "bare", record=False), tmp_path / "bare_out") == 0

@@ -346,7 +346,13 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
     if commit and not dirty and len(run.job_commits) <= 1:  # every job ran that commit's code
-        rows.append(("to reproduce", f"`git checkout {commit[:12]}`, then the command above in an empty folder"))
+        rows.append(
+            (
+                "to reproduce",
+                f"`git checkout {commit[:12]}`, then, in the checkout, the command above with `--directory` naming an empty folder "
+                "(the same command resumes there after any stop)",
+            )
+        )
     if commit and here and commit != here:
         notes.append(
             f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`."
