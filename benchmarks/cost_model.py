@@ -33,11 +33,12 @@ from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_mod
     price_markdown,
     units,
 )
+from attnexp.publish.record import RUN_CONFIG  # noqa: E402
 
 
 def run_config(results: Path, default: dict) -> dict:
-    """The config a measured run ran with (`results/run/config.yaml`, its effective config), else `default`."""
-    path = results / "run" / "config.yaml"
+    """The config a measured run ran with (its recorded effective config, `RUN_CONFIG`), else `default`."""
+    path = results.parent / RUN_CONFIG  # RUN_CONFIG is relative to the run folder, `results`' parent
     return validate_config(yaml.safe_load(path.read_text())) if path.is_file() else default
 
 
