@@ -191,6 +191,26 @@ def test_disabled_or_generated_dataset_needs_no_sources(config):
     validate_config(config)
 
 
+def test_transformers_is_needed_only_by_a_pretrained_encoder(monkeypatch):
+    """transformers is optional (requirements-pretrained.txt): the default config validates without it, and a
+    pretrained encoder on an enabled dataset is one line naming its key and the install command."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else find_spec(name, *a)
+    )
+    default = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    validate_config(copy.deepcopy(default))
+    default["datasets"]["sst"]["models"] = ["lstm-tanh", "minilm-cls"]
+    message = _error(default)
+    assert message.splitlines() == [
+        "invalid configuration:",
+        "  config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs the transformers "
+        "package: pip install -r requirements-pretrained.txt"
+    ]
+
+
 def test_error_lists_every_schema_problem(config):
     config["datasets"]["sst"]["min_count"] = "five"
     config["datasets"]["imdb"]["split_seed"] = 1.5

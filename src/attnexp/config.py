@@ -310,7 +310,7 @@ def _consistency_problems(config: dict) -> list[str]:
                 )
             elif spec.family == "pretrained" and ds["enabled"] and importlib.util.find_spec("transformers") is None:
                 problems.append(
-                    f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements.txt"
+                    f"config key 'datasets.{name}.models.{i}': {model!r} is a pretrained encoder, which needs the transformers package: pip install -r requirements-pretrained.txt"
                 )
         if ds["protocol"] == "planted":
             base = (ds.get("planted") or {}).get("base")

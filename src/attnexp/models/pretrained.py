@@ -98,7 +98,7 @@ def load_encoder(folder: str):
         from attnexp.models.sources import PretrainedSourceError
 
         raise PretrainedSourceError(
-            "a pretrained encoder needs the transformers package: pip install -r requirements.txt"
+            "a pretrained encoder needs the transformers package: pip install -r requirements-pretrained.txt"
         ) from None
 
     from transformers import AttentionInterface, AttentionMaskInterface
