@@ -207,7 +207,7 @@ def test_transformers_is_needed_only_by_a_pretrained_encoder(monkeypatch):
     assert message.splitlines() == [
         "invalid configuration:",
         "  config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs the transformers "
-        "package: pip install -r requirements-pretrained.txt"
+        "package: pip install -r requirements-pretrained.txt",
     ]
 
 
