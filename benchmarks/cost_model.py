@@ -6,7 +6,11 @@ and the plan of one config priced with them (`attnexp.cost` describes the units 
         [--threads 1] --about "<date>, <machine kind>, <runs>" --rates-out benchmarks/cost_rates.json --out benchmarks/cost_model.md
 
 `--rates benchmarks/cost_rates.json` in place of `--measured` prices a plan with rates fitted before (the
-config changed, the measurements did not).
+config changed, the measurements did not); both together add the rates of the model families the rates
+file never measured (a pretrained encoder's run) and keep every rate it has:
+
+    python benchmarks/cost_model.py --rates benchmarks/cost_rates.json --measured <run>/results \
+        --about "<date>, <machine kind>, <run>" --rates-out benchmarks/cost_rates.json
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_mod
     fit_rates,
     job_type,
     measured_jobs,
+    merge_rates,
     parse_benchmark_path,
     planned_jobs,
     price,
@@ -44,9 +49,13 @@ def run_config(results: Path, default: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    rates_from = parser.add_mutually_exclusive_group(required=True)
-    rates_from.add_argument("--measured", type=Path, nargs="+", help="results folders of runs that happened")
-    rates_from.add_argument("--rates", type=Path, help="a rates file fitted before (benchmarks/cost_rates.json)")
+    parser.add_argument("--measured", type=Path, nargs="+", help="results folders of runs that happened")
+    parser.add_argument(
+        "--rates",
+        type=Path,
+        help="a rates file fitted before (benchmarks/cost_rates.json); with --measured, the measured runs add the "
+        "model families it lacks",
+    )
     parser.add_argument("--configfile", type=Path, default=None, help="an overlay of config.yaml whose plan is costed")
     parser.add_argument("--threads", type=int, default=2, help="threads per job (train.threads)")
     parser.add_argument(
@@ -64,10 +73,9 @@ def main() -> None:
 
         update_config(config, yaml.safe_load(args.configfile.read_text()))
     config = validate_config(config)
-    if args.rates:
-        rates = json.loads(args.rates.read_text())
-        datasets, source = rates["datasets"], f"the rates of {args.rates.name}"
-    else:
+    if not (args.rates or args.measured):
+        parser.error("one of --measured and --rates is required")
+    if args.measured:
         measured = [job for folder in args.measured for job in measured_jobs(folder, run_config(folder, config))]
         datasets = {}
         for folder in args.measured:
@@ -75,6 +83,11 @@ def main() -> None:
                 datasets.setdefault(path.parts[-2], json.loads(path.read_text()))
         rates = fit_rates(measured, datasets, args.about or f"{len(measured)} measured jobs")
         source = f"{len(measured)} measured jobs"
+    if args.rates:
+        fitted = json.loads(args.rates.read_text())
+        rates = merge_rates(fitted, rates) if args.measured else fitted
+        source = f"the rates of {args.rates.name}" + (f" and {source}" if args.measured else "")
+    datasets = rates["datasets"]
     if args.rates_out:
         args.rates_out.write_text(json.dumps(rates, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     by_type, light, overhead = price(planned_jobs(*([args.configfile] if args.configfile else [])), rates, config)

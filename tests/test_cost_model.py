@@ -131,6 +131,23 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
     assert "Not priced: 1 compute jobs" in text and "| 2 cores | 3 min |" in text  # the longest job (160 s) bounds it
 
 
+def test_merged_rates_add_the_families_never_measured_and_change_no_other_rate():
+    from attnexp.cost import fit_rates, merge_rates
+
+    def job(family, seconds):
+        return {"type": ("train_model", None), "family": family, "dataset": "sst", "seconds": seconds, "units": 100.0}
+
+    base = fit_rates([job("lstm", 10.0)], {"sst": STATS}, about="base")
+    added = fit_rates([job("lstm", 50.0), job("pretrained-minilm", 200.0)], {"imdb": STATS}, about="added")
+    merged = merge_rates(base, added)
+    table = {(r["rule"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in merged["rates"]}
+    assert table[("train_model", "lstm", "sst")] == 0.1 and table[("train_model", None, None)] == 0.1  # base's own
+    assert table[("train_model", "pretrained-minilm", "sst")] == 2.0  # the family base never measured
+    assert merged["about"] == "base; the families pretrained-minilm: added"
+    assert set(merged["datasets"]) == {"sst", "imdb"} and merged["overhead_seconds"] == base["overhead_seconds"]
+    assert merge_rates(base, base) == base
+
+
 def test_a_pretrained_encoder_is_priced_as_its_own_family():
     import yaml
 

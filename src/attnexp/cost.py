@@ -55,6 +55,7 @@ __all__ = [
     "planned_jobs",
     "run_sizes",
     "fit_rates",
+    "merge_rates",
     "price",
     "price_markdown",
     "RATES_PATH",
@@ -241,6 +242,24 @@ def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
             for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))
         ],
         "datasets": {name: split_sizes(stats) for name, stats in sorted(datasets.items())},
+    }
+
+
+def merge_rates(rates: dict, added: dict) -> dict:
+    """`rates` with the per-family rates of `added` (fitted on other runs) for the model families it
+    never measured. Its own rows, its pooled rates (a job type's median over families) and its start-up
+    seconds stay as they are, so that nothing it priced before changes price."""
+    families = {r["family"] for r in rates["rates"]}
+    new = [r for r in added["rates"] if r["family"] is not None and r["family"] not in families]
+    if not new:
+        return rates
+    return {
+        "about": f"{rates['about']}; the families {', '.join(sorted({r['family'] for r in new}))}: {added['about']}",
+        "overhead_seconds": rates["overhead_seconds"],
+        "rates": sorted(
+            rates["rates"] + new, key=lambda r: tuple(str(r[k]) for k in ("rule", "method", "family", "dataset"))
+        ),
+        "datasets": added["datasets"] | rates["datasets"],
     }
 
 
