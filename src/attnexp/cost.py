@@ -211,6 +211,11 @@ def split_sizes(stats: dict) -> dict:
     return {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
 
 
+def _rate_order(row: dict) -> tuple[str, ...]:
+    """The order of a rates file's rows: by job type, method, family and dataset (None as 'None')."""
+    return tuple(str(row[k]) for k in ("rule", "method", "family", "dataset"))
+
+
 def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
     """Measured jobs -> the rates file's content: the start-up seconds, the median seconds per unit
     per (type, method, family, dataset), per (type, method, family) and per (type, method), and each
@@ -230,17 +235,20 @@ def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
     return {
         "about": about,
         "overhead_seconds": overhead,
-        "rates": [
-            {
-                "rule": r,
-                "method": m,
-                "family": f,
-                "dataset": d,
-                "seconds_per_unit": statistics.median(v),
-                "jobs": len(v),
-            }
-            for (r, m, f, d), v in sorted(rates.items(), key=lambda item: tuple(str(x) for x in item[0]))
-        ],
+        "rates": sorted(
+            (
+                {
+                    "rule": r,
+                    "method": m,
+                    "family": f,
+                    "dataset": d,
+                    "seconds_per_unit": statistics.median(v),
+                    "jobs": len(v),
+                }
+                for (r, m, f, d), v in rates.items()
+            ),
+            key=_rate_order,
+        ),
         "datasets": {name: split_sizes(stats) for name, stats in sorted(datasets.items())},
     }
 
@@ -256,9 +264,7 @@ def merge_rates(rates: dict, added: dict) -> dict:
     return {
         "about": f"{rates['about']}; the families {', '.join(sorted({r['family'] for r in new}))}: {added['about']}",
         "overhead_seconds": rates["overhead_seconds"],
-        "rates": sorted(
-            rates["rates"] + new, key=lambda r: tuple(str(r[k]) for k in ("rule", "method", "family", "dataset"))
-        ),
+        "rates": sorted(rates["rates"] + new, key=_rate_order),
         "datasets": added["datasets"] | rates["datasets"],
     }
 
