@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from attnexp.claims import claims_frame
-from attnexp.markdown import to_markdown
+from attnexp.markdown import NO_ROWS, to_markdown
+from attnexp.publish.text import _empty_tables_marked
 from attnexp.tables import performance_claims, performance_markdown, performance_table
 
 PUBLISHED = pd.DataFrame(
@@ -64,6 +65,15 @@ def test_performance_claims_compare_like_with_like():
 def test_to_markdown_escapes_pipes_and_dashes_missing_values():
     text = to_markdown(pd.DataFrame({"a": ["x|y", None], "b": [1.5, float("nan")]}))
     assert text.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | 1.5 |", "| – | – |"]
+
+
+def test_a_table_without_rows_is_one_line_saying_so_in_the_run_and_on_a_published_page():
+    # a pivot of no rows has no columns either: a header alone would read as a broken table
+    assert to_markdown(pd.DataFrame()) == NO_ROWS + "\n"
+    assert to_markdown(pd.DataFrame(columns=["a", "b"])) == NO_ROWS + "\n"
+    # a run whose renderer wrote a header alone is published with the same line; other tables stay
+    written = "Caption.\n\n|  |\n|\n\n[1] a source\n\n| a |\n|---|\n| 1 |"
+    assert _empty_tables_marked(written) == f"Caption.\n\n{NO_ROWS}\n\n[1] a source\n\n| a |\n|---|\n| 1 |"
 
 
 def test_performance_claims_of_a_dev_selected_run():

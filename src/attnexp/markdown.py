@@ -11,9 +11,15 @@ import pandas as pd
 __all__ = ["to_markdown", "markdown_html"]
 
 
+NO_ROWS = "*No rows in this run.*"
+
+
 def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
-    """A GitHub Markdown table (pandas' own needs the optional `tabulate` package)."""
+    """A GitHub Markdown table (pandas' own needs the optional `tabulate` package); a table without
+    rows is the line `NO_ROWS`, as a header alone reads as a broken table."""
     table = table.drop(columns=list(drop))
+    if table.empty:
+        return NO_ROWS + "\n"
 
     def cell(value) -> str:
         return "–" if pd.isna(value) else str(value).replace("|", "\\|")

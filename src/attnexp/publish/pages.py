@@ -35,6 +35,7 @@ from attnexp.publish.text import (
     _count,
     _demoted,
     _duration,
+    _empty_tables_marked,
     _folded,
     _misses,
     _not_compared,
@@ -135,6 +136,7 @@ def _tables_section(page: Page, run: Run) -> tuple[list[str], int]:
         if table.name not in run.tables:
             continue
         title, text = _demoted(run.tables[table.name])
+        text = _empty_tables_marked(text)
         body += [f"### {title or table.name}", ""]
         if caption(table.caption):
             body += [caption(table.caption), ""]

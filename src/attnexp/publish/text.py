@@ -1,5 +1,5 @@
-"""Text: a report caption as Markdown (`caption`), a table page's headings demoted and its long tables
-folded, numbers, durations and counts in words, and the summary, misses and uncompared claims of a
+"""Text: a report caption as Markdown (`caption`), a table page's headings demoted, its empty tables
+marked and its long tables folded, numbers, durations and counts in words, and the summary, misses and uncompared claims of a
 part of the scorecard."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import re
 
 import pandas as pd
 
+from attnexp.markdown import NO_ROWS
 from attnexp.publish.record import REPO
 from attnexp.scorecard import MISSED, NOT_COMPARED, breakdown, outcome, summary
 
@@ -37,6 +38,25 @@ def _demoted(markdown: str, levels: int = 2) -> tuple[str, str]:
         title, lines = lines[0][2:].strip(), lines[1:]
     body = [("#" * levels + line) if re.match(r"#+ ", line) else line for line in lines]
     return title, "\n".join(body).strip("\n")
+
+
+def _empty_tables_marked(text: str) -> str:
+    """A table page's body with each table that has no rows (a header alone, as older runs wrote
+    them) replaced by `NO_ROWS`."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("|"):
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        out += [NO_ROWS] if end - i <= 2 else lines[i:end]
+        i = end
+    return "\n".join(out)
 
 
 def _folded(text: str, rows: int = 40) -> str:

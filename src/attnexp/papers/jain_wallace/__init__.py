@@ -117,6 +117,7 @@ JAIN_WALLACE = Paper(
         (
             Table("jain_wallace_table2", "jain_wallace_table2", fold=False),
             Table("jain_wallace_tolerances", "jain_wallace_tolerances"),
+            Table("jain_wallace_correlations", "jain_wallace_correlations"),
             Table("ground_truth", "ground_truth"),
         ),
         (
