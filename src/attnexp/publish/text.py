@@ -1,6 +1,6 @@
 """Text: a report caption as Markdown (`caption`), a table page's headings demoted, its empty tables
-marked and its long tables folded, numbers, durations and counts in words, and the summary, misses and uncompared claims of a
-part of the scorecard."""
+marked and its long tables folded, numbers, durations and counts in words, and the summary, misses
+and uncompared claims of a part of the scorecard."""
 
 from __future__ import annotations
 
