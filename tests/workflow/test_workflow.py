@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -453,6 +454,27 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     ):
         assert f'"{category}": {{' in report, category
     assert "scorecard.html" in report
+
+
+@pytest.mark.slow
+def test_the_readmes_reproduction_check_prints_identical_on_two_runs(quick_runs, tmp_path):
+    """The README's copy-paste check, run as written on the two runs: every file it does not exclude is
+    byte-identical (what it excludes is what a rerun may change: logs, job timings, benchmarks), and it
+    does not print `identical` once one table differs."""
+    first, second = quick_runs
+    readme = (REPO / "README.md").read_text()
+    (check,) = [line for line in readme.splitlines() if line.startswith("diff -r ") and "../check/a/results" in line]
+
+    def readme_check(a: Path, b: Path) -> str:
+        command = check.replace("../check/a/results", str(a)).replace("../check/b/results", str(b))
+        return subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout
+
+    assert readme_check(first / "results", second / "results").strip() == "identical"
+    changed = tmp_path / "tables"
+    shutil.copytree(second / "results" / "tables", changed)
+    claims = changed / "claims.csv"
+    claims.write_text(claims.read_text().replace(",1,", ",0,", 1))
+    assert "identical" not in readme_check(first / "results" / "tables", changed)
 
 
 # ----------------------------------------------------------------------------- download failures
