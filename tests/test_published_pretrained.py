@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from published_pages import markdown_table
 
 from attnexp.claims import CLAIM_COLUMNS
 
@@ -22,18 +23,6 @@ SEEDS = (10, 11, 12)
 MIN_ACCURACY = 0.86
 
 
-def _table(page: Path, first_column: str) -> pd.DataFrame:
-    """The Markdown table of `page` whose header starts with `first_column`, as text cells."""
-    lines = page.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_column} |"))
-    rows = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return pd.DataFrame(rows[2:], columns=rows[0])
-
-
 @pytest.fixture(scope="module")
 def claims() -> pd.DataFrame:
     table = pd.read_csv(PUBLISHED / "claims.csv")
@@ -43,7 +32,7 @@ def claims() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def performance() -> pd.DataFrame:
-    table = _table(PUBLISHED / "data-and-models.md", "dataset | model")
+    table = markdown_table(PUBLISHED / "data-and-models.md", "dataset | model")
     return table[(table["dataset"] == "sst") & (table["model"] == MODEL)]
 
 
@@ -88,7 +77,7 @@ def test_hao_et_al_s_pruning_claim_and_every_tests_claims_carry_verdicts_on_thre
 
 def test_the_jain_wallace_page_holds_the_encoders_correlations_and_figures():
     page = (PUBLISHED / "jain-wallace-2019.md").read_text(encoding="utf-8")
-    correlations = _table(PUBLISHED / "jain-wallace-2019.md", "dataset | model | seed | select_on")
+    correlations = markdown_table(PUBLISHED / "jain-wallace-2019.md", "dataset | model | seed | select_on")
     mine = correlations[correlations["model"] == MODEL]
     assert sorted({int(s) for s in mine["seed"]}) == list(SEEDS)
     assert {"attention~gradient", "attention~loo"} <= set(mine["pair"])
