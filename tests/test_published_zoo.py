@@ -1,0 +1,85 @@
+"""The published zoo run on SST (`docs/zoo-sst`, `presets/zoo_sst.yaml`) as a reader meets it: every job
+ran at one commit; the zoo's table has every model on every seed, with the diversity LSTM's conicity
+below the vanilla BiLSTM's; Mohankumar et al.'s, Liu et al.'s and DeYoung et al.'s claims carry verdicts
+on the three seeds; the AOPC table has raw and normalised AOPC under each removal operator; the debate
+matrix has a column per model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from published_pages import markdown_table
+
+from attnexp.claims import CLAIM_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "docs" / "zoo-sst"
+VANILLA = "lstm-tanh"
+ZOO = ("lstm-ortho-tanh", "lstm-diversity-tanh", "lstm-sparsemax")
+SEEDS = (10, 11, 12)
+OPERATORS = ("delete", "zero", "attention_mask")
+JUDGED = {"holds", "does not hold", "match", "differs"}
+
+
+def _mean(cell: str) -> float:
+    return float(cell.split(" ± ")[0])
+
+
+@pytest.fixture(scope="module")
+def claims() -> pd.DataFrame:
+    table = pd.read_csv(PUBLISHED / "claims.csv")
+    assert list(table.columns) == list(CLAIM_COLUMNS)
+    return table[table["dataset"] == "sst"]
+
+
+def test_every_job_of_the_published_zoo_run_ran_at_one_commit():
+    index = (PUBLISHED / "README.md").read_text(encoding="utf-8")
+    jobs = re.search(r"^\| jobs \| every one of the ([\d,]+) jobs ran at commit `([0-9a-f]{40})`", index, re.MULTILINE)
+    assert jobs, "the provenance names one commit for every job"
+    assert "presets/zoo_sst.yaml" in index
+
+
+def test_the_zoo_table_has_every_model_on_every_seed_and_the_diversity_lstm_is_less_conical():
+    zoo = markdown_table(PUBLISHED / "beyond-the-papers.md", "dataset | model | seed | accuracy | conicity")
+    zoo = zoo[zoo["dataset"] == "sst"]
+    assert {(m, int(s)) for m, s in zip(zoo["model"], zoo["seed"])} == {(m, s) for m in (VANILLA, *ZOO) for s in SEEDS}
+    assert "ig_unconverged" in zoo.columns and all(0 <= float(u) <= 1 for u in zoo["ig_unconverged"])
+    conicity = {(r.model, int(r.seed)): float(r.conicity) for r in zoo.itertuples()}
+    for seed in SEEDS:
+        assert conicity["lstm-diversity-tanh", seed] < conicity[VANILLA, seed], seed
+
+
+def test_mohankumar_liu_and_deyoung_claims_carry_verdicts_on_the_zoo(claims):
+    for model in ZOO:
+        mine = claims[claims["model"] == model]
+        mohankumar = mine[mine["paper"] == "Mohankumar et al. 2020"]
+        findings = mohankumar[mohankumar["seeds"] == len(SEEDS)]
+        assert len(findings) >= 3 and set(findings["verdict"]) <= JUDGED, (model, findings[["quantity", "verdict"]])
+        liu = mine[(mine["paper"] == "Liu et al. 2022") & mine["quantity"].str.startswith("violation ratio(attention)")]
+        assert len(liu) == 1 and liu["verdict"].iloc[0] in JUDGED and liu["seeds"].iloc[0] == len(SEEDS), model
+        deyoung = mine[mine["paper"] == "DeYoung et al. 2020"]
+        assert deyoung["quantity"].str.startswith("normalised AOPC").any() and set(deyoung["verdict"]) <= JUDGED
+    conicity = claims[(claims["model"] == "lstm-diversity-tanh") & claims["quantity"].str.contains("conicity")]
+    assert "holds" in set(conicity["verdict"]), conicity[["quantity", "verdict"]]
+
+
+def test_the_aopc_table_has_raw_and_normalised_aopc_under_each_operator():
+    aopc = markdown_table(PUBLISHED / "beyond-the-papers.md", "dataset | model | seed | operator | unit | ranking")
+    aopc = aopc[aopc["dataset"] == "sst"]
+    for model in (VANILLA, *ZOO):
+        mine = aopc[(aopc["model"] == model) & (aopc["ranking"] == "attention")]
+        assert set(mine["operator"]) == set(OPERATORS), model
+        for cell in (*mine["normalised comprehensiveness"], *mine["normalised sufficiency"]):
+            assert 0 <= _mean(cell) <= 1, (model, cell)
+        assert all(-1 <= _mean(c) <= 1 for c in mine["AOPC-comprehensiveness"]), model  # raw beside normalised
+
+
+def test_the_debate_matrix_has_a_column_for_every_model_on_sst():
+    page = (PUBLISHED / "beyond-the-papers.md").read_text(encoding="utf-8")
+    section = page.split("#### sst", 1)[1]
+    header = next(line for line in section.splitlines() if line.startswith("| paper | test |"))
+    columns = {cell.strip() for cell in header.strip("|").split("|")}
+    assert {f"{m} seed{s}" for m in (VANILLA, *ZOO) for s in SEEDS} <= columns
