@@ -7,9 +7,11 @@ from pathlib import Path
 import pandas as pd
 
 
-def markdown_table(page: Path, header_start: str) -> pd.DataFrame:
-    """The first Markdown table of `page` whose header starts with `header_start`, as text cells."""
-    lines = page.read_text(encoding="utf-8").splitlines()
+def markdown_table(page: Path | str, header_start: str) -> pd.DataFrame:
+    """The first Markdown table of `page` (a file, or Markdown text) whose header starts with
+    `header_start`, as text cells."""
+    text = page.read_text(encoding="utf-8") if isinstance(page, Path) else page
+    lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header_start} |"))
     rows = []
     for line in lines[start:]:
@@ -17,3 +19,12 @@ def markdown_table(page: Path, header_start: str) -> pd.DataFrame:
             break
         rows.append([cell.strip() for cell in line.strip("|").split("|")])
     return pd.DataFrame(rows[2:], columns=rows[0])
+
+
+def section(page: Path, heading: str) -> str:
+    """The text under `heading` (a whole heading line, e.g. "### Results on SST") up to the next heading of
+    the same or a higher level."""
+    level = heading.split(" ", 1)[0]
+    text = page.read_text(encoding="utf-8").split(f"\n{heading}\n", 1)[1]
+    ends = [i for i in (text.find(f"\n{'#' * n} ") for n in range(1, len(level) + 1)) if i >= 0]
+    return text[: min(ends)] if ends else text

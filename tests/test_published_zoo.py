@@ -2,7 +2,7 @@
 ran at one commit; the zoo's table has every model on every seed, with the diversity LSTM's conicity
 below the vanilla BiLSTM's; Mohankumar et al.'s, Liu et al.'s and DeYoung et al.'s claims carry verdicts
 on the three seeds; the AOPC table has raw and normalised AOPC under each removal operator; the debate
-matrix has a column per model."""
+matrix has a column per model; the numbers docs/extensions.md quotes from it are the page's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from published_pages import markdown_table
+from published_pages import markdown_table, section
 
 from attnexp.claims import CLAIM_COLUMNS
 
@@ -82,3 +82,25 @@ def test_the_debate_matrix_has_a_column_for_every_model_on_sst():
     assert page.index("#### sst") < page.index("| paper | test |"), "the matrix's first section is SST's"
     matrix = markdown_table(PUBLISHED / "beyond-the-papers.md", "paper | test")
     assert {f"{m} seed{s}" for m in (VANILLA, *ZOO) for s in SEEDS} <= set(matrix.columns)
+
+
+def test_the_numbers_the_zoo_docs_quote_on_sst_are_the_published_ones(claims):
+    results = section(ROOT / "docs" / "extensions.md", "### Results on SST")
+    # "0.738 ± 0.014": a claim's mean ± sd over the seeds
+    quoted = re.findall(r"([+−-]?\d+\.\d{3}) ± (\d+\.\d{3})", results)
+    assert len(quoted) >= 20, "the results section quotes the claims it rests on"
+    published = {(f"{r.ours:.3f}", f"{r.sd:.3f}") for r in claims.itertuples() if pd.notna(r.sd)}
+    for mean, sd in quoted:
+        assert (mean.replace("−", "-").lstrip("+"), sd) in published, (mean, sd)
+    # the comparison table: every cell is the page's, and "further" where the page says so
+    quoted_table = markdown_table(results, "test | reading | lstm-tanh").set_index("test")
+    page = (PUBLISHED / "beyond-the-papers.md").read_text(encoding="utf-8")
+    for model in ZOO:
+        compared = markdown_table(page.split(f"#### sst: {model}\n", 1)[1], "paper | test | seeds")
+        assert f"further on {(compared['compared'] == 'further').sum()} of {len(compared)} tests" in (
+            f"further on {quoted_table.loc['further on', model]} tests"
+        )
+        for row in compared.itertuples():
+            cell = quoted_table.loc[f"{row.paper}: {row.test}"]
+            assert cell["lstm-tanh"] == row.vanilla, (row.test, cell["lstm-tanh"], row.vanilla)
+            assert cell[model] == row.zoo + (" (further)" if row.compared == "further" else ""), (model, row.test)
