@@ -3,6 +3,7 @@ model's metrics.json and explanation files, the tolerance from the paper-rerun g
 over seeds."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -122,3 +123,5 @@ def test_claims_compare_each_seed_and_test_the_findings_on_every_seed(tmp_path):
     assert accuracy["verdict"] == "holds"  # 0.02 below, within 0.03
     assert "D-ZOO-BI" in numeric["deviations"].iloc[0]
     assert "lstm-diversity-tanh" in out["md"].read_text() and "0.03" in out["md"].read_text()
+    rows = [line for line in out["md"].read_text().splitlines() if line.startswith("| sst |")]
+    assert rows and not any(re.search(r"\d\.\d{4}", row) for row in rows), "3 decimals, as the other tables"

@@ -158,6 +158,8 @@ def zoo_claims(
 
 def _markdown(table: pd.DataFrame, tolerance: dict[str, float]) -> str:
     shown = table.copy()
+    for key in ("accuracy", "conicity", "ig_unconverged"):  # 3 decimals, as every other table of the project
+        shown[key] = ["" if math.isnan(v) else f"{v:.3f}" for v in shown[key].astype(float)]
     for measure in MEASURES:
         for name in ("pearson", "jsd"):
             key = f"{name}_{measure}"
