@@ -2,7 +2,8 @@
 ran at one commit; the zoo's table has every model on every seed, with the diversity LSTM's conicity
 below the vanilla BiLSTM's; Mohankumar et al.'s, Liu et al.'s and DeYoung et al.'s claims carry verdicts
 on the three seeds; the AOPC table has raw and normalised AOPC under each removal operator; the debate
-matrix has a column per model; the numbers docs/extensions.md quotes from it are the page's."""
+matrix has a column per model; the planted-cue table (`docs/zoo-planted`) shows every model's dev, test
+and shifted-test accuracy; the numbers docs/extensions.md quotes from it are the page's."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from attnexp.claims import CLAIM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "zoo-sst"
+PLANTED = ROOT / "docs" / "zoo-planted"
 VANILLA = "lstm-tanh"
 ZOO = ("lstm-ortho-tanh", "lstm-diversity-tanh", "lstm-sparsemax")
 SEEDS = (10, 11, 12)
@@ -35,11 +37,12 @@ def claims() -> pd.DataFrame:
     return table[table["dataset"] == "sst"]
 
 
-def test_every_job_of_the_published_zoo_run_ran_at_one_commit():
-    index = (PUBLISHED / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize(("page", "preset"), [("zoo-sst", "zoo_sst"), ("zoo-planted", "zoo_planted")])
+def test_every_job_of_each_published_zoo_run_ran_at_one_commit(page, preset):
+    index = (ROOT / "docs" / page / "README.md").read_text(encoding="utf-8")
     jobs = re.search(r"^\| jobs \| every one of the ([\d,]+) jobs ran at commit `([0-9a-f]{40})`", index, re.MULTILINE)
     assert jobs, "the provenance names one commit for every job"
-    assert "presets/zoo_sst.yaml" in index
+    assert f"presets/{preset}.yaml" in index
 
 
 def test_the_zoo_table_has_every_model_on_every_seed_and_the_diversity_lstm_is_less_conical():
@@ -104,3 +107,33 @@ def test_the_numbers_the_zoo_docs_quote_on_sst_are_the_published_ones(claims):
             cell = quoted_table.loc[f"{row.paper}: {row.test}"]
             assert cell["lstm-tanh"] == row.vanilla, (row.test, cell["lstm-tanh"], row.vanilla)
             assert cell[model] == row.zoo + (" (further)" if row.compared == "further" else ""), (model, row.test)
+
+
+def test_the_planted_cue_table_shows_dev_test_and_shifted_test_accuracy_of_every_zoo_model():
+    table = markdown_table(PLANTED / "jain-wallace-2019.md", "dataset | model | seed | dev_accuracy")
+    assert {(m, int(s)) for m, s in zip(table["model"], table["seed"])} == {
+        (m, s) for m in (VANILLA, *ZOO) for s in SEEDS
+    }
+    for column in ("dev_accuracy", "test_accuracy", "shifted_test_accuracy"):
+        assert all(0.5 <= float(a) <= 1 for a in table[column]), column  # every model learnt the planted cues
+    ig = table[table["method"] == "ig"]
+    assert len(ig) == 4 * len(SEEDS) and all(float(n) >= 0 for n in ig["n_ig_unconverged"])
+    assert set(table.loc[table["method"] != "ig", "n_ig_unconverged"]) == {"–"}, "only IG rows can be unconverged"
+
+
+def test_the_planted_results_the_docs_quote_are_the_pages():
+    results = section(ROOT / "docs" / "extensions.md", "## Planted ground truth").split("**Results.**", 1)[1]
+    table = markdown_table(PLANTED / "jain-wallace-2019.md", "dataset | model | seed | dev_accuracy")
+    mass = table.assign(mass=table["mass_mean"].astype(float)).groupby("method")["mass"]
+    quoted = {
+        "attention": "0.993 to 1.000",
+        "ig": "0.790 to 0.986",
+        "gradient": "0.640 to 0.961",
+        "loo": "0.593 to 0.794",
+    }
+    for method, span in quoted.items():
+        assert span == f"{mass.min()[method]:.3f} to {mass.max()[method]:.3f}" and span in results, method
+    runs = table.groupby(["model", "seed"], sort=False)["method"]  # each model's methods ranked by AUPRC
+    assert set(runs.first()) == {"attention"} and set(runs.last()) == {"loo"}, "attention first, leave-one-out last"
+    unconverged = table[(table["method"] == "ig") & (table["model"] == VANILLA)]["n_ig_unconverged"]
+    assert [int(float(n)) for n in unconverged] == [2, 2, 4] and "2, 2 and 4 of the 1,441" in results
