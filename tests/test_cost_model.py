@@ -86,6 +86,8 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
     from attnexp.cost import fit_rates, price, price_markdown
 
     config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    for name in ("sst", "imdb"):  # priced at STATS's sizes, not at the J&W sizes the config declares
+        config["datasets"][name]["expected"] = None
     jobs = [  # 2 s of start-up (the fastest explanation job) + 0.001 s per test token
         {"type": ("explain", "gradient"), "family": "lstm", "dataset": "sst", "seconds": 2.5, "units": 500.0},
         {
@@ -251,3 +253,25 @@ def test_the_replication_presets_stated_cost_agrees_with_the_cost_tool():
     assert sum(r["unpriced"] for r in by_type.values()) == 0
     assert abs(priced / 3600 - stated_hours) <= 0.2 * stated_hours
     assert abs(wall_seconds(by_type, 2, config["train"]["threads"]) - stated_wall) <= 0.2 * stated_wall
+
+
+def test_a_split_the_config_declares_another_size_is_priced_at_that_size():
+    import yaml
+
+    from attnexp.config import validate_config
+    from attnexp.cost import declared_sizes
+
+    config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    measured = {
+        "imdb": {"splits": {"train": {"n": 17231, "mean_length": 205.0}, "test": {"n": 4356, "mean_length": 199.0}}}
+    }
+    # the default's J&W test size (2,184 + 2,172, within its 5 %) keeps the measured one
+    assert declared_sizes(measured, config) == measured
+    # a quarter of it, declared by the config that asks for it (presets/zoo_imdb.yaml), is priced as declared
+    config["datasets"]["imdb"]["expected"] = {"test": {"0": 546, "1": 543}}
+    sizes = declared_sizes(measured, config)["imdb"]["splits"]
+    assert sizes["test"] == {"n": 1089, "mean_length": 199.0} and sizes["train"]["n"] == 17231
+    assert measured["imdb"]["splits"]["test"]["n"] == 4356, "the rates are left as they are"
+    # a split a mirror's stand-in files make (bAbI 3's 1k training file for the published 10k) keeps its size
+    babi3 = {"babi3": {"splits": {"train": {"n": 1000, "mean_length": 50.0}}}}
+    assert declared_sizes(babi3, config) == babi3

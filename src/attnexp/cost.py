@@ -22,7 +22,8 @@ A planned job's seconds = a start-up cost (the fastest measured explanation job:
 import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
 `cnn`, `han`, `transformer`, ...) on its dataset, else on any dataset, else of its type alone (a
 rough guess, counted apart; never for a pretrained encoder, `pretrained-<encoder>`, whose cost per
-token its size sets, tens of times a small model's) x its units, from the dataset's split sizes. A job
+token its size sets, tens of times a small model's) x its units, from the dataset's split sizes (as measured, or as the config declares them in
+`expected` where it changes a split, e.g. with `test_fraction`). A job
 of a type never measured, or of a dataset whose size was never measured, is counted as not priced,
 and said so. Wall time on N cores: the job-seconds over the jobs
 that run side by side (N / threads per job), never less than the longest job.
@@ -56,6 +57,7 @@ __all__ = [
     "run_sizes",
     "fit_rates",
     "merge_rates",
+    "declared_sizes",
     "price",
     "price_markdown",
     "RATES_PATH",
@@ -211,6 +213,27 @@ def split_sizes(stats: dict) -> dict:
     return {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
 
 
+def declared_sizes(datasets: dict[str, dict], config: dict) -> dict[str, dict]:
+    """The measured split sizes, each split whose size the config declares otherwise (`datasets.<name>.expected`,
+    instances per label, beyond its `size_tolerance`) at the declared size, its mean length as measured: a config
+    that changes a split (`test_fraction`) is priced at the size it states, before it is preprocessed."""
+    sizes = dict(datasets)
+    for name, measured in datasets.items():
+        settings = config["datasets"].get(name) or {}
+        tolerance = settings.get("size_tolerance") or 0.0
+        # a mirror's stand-in files make splits of other sizes than the published ones the config declares
+        stand_in = {
+            s for src in settings.get("sources") or [] for s in (src.get("substitute") or {}).get("splits_affected", [])
+        }
+        splits = {s: dict(part) for s, part in measured["splits"].items()}
+        for split, by_label in (settings.get("expected") or {}).items():
+            declared = sum(by_label.values())
+            if split in splits and split not in stand_in and abs(declared - splits[split]["n"]) > tolerance * declared:
+                splits[split]["n"] = declared
+        sizes[name] = {**measured, "splits": splits}
+    return sizes
+
+
 def _rate_order(row: dict) -> tuple[str, ...]:
     """The order of a rates file's rows: by job type, method, family and dataset (None as 'None')."""
     return tuple(str(row[k]) for k in ("rule", "method", "family", "dataset"))
@@ -327,7 +350,7 @@ def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict
 
     table = {(r["rule"], r["method"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in rates["rates"]}
     measured_types = {(r["rule"], r["method"]) for r in rates["rates"]}
-    datasets, overhead = rates["datasets"], rates["overhead_seconds"]
+    datasets, overhead = declared_sizes(rates["datasets"], config), rates["overhead_seconds"]
     by_type = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "unpriced": 0, "borrowed": 0, "longest": 0.0})
     light = defaultdict(int)
     for rule, wildcards in plan:
