@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -28,3 +29,13 @@ def section(page: Path, heading: str) -> str:
     text = page.read_text(encoding="utf-8").split(f"\n{heading}\n", 1)[1]
     ends = [i for i in (text.find(f"\n{'#' * n} ") for n in range(1, len(level) + 1)) if i >= 0]
     return text[: min(ends)] if ends else text
+
+
+def quoted_claims(text: str, claims: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every "0.738 ± 0.014" (a claim's mean ± sd over the seeds, 3 decimals) that `text` quotes, each
+    asserted to be one of `claims`' rows; returns them."""
+    quoted = re.findall(r"([+−-]?\d+\.\d{3}) ± (\d+\.\d{3})", text)
+    published = {(f"{r.ours:.3f}", f"{r.sd:.3f}") for r in claims.itertuples() if pd.notna(r.sd)}
+    for mean, sd in quoted:
+        assert (mean.replace("−", "-").lstrip("+"), sd) in published, (mean, sd)
+    return quoted

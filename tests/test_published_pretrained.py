@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from published_pages import markdown_table
+from published_pages import markdown_table, quoted_claims
 
 from attnexp.claims import CLAIM_COLUMNS
 
@@ -92,8 +92,4 @@ def test_the_numbers_docs_pretrained_quotes_are_the_published_ones(claims):
     guide = GUIDE.read_text(encoding="utf-8")
     section = guide.split("## Results on SST", 1)[1].split("\n## ", 1)[0]
     # "attribution order − attention order: +0.012 ± 0.004": a Hao claim's mean ± sd over the seeds
-    quoted = re.findall(r"([+−-]?\d+\.\d{3}) ± (\d+\.\d{3})", section)
-    assert quoted, "the results section quotes the pruning claim"
-    published = {(f"{r.ours:.3f}", f"{r.sd:.3f}") for r in claims.itertuples() if pd.notna(r.sd)}
-    for mean, sd in quoted:
-        assert (mean.replace("−", "-").lstrip("+"), sd) in published, (mean, sd)
+    assert quoted_claims(section, claims), "the results section quotes the pruning claim"

@@ -22,11 +22,11 @@ A planned job's seconds = a start-up cost (the fastest measured explanation job:
 import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
 `cnn`, `han`, `transformer`, ...) on its dataset, else on any dataset, else of its type alone (a
 rough guess, counted apart; never for a pretrained encoder, `pretrained-<encoder>`, whose cost per
-token its size sets, tens of times a small model's) x its units, from the dataset's split sizes (as measured, or as the config declares them in
-`expected` where it changes a split, e.g. with `test_fraction`). A job
-of a type never measured, or of a dataset whose size was never measured, is counted as not priced,
-and said so. Wall time on N cores: the job-seconds over the jobs
-that run side by side (N / threads per job), never less than the longest job.
+token its size sets, tens of times a small model's) x its units, from the dataset's split sizes (as
+measured, or as the config declares them in `expected` where it changes a split, e.g. with
+`test_fraction`). A job of a type never measured, or of a dataset whose size was never measured, is
+counted as not priced, and said so. Wall time on N cores: the job-seconds over the jobs that run side
+by side (N / threads per job), never less than the longest job.
 
 `benchmarks/cost_model.py` measures the rates from run folders and writes the rates file
 (`benchmarks/cost_rates.json`) this command reads.
@@ -217,7 +217,7 @@ def declared_sizes(datasets: dict[str, dict], config: dict) -> dict[str, dict]:
     """The measured split sizes, each split whose size the config declares otherwise (`datasets.<name>.expected`,
     instances per label, beyond its `size_tolerance`) at the declared size, its mean length as measured: a config
     that changes a split (`test_fraction`) is priced at the size it states, before it is preprocessed."""
-    sizes = dict(datasets)
+    sizes = {}
     for name, measured in datasets.items():
         settings = config["datasets"].get(name) or {}
         tolerance = settings.get("size_tolerance") or 0.0
