@@ -1,9 +1,10 @@
-"""The published zoo run on SST (`docs/zoo-sst`, `presets/zoo_sst.yaml`) as a reader meets it: every job
-ran at one commit; the zoo's table has every model on every seed, with the diversity LSTM's conicity
-below the vanilla BiLSTM's; Mohankumar et al.'s, Liu et al.'s and DeYoung et al.'s claims carry verdicts
-on the three seeds; the AOPC table has raw and normalised AOPC under each removal operator; the debate
-matrix has a column per model; the planted-cue table (`docs/zoo-planted`) shows every model's dev, test
-and shifted-test accuracy; the numbers docs/extensions.md quotes from it are the page's."""
+"""The published zoo runs as a reader meets them. On each dataset of `PAGES` (SST: `docs/zoo-sst`,
+`presets/zoo_sst.yaml`): every job ran at one commit; the zoo's table has every model on
+every seed; Mohankumar et al.'s claims carry verdicts on the three seeds; the debate matrix has a column per
+model. On SST also: the diversity LSTM's conicity is below the vanilla BiLSTM's; Liu et al.'s and DeYoung et
+al.'s claims carry verdicts; the AOPC table has raw and normalised AOPC under each removal operator. The
+planted-cue table (`docs/zoo-planted`) shows every model's dev, test and shifted-test accuracy. The numbers
+docs/extensions.md quotes from each page are the page's."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from attnexp.claims import CLAIM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "zoo-sst"
+PAGES = {"sst": PUBLISHED}  # each dataset whose zoo part is published: its page
 PLANTED = ROOT / "docs" / "zoo-planted"
 VANILLA = "lstm-tanh"
 ZOO = ("lstm-ortho-tanh", "lstm-diversity-tanh", "lstm-sparsemax")
@@ -30,11 +32,15 @@ def _mean(cell: str) -> float:
     return float(cell.split(" ± ")[0])
 
 
+def _claims(dataset: str) -> pd.DataFrame:
+    table = pd.read_csv(PAGES[dataset] / "claims.csv")
+    assert list(table.columns) == list(CLAIM_COLUMNS)
+    return table[table["dataset"] == dataset]
+
+
 @pytest.fixture(scope="module")
 def claims() -> pd.DataFrame:
-    table = pd.read_csv(PUBLISHED / "claims.csv")
-    assert list(table.columns) == list(CLAIM_COLUMNS)
-    return table[table["dataset"] == "sst"]
+    return _claims("sst")
 
 
 @pytest.mark.parametrize(("page", "preset"), [("zoo-sst", "zoo_sst"), ("zoo-planted", "zoo_planted")])
@@ -45,22 +51,38 @@ def test_every_job_of_each_published_zoo_run_ran_at_one_commit(page, preset):
     assert f"presets/{preset}.yaml" in index
 
 
-def test_the_zoo_table_has_every_model_on_every_seed_and_the_diversity_lstm_is_less_conical():
-    zoo = markdown_table(PUBLISHED / "beyond-the-papers.md", "dataset | model | seed | accuracy | conicity")
-    zoo = zoo[zoo["dataset"] == "sst"]
+def _zoo_table(dataset: str) -> pd.DataFrame:
+    zoo = markdown_table(PAGES[dataset] / "beyond-the-papers.md", "dataset | model | seed | accuracy | conicity")
+    return zoo[zoo["dataset"] == dataset]
+
+
+@pytest.mark.parametrize("dataset", PAGES)
+def test_the_zoo_table_has_every_model_on_every_seed(dataset):
+    zoo = _zoo_table(dataset)
     assert {(m, int(s)) for m, s in zip(zoo["model"], zoo["seed"])} == {(m, s) for m in (VANILLA, *ZOO) for s in SEEDS}
     assert "ig_unconverged" in zoo.columns and all(0 <= float(u) <= 1 for u in zoo["ig_unconverged"])
+    assert all(0 <= float(c) <= 1 for c in zoo["conicity"]), "conicity is reported for every recurrent model"
+
+
+@pytest.mark.parametrize("dataset", PAGES)
+def test_mohankumar_claims_carry_verdicts_on_every_zoo_model(dataset):
+    claims = _claims(dataset)
+    for model in ZOO:
+        mohankumar = claims[(claims["model"] == model) & (claims["paper"] == "Mohankumar et al. 2020")]
+        findings = mohankumar[mohankumar["seeds"] == len(SEEDS)]
+        assert len(findings) >= 3 and set(findings["verdict"]) <= JUDGED, (model, findings[["quantity", "verdict"]])
+
+
+def test_on_sst_the_diversity_lstm_is_less_conical_than_the_vanilla_bilstm():
+    zoo = _zoo_table("sst")
     conicity = {(r.model, int(r.seed)): float(r.conicity) for r in zoo.itertuples()}
     for seed in SEEDS:
         assert conicity["lstm-diversity-tanh", seed] < conicity[VANILLA, seed], seed
 
 
-def test_mohankumar_liu_and_deyoung_claims_carry_verdicts_on_the_zoo(claims):
+def test_liu_and_deyoung_claims_carry_verdicts_on_the_zoo_on_sst(claims):
     for model in ZOO:
         mine = claims[claims["model"] == model]
-        mohankumar = mine[mine["paper"] == "Mohankumar et al. 2020"]
-        findings = mohankumar[mohankumar["seeds"] == len(SEEDS)]
-        assert len(findings) >= 3 and set(findings["verdict"]) <= JUDGED, (model, findings[["quantity", "verdict"]])
         liu = mine[(mine["paper"] == "Liu et al. 2022") & mine["quantity"].str.startswith("violation ratio(attention)")]
         assert len(liu) == 1 and liu["verdict"].iloc[0] in JUDGED and liu["seeds"].iloc[0] == len(SEEDS), model
         deyoung = mine[mine["paper"] == "DeYoung et al. 2020"]
@@ -80,10 +102,11 @@ def test_the_aopc_table_has_raw_and_normalised_aopc_under_each_operator():
         assert all(-1 <= _mean(c) <= 1 for c in mine["AOPC-comprehensiveness"]), model  # raw beside normalised
 
 
-def test_the_debate_matrix_has_a_column_for_every_model_on_sst():
-    page = (PUBLISHED / "beyond-the-papers.md").read_text(encoding="utf-8")
-    assert page.index("#### sst") < page.index("| paper | test |"), "the matrix's first section is SST's"
-    matrix = markdown_table(PUBLISHED / "beyond-the-papers.md", "paper | test")
+@pytest.mark.parametrize("dataset", PAGES)
+def test_the_debate_matrix_has_a_column_for_every_model(dataset):
+    page = (PAGES[dataset] / "beyond-the-papers.md").read_text(encoding="utf-8")
+    assert page.index(f"#### {dataset}") < page.index("| paper | test |"), f"the matrix's first section is {dataset}'s"
+    matrix = markdown_table(page, "paper | test")
     assert {f"{m} seed{s}" for m in (VANILLA, *ZOO) for s in SEEDS} <= set(matrix.columns)
 
 
