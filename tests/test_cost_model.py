@@ -267,10 +267,10 @@ def test_a_split_the_config_declares_another_size_is_priced_at_that_size():
     }
     # the default's J&W test size (2,184 + 2,172, within its 5 %) keeps the measured one
     assert declared_sizes(measured, config) == measured
-    # a quarter of it, declared by the config that asks for it (presets/zoo_imdb.yaml), is priced as declared
-    config["datasets"]["imdb"]["expected"] = {"test": {"0": 546, "1": 543}}
+    # an eighth of it, declared by the config that asks for it (presets/zoo_imdb.yaml), is priced as declared
+    config["datasets"]["imdb"]["expected"] = {"test": {"0": 273, "1": 272}}
     sizes = declared_sizes(measured, config)["imdb"]["splits"]
-    assert sizes["test"] == {"n": 1089, "mean_length": 199.0} and sizes["train"]["n"] == 17231
+    assert sizes["test"] == {"n": 545, "mean_length": 199.0} and sizes["train"]["n"] == 17231
     assert measured["imdb"]["splits"]["test"]["n"] == 4356, "the rates are left as they are"
     # a split a mirror's stand-in files make (bAbI 3's 1k training file for the published 10k) keeps its size
     babi3 = {"babi3": {"splits": {"train": {"n": 1000, "mean_length": 50.0}}}}
