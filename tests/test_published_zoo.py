@@ -1,10 +1,10 @@
 """The published zoo runs as a reader meets them. On each dataset of `PAGES` (SST: `docs/zoo-sst`,
-`presets/zoo_sst.yaml`): every job ran at one commit; the zoo's table has every model on
-every seed; Mohankumar et al.'s claims carry verdicts on the three seeds; the debate matrix has a column per
-model. On SST also: the diversity LSTM's conicity is below the vanilla BiLSTM's; Liu et al.'s and DeYoung et
-al.'s claims carry verdicts; the AOPC table has raw and normalised AOPC under each removal operator. The
-planted-cue table (`docs/zoo-planted`) shows every model's dev, test and shifted-test accuracy. The numbers
-docs/extensions.md quotes from each page are the page's."""
+`presets/zoo_sst.yaml`; IMDB: `docs/zoo-imdb`, `presets/zoo_imdb.yaml`): every job ran at one commit; the
+zoo's table has every model on every seed; Mohankumar et al.'s claims carry verdicts on the three seeds; the
+debate matrix has a column per model. On SST also: the diversity LSTM's conicity is below the vanilla
+BiLSTM's; Liu et al.'s and DeYoung et al.'s claims carry verdicts; the AOPC table has raw and normalised AOPC
+under each removal operator. The planted-cue table (`docs/zoo-planted`) shows every model's dev, test and
+shifted-test accuracy. The numbers docs/extensions.md quotes from each page are the page's."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from attnexp.claims import CLAIM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "zoo-sst"
-PAGES = {"sst": PUBLISHED}  # each dataset whose zoo part is published: its page
+PAGES = {"sst": PUBLISHED, "imdb": ROOT / "docs" / "zoo-imdb"}  # each dataset whose zoo part is published: its page
 PLANTED = ROOT / "docs" / "zoo-planted"
 VANILLA = "lstm-tanh"
 ZOO = ("lstm-ortho-tanh", "lstm-diversity-tanh", "lstm-sparsemax")
@@ -43,7 +43,9 @@ def claims() -> pd.DataFrame:
     return _claims("sst")
 
 
-@pytest.mark.parametrize(("page", "preset"), [("zoo-sst", "zoo_sst"), ("zoo-planted", "zoo_planted")])
+@pytest.mark.parametrize(
+    ("page", "preset"), [("zoo-sst", "zoo_sst"), ("zoo-imdb", "zoo_imdb"), ("zoo-planted", "zoo_planted")]
+)
 def test_every_job_of_each_published_zoo_run_ran_at_one_commit(page, preset):
     index = (ROOT / "docs" / page / "README.md").read_text(encoding="utf-8")
     jobs = re.search(r"^\| jobs \| every one of the ([\d,]+) jobs ran at commit `([0-9a-f]{40})`", index, re.MULTILINE)
@@ -110,7 +112,7 @@ def test_the_debate_matrix_has_a_column_for_every_model(dataset):
     assert {f"{m} seed{s}" for m in (VANILLA, *ZOO) for s in SEEDS} <= set(matrix.columns)
 
 
-@pytest.mark.parametrize(("dataset", "quoted"), [("sst", 20)])
+@pytest.mark.parametrize(("dataset", "quoted"), [("sst", 20), ("imdb", 8)])
 def test_the_numbers_the_zoo_docs_quote_are_the_published_ones(dataset, quoted):
     results = section(ROOT / "docs" / "extensions.md", f"### Results on {dataset.upper()}")
     assert len(quoted_claims(results, _claims(dataset))) >= quoted, "the results section quotes the claims it rests on"
