@@ -18,8 +18,8 @@ from published_pages import markdown_table, quoted_claims, section
 from attnexp.claims import CLAIM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "docs" / "zoo-sst"
-PAGES = {"sst": PUBLISHED, "imdb": ROOT / "docs" / "zoo-imdb"}  # each dataset whose zoo part is published: its page
+# each dataset whose zoo part is published: its page
+PAGES = {"sst": ROOT / "docs" / "zoo-sst", "imdb": ROOT / "docs" / "zoo-imdb"}
 PLANTED = ROOT / "docs" / "zoo-planted"
 VANILLA = "lstm-tanh"
 ZOO = ("lstm-ortho-tanh", "lstm-diversity-tanh", "lstm-sparsemax")
@@ -94,7 +94,7 @@ def test_liu_and_deyoung_claims_carry_verdicts_on_the_zoo_on_sst(claims):
 
 
 def test_the_aopc_table_has_raw_and_normalised_aopc_under_each_operator():
-    aopc = markdown_table(PUBLISHED / "beyond-the-papers.md", "dataset | model | seed | operator | unit | ranking")
+    aopc = markdown_table(PAGES["sst"] / "beyond-the-papers.md", "dataset | model | seed | operator | unit | ranking")
     aopc = aopc[aopc["dataset"] == "sst"]
     for model in (VANILLA, *ZOO):
         mine = aopc[(aopc["model"] == model) & (aopc["ranking"] == "attention")]
