@@ -1,7 +1,7 @@
 """Rule faithfulness_seed_envelope: results/faithfulness/{dataset}/{model}/seed{seed}/seed_envelope.csv,
 each explainer's agreement with itself across the W&P seed models."""
 
-from attnexp.explain import explanation_sets
+from attnexp.explanations import explanation_sets
 from attnexp.papers.faithfulness.seed_envelopes import write_seed_envelope
 from attnexp.workflow import fail_cleanly, log_to
 

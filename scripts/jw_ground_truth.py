@@ -1,7 +1,7 @@
 """Rule jw_ground_truth: attention, gradient, leave-one-out and integrated gradients scored against
 the planted cues of the generated and planted datasets: a table and a figure."""
 
-from attnexp.explain import explanation_sets
+from attnexp.explanations import explanation_sets
 from attnexp.papers.jain_wallace.plots import ground_truth_bars
 from attnexp.papers.jain_wallace.tables import write_ground_truth
 from attnexp.plots import save_figure

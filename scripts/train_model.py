@@ -2,7 +2,6 @@
 
 from attnexp import io
 from attnexp.data.documents import DataFiles
-from attnexp.papers.wiegreffe_pinter.experiment import ModelConsistentAdversary
 from attnexp.plan import model_spec
 from attnexp.runtime import CheckpointError, DeviceError, split_labels
 from attnexp.train import TrainingJob, class_weights, fit
@@ -25,6 +24,9 @@ with fail_cleanly(CheckpointError, DeviceError, ValueError):  # a damaged input 
     data = DataFiles.of(snakemake.input)
     adversary = None
     if spec.is_adversary:  # W&P §4: trained on the base's export (`guide`), no gold labels
+        # imported here: the W&P module loads pandas (~0.5 s), which no other training job needs
+        from attnexp.papers.wiegreffe_pinter.experiment import ModelConsistentAdversary
+
         _, labels = split_labels(data, "train")
         adversary = ModelConsistentAdversary(
             snakemake.input.guide, snakemake.params.settings["adversary"], class_weights(labels)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from scipy.stats import kendalltau
+from scipy.stats import kendalltau, rankdata
 
 from attnexp.metrics import (
     classification_metrics,
@@ -44,6 +44,10 @@ def test_roc_auc_is_the_pairwise_probability_with_ties_half(seed):
     assert roc_auc(y, score) == pytest.approx(brute_force_auc(y, score), abs=1e-12)
     continuous = rng.randn(40)
     assert roc_auc(y, continuous) == pytest.approx(brute_force_auc(y, continuous), abs=1e-12)
+    # to the last bit what scipy's average ranks give (a training's selected epoch must not move)
+    for s in (score, continuous):
+        ranks = rankdata(s)
+        assert roc_auc(y, s) == float((ranks[y == 1].sum() - y.sum() * (y.sum() + 1) / 2) / (y.sum() * (40 - y.sum())))
 
 
 def test_roc_auc_edge_cases():

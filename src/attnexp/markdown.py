@@ -1,12 +1,15 @@
 """The Markdown every table is written in (`to_markdown`), and that Markdown rendered as a standalone
-HTML page for the report (`markdown_html`). Torch- and pandas-light: pandas is only the input type."""
+HTML page for the report (`markdown_html`). Torch- and pandas-free at import: a report page is rendered
+by a job of its own, which pandas' import (~0.5 s) would make several times slower."""
 
 from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["to_markdown", "markdown_html"]
 
@@ -17,6 +20,8 @@ NO_ROWS = "*No rows in this run.*"
 def to_markdown(table: pd.DataFrame, drop: tuple[str, ...] = ()) -> str:
     """A GitHub Markdown table (pandas' own needs the optional `tabulate` package); a table without
     rows is the line `NO_ROWS`, as a header alone reads as a broken table."""
+    import pandas as pd
+
     table = table.drop(columns=list(drop))
     if table.empty:
         return NO_ROWS + "\n"

@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy  # the version alone: scipy.stats (~0.5 s to import) is loaded by the two functions using it
+import scipy  # the version alone: scipy.stats (~1.7 s to import) is loaded by kendall_tau, the one function using it
 
 if TYPE_CHECKING:
     # Annotations only: the distributions use tensor methods (and pairwise_jsd_total imports torch
@@ -48,9 +48,12 @@ def roc_auc(y_true: np.ndarray, score: np.ndarray) -> float:
     n_pos, n_neg = int(y_true.sum()), int((~y_true).sum())
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    from scipy.stats import rankdata
-
-    ranks = rankdata(score)  # average ranks for ties
+    # Average ranks for ties, as scipy.stats.rankdata gives them (half-integers: the sums are exact);
+    # without scipy.stats, whose import (~1.7 s) would be a sixth of a quick training job.
+    values, group, counts = np.unique(np.asarray(score), return_inverse=True, return_counts=True)
+    if np.isnan(values).any():  # rankdata propagates NaN
+        return float("nan")
+    ranks = (np.cumsum(counts) - (counts - 1) / 2)[group.reshape(-1)]
     return float((ranks[y_true].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 

@@ -20,7 +20,7 @@ from scipy.stats import spearmanr
 
 from attnexp import io
 from attnexp.claims import claim, write_claims
-from attnexp.explain import explanation_sets, read_explanations
+from attnexp.explanations import explanation_sets, read_explanations
 from attnexp.markdown import to_markdown
 from attnexp.plan import RunKey
 

@@ -49,9 +49,8 @@ from torch import nn
 from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import cached_batches
-from attnexp.explain import SELF_ATTENTION_VECTORS, read_explanations
 from attnexp.explain.perturb import supports_op, variant_probabilities
-from attnexp.explanations import ig_converged, unconverged_count
+from attnexp.explanations import SELF_ATTENTION_VECTORS, ig_converged, read_explanations, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, normalised, token_masks, widen

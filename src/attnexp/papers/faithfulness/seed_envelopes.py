@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io
-from attnexp.explain import VECTORS, importance, read_explanations
+from attnexp.explanations import VECTORS, importance, read_explanations
 from attnexp.metrics import kendall_tau
 
 __all__ = ["seed_agreement", "envelopes", "summarise_envelopes", "write_seed_envelope"]
