@@ -3,7 +3,7 @@ completeness gap meets `explain.ig_tolerance` for each integration rule (`explai
 same point budget, with the points used, the time per instance, and how far the scores of two rules lie
 apart where both converged (the same path and baseline: they estimate the same integral).
 
-    python benchmarks/ig_convergence.py --model results/models/synthetic/lstm-dot/seed10 --data results/data/synthetic [--instances 300] [--steps 48] [--max-steps 400] [--threads 1] [--out FILE.md]
+    python benchmarks/ig_convergence.py --model results/models/synthetic/lstm-dot/seed10 --data results/data/synthetic [--instances 200] [--steps 48] [--max-steps 400] [--threads 1] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="results/models/synthetic/lstm-dot/seed10")
     parser.add_argument("--data", default="results/data/synthetic")
-    parser.add_argument("--instances", type=int, default=300, help="test instances, evenly spaced")
+    parser.add_argument("--instances", type=int, default=200, help="test instances, evenly spaced")
     parser.add_argument("--steps", type=int, default=48, help="points at first (explain.ig_steps)")
     parser.add_argument("--max-steps", type=int, default=400, help="the point budget (explain.ig_max_steps)")
     parser.add_argument("--tolerance", type=float, default=0.01, help="explain.ig_tolerance")
