@@ -121,6 +121,10 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     short = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9}}  # the 12-token instance is left out
     capped = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, short, "delete")
     assert (ff.aopc(capped)["instances_normalised"] == 4).all()
+    # a budget under a cap is spent on instances within it: 2 of the 4 of at most 9 tokens, the first and last
+    both = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9, "max_instances": 2}}
+    spent = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, both, "delete")
+    assert set(spent.loc[spent["bounds"].notna(), "id"]) == {examples[0].id, examples[3].id}
 
 
 def test_widen_and_normalised_by_hand():

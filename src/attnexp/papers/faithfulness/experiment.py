@@ -53,7 +53,7 @@ from attnexp.explain.perturb import supports_op, variant_probabilities
 from attnexp.explanations import SELF_ATTENTION_VECTORS, ig_converged, read_explanations, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, normalised, token_masks, widen
+from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, boundable, normalised, token_masks, widen
 from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
@@ -332,12 +332,13 @@ def with_bounds(
 ) -> pd.DataFrame:
     """An ERASER table with each instance's AOPC range (`attnexp.papers.faithfulness.bounds`) on its
     rows, widened to every ranking's own AOPC: `settings["bounds"]["max_instances"]` instances evenly
-    spaced (None: all) of at most `beam_max_units` units; the others' bound columns are empty. The table
-    as it is when `settings["bounds"]` is None (normalised AOPC off)."""
+    spaced (None: all) over those of 2 to `beam_max_units` units (`boundable`); the others' bound columns
+    are empty. The table as it is when `settings["bounds"]` is None (normalised AOPC off)."""
     config = settings["bounds"]
     if config is None:
         return frame
-    bounded = evenly_spaced(len(examples), config["max_instances"])
+    eligible = np.asarray(boundable(examples, units, config["beam_max_units"]), dtype=np.int64)
+    bounded = eligible[evenly_spaced(len(eligible), config["max_instances"])]
     found = aopc_bounds(
         model,
         examples,
