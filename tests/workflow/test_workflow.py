@@ -236,7 +236,6 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     assert {"lstm-tanh", "cnn-dot", "average-guided-lstm-tanh", "han-rnn", "flan-conv", "lstm-uniform"} <= trained
     assert any(p.startswith("synthetic_qa/") for p in models)
     assert {
-        "lstm-tanh-adversary-1e-3",
         "lstm-tanh-adversary-1e0",
         "average-guided-lstm-tanh-adversary-1e0",
         "average-uniform",
@@ -267,7 +266,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     ):
         assert any(c.startswith(job) for c in chose), job
     figures = tree_digest(first / "results" / "figures" / "jain_wallace")
-    for model in ("lstm-tanh", "average-tanh", "lstm-dot"):
+    for model in ("lstm-tanh", "average-tanh", "lstm-diversity-tanh"):
         for name in ("tau_histograms", "permutation", "adversarial_histogram", "adversarial_violin"):
             assert (
                 f"synthetic/{model}/seed10/{name}.pdf" in figures and f"synthetic/{model}/seed10/{name}.png" in figures
@@ -286,7 +285,7 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     claims = (first / "results/tables/claims.csv").read_text()
     assert "Jain & Wallace 2019,Table 2,synthetic" not in claims  # no published Table 2 row for synthetic
     assert 'Serrano & Smith 2019,"§6, removal box plots",synthetic,han-rnn' in claims
-    # Wiegreffe & Pinter, reduced: 1 seed model beside the base, 2 λ values; Figures 2 and 4, Table 1, Tables 2-4, claims
+    # Wiegreffe & Pinter, reduced: 1 seed model beside the base, 1 λ value; Figures 2 and 4, Table 1, Tables 2-4, claims
     wp_figures = tree_digest(first / "results" / "figures" / "wiegreffe_pinter")
     for name in ("seeds_violin", "seeds_scatter", "jw_adversary_violin", "jw_adversary_scatter", "frontier", "example"):
         assert (
@@ -294,8 +293,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
             and f"synthetic/lstm-tanh/seed10/{name}.png" in wp_figures
         )
     frontier = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/frontier.csv").read_text().splitlines()
-    assert [line.split(",")[:2] for line in frontier[1:3]] == [["adversary", "0.001"], ["adversary", "1"]]
-    assert {line.split(",")[0] for line in frontier[3:]} == {"uniform", "seeds", "jw_adversary"}
+    assert [line.split(",")[:2] for line in frontier[1:2]] == [["adversary", "1"]]
+    assert {line.split(",")[0] for line in frontier[2:]} == {"uniform", "seeds", "jw_adversary"}
     variance = (first / "results/wiegreffe_pinter/synthetic/lstm-tanh/seed10/seed_variance.csv").read_text()
     assert variance.count(",seeds,1,") == 200 and variance.count(",jw_adversary,1,") == 200
     assert "| Base model |" in (first / "results/tables/wiegreffe_pinter_diagnostic.md").read_text()
