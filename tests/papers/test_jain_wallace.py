@@ -118,6 +118,7 @@ def test_permuted_attention_shuffles_real_weights_only():
     "encoder, attention, n_classes",
     [
         ("lstm", "tanh", 1),
+        ("lstm", "dot", 1),
         ("cnn", "tanh", 3),
         ("average", "tanh", 1),
         ("lstm", "sparsemax", 1),
@@ -290,7 +291,8 @@ def test_eps_max_jsd_without_feasible_candidate_keeps_the_models_attention():
 
 
 @pytest.mark.parametrize(
-    "encoder, attention, n_classes", [("lstm", "tanh", 1), ("average", "tanh", 3), ("lstm", "entmax15", 1)]
+    "encoder, attention, n_classes",
+    [("lstm", "tanh", 1), ("lstm", "dot", 1), ("average", "tanh", 3), ("lstm", "entmax15", 1)],
 )
 def test_adversarial_experiment_equals_the_reference_loop(bench, encoder, attention, n_classes):
     model = flat(encoder, attention, n_classes)

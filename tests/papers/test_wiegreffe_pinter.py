@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tiny_models import flat, load_benchmark, random_examples
+from tiny_models import flat, load_benchmark, random_examples, transformer
 
 from attnexp import io
 from attnexp.claims import Setting, read_claims
@@ -22,6 +22,7 @@ from attnexp.config import load_config
 from attnexp.data.documents import DataFiles
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
+from attnexp.models.outputs import probabilities
 from attnexp.papers.wiegreffe_pinter import experiment as wp
 from attnexp.papers.wiegreffe_pinter import plots as wpp
 from attnexp.papers.wiegreffe_pinter import tables as wpt
@@ -290,8 +291,11 @@ def sgd(model, adversary, batch, steps=3, lr=0.1):
         optimiser.step()
 
 
-def test_training_on_the_objective_moves_the_model_the_right_way(adversary_setup):
-    model, train, _, base, path = adversary_setup
+@pytest.mark.parametrize("make", [flat, lambda: transformer(layers=2, heads=2)], ids=["lstm-tanh", "transformer-cls"])
+def test_training_on_the_objective_moves_the_model_the_right_way(adversary_setup, make):
+    """On the BiLSTM and on the Transformer (its attention: the [CLS] row, mean over heads)."""
+    _, train, _, base, path = adversary_setup
+    model = make()
     batch = batch_of(model, train, base["train"])
     positive = torch.tensor(base["train"].positive, dtype=torch.float32)
 
@@ -299,15 +303,15 @@ def test_training_on_the_objective_moves_the_model_the_right_way(adversary_setup
         with torch.no_grad():
             logits, attention = m(batch)
         divergence = kl(attention, batch.guide) if direction == "adv_base" else kl(batch.guide, attention)
-        return divergence.sum().item(), (torch.sigmoid(logits.squeeze(-1)) - positive).abs().sum().item()
+        return divergence.sum().item(), (probabilities(logits)[:, 1] - positive).abs().sum().item()
 
     for direction in ("adv_base", "base_adv"):  # only the divergence term: KL to the base must grow
-        m = flat()
+        m = make()
         before, _ = state(m, direction)
         sgd(m, wp.ModelConsistentAdversary(path, {**ADV, "tvd_scale": 0.0, "lambda": 1.0, "kl": direction}, 1.0), batch)
         after, _ = state(m, direction)
         assert after > before
-    m = flat()  # only the TVD term: the outputs move toward the base's
+    m = make()  # only the TVD term: the outputs move toward the base's
     _, before = state(m, "adv_base")
     sgd(m, wp.ModelConsistentAdversary(path, {**ADV, "lambda": 0.0}, 1.0), batch)
     _, after = state(m, "adv_base")
