@@ -315,7 +315,7 @@ def log_to(path: str) -> Callable[[str], None]:
     lines to the console (`ConsoleProgress`). From here on SIGTERM ends the job through
     `fail_cleanly`: the output being written is not kept, and the job says so in one line. At exit the
     job's objects are frozen out of the interpreter's final garbage collections (`gc.freeze`): they die
-    with the process, and walking the millions that torch's import leaves took 0.3-0.7 s per job."""
+    with the process, and walking the millions that torch's import leaves took 0.3-0.8 s per job."""
     atexit.unregister(gc.freeze)  # once per process, also where a process opens several logs (the tests)
     atexit.register(gc.freeze)
     console = sys.stderr
