@@ -31,7 +31,17 @@ from torch import nn
 from attnexp.explain.perturb import variant_probabilities
 from attnexp.models.inputs import Example
 
-__all__ = ["BOUND_COLUMNS", "bin_size", "boundable", "token_masks", "levels", "aopc_bounds", "widen", "normalised"]
+__all__ = [
+    "BOUND_COLUMNS",
+    "bin_size",
+    "unit_counts",
+    "boundable",
+    "token_masks",
+    "levels",
+    "aopc_bounds",
+    "widen",
+    "normalised",
+]
 
 # per instance: the lowest and highest AOPC of each kind, and how they were found (exact | beam)
 BOUND_COLUMNS = ("comprehensiveness_min", "comprehensiveness_max", "sufficiency_min", "sufficiency_max", "bounds")
@@ -162,11 +172,11 @@ def unit_counts(examples: list[Example], units: list[list[np.ndarray]] | None) -
     return [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
 
 
-def boundable(examples: list[Example], units: list[list[np.ndarray]] | None, beam_max_units: int | None) -> list[int]:
-    """The indices of the instances that get bounds: at least 2 units (one unit has one ordering) and at
-    most `beam_max_units` (None: no limit)."""
+def boundable(sizes: list[int], beam_max_units: int | None) -> list[int]:
+    """The indices of the instances (of `sizes` units, `unit_counts`) that get bounds: at least 2 units
+    (one unit has one ordering) and at most `beam_max_units` (None: no limit)."""
     limit = math.inf if beam_max_units is None else beam_max_units
-    return [i for i, n in enumerate(unit_counts(examples, units)) if 2 <= n <= limit]
+    return [i for i, n in enumerate(sizes) if 2 <= n <= limit]
 
 
 def aopc_bounds(
@@ -189,7 +199,7 @@ def aopc_bounds(
     searched together: their variants share forward passes, and the memory of the searches grows with it.
     -> a frame with `id` and the bound columns."""
     sizes = unit_counts(examples, units)
-    eligible = set(boundable(examples, units, beam_max_units))
+    eligible = set(boundable(sizes, beam_max_units))
     indices = [i for i in (range(len(examples)) if chosen is None else chosen) if i in eligible]
     bounds: dict[tuple[int, str], tuple[float, float]] = {}
     for start in range(0, len(indices), group):  # a group's searches advance together, its cache then goes

@@ -53,7 +53,15 @@ from attnexp.explain.perturb import supports_op, variant_probabilities
 from attnexp.explanations import SELF_ATTENTION_VECTORS, ig_converged, read_explanations, unconverged_count
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
-from attnexp.papers.faithfulness.bounds import aopc_bounds, bin_size, boundable, normalised, token_masks, widen
+from attnexp.papers.faithfulness.bounds import (
+    aopc_bounds,
+    bin_size,
+    boundable,
+    normalised,
+    token_masks,
+    unit_counts,
+    widen,
+)
 from attnexp.plan import require
 from attnexp.runtime import model_device, restore_run, set_determinism
 
@@ -276,7 +284,7 @@ def eraser(
     per instance the token positions of each unit (`attended_units`; None: every token a unit), named
     `unit` in the table. The model is in eval mode; `op` is how a token is erased (D-LOO-OP,
     `attnexp.explain.perturb`)."""
-    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
+    sizes = unit_counts(examples, units)
     if len(sizes) != len(examples):
         raise ValueError(f"units for {len(sizes)} instances, {len(examples)} instances given")
     for name, scores in rankings.items():
@@ -337,7 +345,7 @@ def with_bounds(
     config = settings["bounds"]
     if config is None:
         return frame
-    eligible = np.asarray(boundable(examples, units, config["beam_max_units"]), dtype=np.int64)
+    eligible = np.asarray(boundable(unit_counts(examples, units), config["beam_max_units"]), dtype=np.int64)
     bounded = eligible[evenly_spaced(len(eligible), config["max_instances"])]
     found = aopc_bounds(
         model,
@@ -442,7 +450,7 @@ def removal_changes(
     """Per instance, Δ_t = p_j(x) − p_j(x minus unit t) for each of its units (j: the class predicted on
     x), every single-unit removal and the unerased inputs in one `variant_probabilities` call; an
     instance of one unit gets an empty vector (removing its only unit leaves nothing to encode)."""
-    sizes = [len(u) for u in units] if units is not None else [len(e.tokens) for e in examples]
+    sizes = unit_counts(examples, units)
     scored = [i for i, n in enumerate(sizes) if n >= 2]
     owners = list(range(len(examples))) + [i for i in scored for _ in range(sizes[i])]
     erase = [np.zeros(len(e.tokens), dtype=bool) for e in examples]
