@@ -2,8 +2,8 @@
 perturbation curves of every model of one dataset, under the first removal operator (`faithfulness.ops`)."""
 
 from attnexp import io
-from attnexp.papers.faithfulness.experiment import primary_operator
 from attnexp.papers.faithfulness.plots import perturbation_curves
+from attnexp.papers.faithfulness.summary import primary_operator
 from attnexp.plan import RunKey
 from attnexp.plots import save_figure
 from attnexp.workflow import fail_cleanly, log_to

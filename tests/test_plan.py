@@ -294,6 +294,58 @@ def test_planning_and_config_validation_never_import_torch():
     assert result.returncode == 0, result.stderr
 
 
+# The rule scripts that run a model (or compare distributions with the differentiable metrics of
+# attnexp.metrics); every other script only reads and writes tables and figures.
+TORCH_SCRIPTS = {
+    "attention_attribution_graphs",
+    "attention_attribution_heads",
+    "explain",
+    "export_attention",
+    "faithfulness_eraser",
+    "jw_adversarial",
+    "jw_permutation",
+    "jw_shifted_accuracy",
+    "ss_interventions",
+    "train_model",
+    "wp_figures",  # Table 1's instance: the largest JSD between base and adversary attention
+    "wp_frontier",
+    "wp_seed_variance",
+    "zoo_tables",  # JSD between attention and gradient
+}
+
+
+def test_scripts_that_run_no_model_never_import_torch():
+    """A job that only reads tables pays no torch import (2-4 s on 2 cores, in every table and figure
+    job): what those scripts import, the summaries included, stays torch-free. One interpreter imports
+    every script's imports with torch blocked and names each script whose imports reached it."""
+    scripts = sorted((ROOT / "scripts").glob("*.py"))
+    assert TORCH_SCRIPTS <= {path.stem for path in scripts}
+    imports = {
+        path.name: re.findall(r"^((?:from|import) [\w.]+(?: import [\w, ()]+)?)$", path.read_text(), re.M)
+        for path in scripts
+        if path.stem not in TORCH_SCRIPTS
+    }
+    code = f"""
+import importlib.abc, sys
+class BlockTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            raise ImportError("torch imported")
+sys.meta_path.insert(0, BlockTorch())
+for script, lines in {imports!r}.items():
+    try:
+        exec("\\n".join(lines))
+    except ImportError as error:
+        print(script, error)
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "", result.stdout
+
+
 # --------------------------------------------------------------------------------------------------
 # Wiegreffe & Pinter: binary datasets only, and the companion runs of each base run
 

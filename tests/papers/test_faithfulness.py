@@ -19,6 +19,7 @@ from attnexp.explain.perturb import variant_probabilities
 from attnexp.models.inputs import Encoded, collate
 from attnexp.papers.faithfulness import experiment as ff
 from attnexp.papers.faithfulness import plots as ffp
+from attnexp.papers.faithfulness import summary as fs
 from attnexp.papers.faithfulness import tables as fft
 
 
@@ -120,7 +121,7 @@ def test_aopc_is_the_mean_over_bins_then_over_instances(bow):
     examples = random_examples([4, 9, 16], seed=4)
     scores = [weights[e.tokens] for e in examples]  # the model's own weights: a faithful ranking
     frame = ff.eraser(model, examples, {"weights": scores, "reversed": [-s for s in scores]})
-    summary = ff.aopc(frame).set_index("ranking")
+    summary = fs.aopc(frame).set_index("ranking")
     for name, sign in (("weights", 1), ("reversed", -1)):
         per_instance = [
             np.mean([by_hand(weights, e.tokens, sign * s, b)[0] for b in ff.BINS]) for e, s in zip(examples, scores)
@@ -136,7 +137,7 @@ def test_the_faithful_ranking_beats_its_reverse_on_a_linear_model(bow):
     probs = variant_probabilities(model, examples, np.arange(len(examples)), [np.zeros(20, dtype=bool)] * len(examples))
     sign = np.where(probs.argmax(1) == 1, 1.0, -1.0)  # support for the predicted class
     scores = [s * weights[e.tokens] for s, e in zip(sign, examples)]
-    summary = ff.aopc(ff.eraser(model, examples, {"support": scores, "against": [-s for s in scores]})).set_index(
+    summary = fs.aopc(ff.eraser(model, examples, {"support": scores, "against": [-s for s in scores]})).set_index(
         "ranking"
     )
     assert summary.loc["support", "aopc_comprehensiveness"] > 0 > summary.loc["against", "aopc_comprehensiveness"]
@@ -591,10 +592,10 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     pd.testing.assert_frame_equal(first, sentences.drop(columns="operator").reset_index(drop=True))  # as alone
     zero = by_op[by_op["operator"] == "zero"]
     assert not np.allclose(zero["comprehensiveness"], first["comprehensiveness"])
-    summary = ff.aopc(by_op)
+    summary = fs.aopc(by_op)
     assert list(summary.columns[:3]) == ["operator", "unit", "ranking"]
     assert set(summary["operator"]) == {"delete", "zero"}
-    assert ff.primary_operator(by_op).equals(by_op[by_op["operator"] == "delete"])
+    assert fs.primary_operator(by_op).equals(by_op[by_op["operator"] == "delete"])
     assert set(pd.read_csv(tmp_path / "v.csv")["operator"]) == {"delete", "zero"}
     with pytest.raises(ValueError, match="none of the removal operators \\['attention_mask'\\]"):
         ff.write_faithfulness(checkpoint, data, None, out, several | {"ops": ["attention_mask"]}, seed=10, threads=1)
@@ -630,8 +631,8 @@ def test_integrated_gradients_rows_carry_their_convergence_and_the_tables_its_sh
     records = [{"id": "a", "ig_converged": True}, {"id": "b", "ig_converged": False}, {"id": "c", "ig_converged": True}]
     flagged = ff.with_ig_convergence(frame, records, "ranking")
     assert flagged["ig_converged"].tolist() == [True, False, True, pd.NA, True, False]
-    table = ff.aopc(flagged).set_index("ranking")
+    table = fs.aopc(flagged).set_index("ranking")
     assert table.loc["ig", "ig_unconverged"] == pytest.approx(1 / 3) and np.isnan(
         table.loc["attention", "ig_unconverged"]
     )
-    assert np.isnan(ff.aopc(frame)["ig_unconverged"]).all()  # a table written before the flags
+    assert np.isnan(fs.aopc(frame)["ig_unconverged"]).all()  # a table written before the flags

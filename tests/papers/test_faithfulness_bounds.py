@@ -12,6 +12,7 @@ from tiny_models import flat, hierarchical, random_documents, random_examples
 
 from attnexp.papers.faithfulness import bounds as fb
 from attnexp.papers.faithfulness import experiment as ff
+from attnexp.papers.faithfulness import summary as fs
 
 torch.use_deterministic_algorithms(True)
 BINS = (0.1, 0.2, 0.5)  # n = 5: k = 1, 1, 3; n = 6: 1, 2, 3
@@ -99,7 +100,7 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     }
     frame = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, settings, "delete")
     assert set(frame["bounds"]) == {"exact", "beam"}
-    table = ff.aopc(frame).set_index("ranking")
+    table = fs.aopc(frame).set_index("ranking")
     for column in ("aopc_comprehensiveness_normalised", "aopc_sufficiency_normalised"):
         assert table[column].between(0, 1).all()
     assert (table["instances_normalised"] == 5).all()
@@ -111,7 +112,7 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     # a budget bounds fewer instances; the rest have no normalised score
     budget = settings | {"bounds": settings["bounds"] | {"max_instances": 2}}
     partial = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, budget, "delete")
-    partial_table = ff.aopc(partial)
+    partial_table = fs.aopc(partial)
     assert (partial_table["instances_normalised"] == 2).all() and (partial_table["instances"] == 5).all()
     # the raw score over the two bounded instances, beside the raw score over all five
     first_two = frame[frame["id"].isin([examples[i].id for i in ff.evenly_spaced(5, 2)])]
@@ -120,7 +121,7 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     assert bounded.to_dict() == pytest.approx(expected.to_dict())
     short = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9}}  # the 12-token instance is left out
     capped = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, short, "delete")
-    assert (ff.aopc(capped)["instances_normalised"] == 4).all()
+    assert (fs.aopc(capped)["instances_normalised"] == 4).all()
     # a budget under a cap is spent on instances within it: 2 of the 4 of at most 9 tokens, the first and last
     both = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9, "max_instances": 2}}
     spent = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, both, "delete")
@@ -142,7 +143,7 @@ def test_widen_and_normalised_by_hand():
     wide = fb.widen(found, observed).set_index("id")
     assert wide.loc["a", "comprehensiveness_max"] == 0.6 and wide.loc["a", "comprehensiveness_min"] == 0.0
     assert wide.loc["b", "comprehensiveness_max"] == 0.2  # no ranking of b: as found
-    values = fb.normalised(np.array([0.3, 0.0, 0.15]), np.array([0.0, 0.0, 0.1]), np.array([0.6, 0.0, 0.2]))
+    values = fs.normalised(np.array([0.3, 0.0, 0.15]), np.array([0.0, 0.0, 0.1]), np.array([0.6, 0.0, 0.2]))
     assert values[0] == pytest.approx(0.5) and np.isnan(values[1]) and values[2] == pytest.approx(0.5)
 
 

@@ -22,6 +22,7 @@ from attnexp.models.inputs import Example, collate
 from attnexp.models.outputs import probabilities
 from attnexp.models.qa import QAConfig
 from attnexp.papers.serrano_smith import experiment as ss
+from attnexp.papers.serrano_smith import summary as ss_summary
 from attnexp.papers.serrano_smith import tables as sst
 from attnexp.papers.serrano_smith.plots import delta_js, removal_boxes, subsample
 from attnexp.plan import CapabilityError
@@ -238,13 +239,13 @@ def removal_rows(ranking_k: dict[str, list]) -> pd.DataFrame:
 
 def test_flip_sooner_by_hand():
     table = removal_rows({"gradient": [1, 2, None, 3, None], "attention": [2, 2, 1, None, None]})
-    shares = ss.flip_sooner(table)
+    shares = ss_summary.flip_sooner(table)
     assert shares == {"n": 5, "gradient_sooner": 0.4, "attention_sooner": 0.2, "tie": pytest.approx(0.4)}
 
 
 def test_summarise_removal_by_hand():
     table = removal_rows({"attention": [1, 2, None, 4]})
-    row = ss.summarise_removal(table).iloc[0]
+    row = ss_summary.summarise_removal(table).iloc[0]
     assert row.pct_no_flip == 25.0 and row.fraction_mean == pytest.approx((0.25 + 0.5 + 1.0) / 3)
     assert row.fraction_median == 0.5
 
@@ -254,7 +255,7 @@ def test_summarise_erasure_contingency_and_mcnemar():
     table = pd.DataFrame(
         [{"top_by": "attention", "flip_top": a, "flip_random": b, "delta_js": 0.1 if a else -0.1} for a, b in flips]
     )
-    row = ss.summarise_erasure(table).iloc[0]
+    row = ss_summary.summarise_erasure(table).iloc[0]
     assert (row.pct_both_flip, row.pct_only_top_flips, row.pct_only_random_flips, row.pct_neither_flips) == (
         10.0,
         45.0,

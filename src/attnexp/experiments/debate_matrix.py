@@ -33,8 +33,8 @@ import pandas as pd
 
 from attnexp import io
 from attnexp.papers import RegistryView
-from attnexp.papers.faithfulness.experiment import aopc, primary_operator
-from attnexp.papers.serrano_smith.experiment import summarise_erasure, summarise_removal
+from attnexp.papers.faithfulness.summary import aopc, primary_operator
+from attnexp.papers.serrano_smith.summary import summarise_erasure, summarise_removal
 from attnexp.plan import RunKey
 
 __all__ = [

@@ -1,5 +1,5 @@
 """The faithfulness extension (ERASER, DeYoung et al. 2020): the study's record (torch-free). Its code:
-`experiment` (comprehensiveness and sufficiency per ranking), `seed_envelopes` (each explainer's
+`experiment` (comprehensiveness and sufficiency per ranking), `summary` (their AOPC), `seed_envelopes` (each explainer's
 agreement with itself across W&P's seed models), `tables` and `plots`.
 """
 
@@ -16,12 +16,14 @@ from attnexp.papers.descriptor import (
     Table,
 )
 
-__all__ = ["FAITHFULNESS", "RANKINGS", "ERASER_SETTINGS", "eraser_settings"]
+__all__ = ["FAITHFULNESS", "RANDOM", "RANKINGS", "ERASER_SETTINGS", "eraser_settings"]
+
+RANDOM = "random"  # ERASER's baseline ranking, drawn, not read from an explanation
 
 # ranking (as written in the tables) -> (label in the figures, the explanation methods it is computed
 # from); `random` is ERASER's baseline, drawn, not read from an explanation
 RANKINGS = {
-    "random": ("Random", ()),
+    RANDOM: ("Random", ()),
     "attention": ("Attention", ("attention",)),
     "gradient": ("|Gradient|", ("gradient",)),
     "loo": ("Leave-one-out", ("loo",)),

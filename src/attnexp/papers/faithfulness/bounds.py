@@ -40,7 +40,6 @@ __all__ = [
     "levels",
     "aopc_bounds",
     "widen",
-    "normalised",
 ]
 
 # per instance: the lowest and highest AOPC of each kind, and how they were found (exact | beam)
@@ -240,13 +239,3 @@ def widen(bounds: pd.DataFrame, per_instance: pd.DataFrame) -> pd.DataFrame:
         out[f"{kind}_min"] = np.fmin(out[f"{kind}_min"], out[f"{kind}_lo"])
         out[f"{kind}_max"] = np.fmax(out[f"{kind}_max"], out[f"{kind}_hi"])
     return out[list(BOUND_COLUMNS)].reset_index()
-
-
-def normalised(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """(AOPC − min) / (max − min), clipped to [0, 1] against rounding; NaN where every ordering gives the
-    same AOPC (max = min: nothing to normalise) or no bounds were computed."""
-    value, low, high = (np.asarray(a, dtype=np.float64) for a in (value, low, high))
-    span = high - low
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(span > 1e-12, (value - low) / np.where(span > 1e-12, span, 1.0), np.nan)
-    return np.clip(out, 0.0, 1.0)

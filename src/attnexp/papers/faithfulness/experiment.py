@@ -50,14 +50,14 @@ from attnexp import io
 from attnexp.data.documents import DataFiles
 from attnexp.experiments.cached import cached_batches
 from attnexp.explain.perturb import supports_op, variant_probabilities
-from attnexp.explanations import SELF_ATTENTION_VECTORS, ig_converged, read_explanations, unconverged_count
+from attnexp.explanations import SELF_ATTENTION_VECTORS, ig_converged, read_explanations
 from attnexp.metrics import tvd
 from attnexp.models.inputs import Example, collate, sorted_batches
+from attnexp.papers.faithfulness import RANDOM
 from attnexp.papers.faithfulness.bounds import (
     aopc_bounds,
     bin_size,
     boundable,
-    normalised,
     token_masks,
     unit_counts,
     widen,
@@ -82,20 +82,16 @@ __all__ = [
     "ranked_units",
     "eraser",
     "with_bounds",
-    "aopc",
-    "primary_operator",
     "SIGNED",
     "violation_ratio",
     "removal_changes",
     "violations",
     "violations_frame",
     "with_ig_convergence",
-    "unconverged_share",
     "write_faithfulness",
 ]
 
 BINS = (0.01, 0.05, 0.10, 0.20, 0.50)  # DeYoung et al. 2020, the official scorer's bins
-RANDOM = "random"
 RANDOM_RANKINGS = 5  # ERASER's Random: the mean of 5 random rankings
 
 # ranking (`attnexp.papers.faithfulness.RANKINGS`) -> its (n,) scores from one explanation record: the attention itself, J&W's
@@ -362,74 +358,6 @@ def with_bounds(
     per_instance = frame.groupby(["ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
     found = widen(found, per_instance.reset_index())
     return frame.merge(found, on="id", how="left", validate="many_to_one")
-
-
-def aopc(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per removal operator, unit and ranking: AOPC-comprehensiveness (higher is better) and
-    AOPC-sufficiency (lower is better), the mean over instances of each instance's mean over bins, with
-    the sd over instances; where the table carries each instance's AOPC range (`with_bounds`), the same
-    normalised to it (Edin et al. 2025: (AOPC − min) / (max − min), in [0, 1], read in the same direction),
-    the raw score over the same instances (`_bounded`) and how many instances have a range; and for
-    integrated gradients the share of instances whose completeness gap did not converge."""
-    if "unit" not in frame:
-        frame = frame.assign(unit="tokens")
-    if "operator" not in frame:  # a table of one battery
-        frame = frame.assign(operator="delete")
-    keys = ["operator", "unit", "ranking"]
-    metrics = ["comprehensiveness", "sufficiency"]
-    per_instance = frame.groupby([*keys, "id"], sort=False)[metrics].mean()
-    bounded = "comprehensiveness_min" in frame
-    if bounded:
-        ranges = frame.groupby([*keys, "id"], sort=False)[[f"{m}_{e}" for m in metrics for e in ("min", "max")]].first()
-        has_range = ranges["comprehensiveness_min"].notna()
-        for metric in metrics:
-            per_instance[f"{metric}_normalised"] = normalised(
-                per_instance[metric], ranges[f"{metric}_min"], ranges[f"{metric}_max"]
-            )
-            # the raw score over the same instances, so that raw and normalised compare like with like
-            per_instance[f"{metric}_bounded"] = per_instance[metric].where(has_range)
-    summary = per_instance.groupby(keys, sort=False).agg(["mean", "std", "count"])
-    out = pd.DataFrame(
-        {
-            **{key: summary.index.get_level_values(key) for key in keys},
-            "aopc_comprehensiveness": summary[("comprehensiveness", "mean")].to_numpy(),
-            "aopc_comprehensiveness_sd": summary[("comprehensiveness", "std")].to_numpy(),
-            "aopc_sufficiency": summary[("sufficiency", "mean")].to_numpy(),
-            "aopc_sufficiency_sd": summary[("sufficiency", "std")].to_numpy(),
-            "instances": summary[("comprehensiveness", "count")].to_numpy(),
-        }
-    )
-    if bounded:
-        for metric in metrics:
-            out[f"aopc_{metric}_normalised"] = summary[(f"{metric}_normalised", "mean")].to_numpy()
-            out[f"aopc_{metric}_normalised_sd"] = summary[(f"{metric}_normalised", "std")].to_numpy()
-            out[f"aopc_{metric}_bounded"] = summary[(f"{metric}_bounded", "mean")].to_numpy()
-        out["instances_normalised"] = summary[("comprehensiveness_bounded", "count")].to_numpy()
-    return out.assign(ig_unconverged=unconverged_share(frame, keys, out)).reset_index(drop=True)
-
-
-def primary_operator(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of each run's first removal operator (`faithfulness.ops`' first, written first): what the
-    claims, the debate matrix and the figures read. A table of several runs keys them by dataset, model
-    and seed; one run's eraser.csv or violation.csv has no such columns."""
-    if "operator" not in frame or frame.empty:
-        return frame
-    runs = [key for key in ("dataset", "model", "seed") if key in frame]
-    first = frame.groupby(runs, sort=False)["operator"].transform("first") if runs else frame["operator"].iloc[0]
-    return frame[frame["operator"] == first]
-
-
-def unconverged_share(frame: pd.DataFrame, keys: list[str], summary: pd.DataFrame) -> np.ndarray:
-    """Per row of `summary` (keyed by `keys`): the share of its instances whose integrated gradients did
-    not converge (`with_ig_convergence`), NaN for the rows of other rankings or a table without the flags."""
-    if "ig_converged" not in frame:
-        return np.full(len(summary), np.nan)
-    per_instance = frame.groupby([*keys, "id"], sort=False)["ig_converged"].first()
-    share = {}
-    for key, flags in per_instance.groupby(level=keys, sort=False):
-        bad = unconverged_count(flags)
-        share[key] = np.nan if bad is None else bad / flags.notna().sum()
-    return np.array([share.get(tuple(row), np.nan) for row in summary[keys].itertuples(index=False)], dtype=float)
 
 
 def violation_ratio(attribution: np.ndarray, change: np.ndarray) -> tuple[int, int]:

@@ -22,8 +22,9 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import claim, write_claims
 from attnexp.markdown import to_markdown
-from attnexp.papers.faithfulness.experiment import RANDOM, aopc, primary_operator, unconverged_share
+from attnexp.papers.faithfulness import RANDOM
 from attnexp.papers.faithfulness.seed_envelopes import summarise_envelopes
+from attnexp.papers.faithfulness.summary import aopc, primary_operator, unconverged_share
 from attnexp.plan import RunKey
 
 __all__ = [

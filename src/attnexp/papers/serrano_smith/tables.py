@@ -26,7 +26,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.claims import Setting, claim, finding, run_setting, write_claims
 from attnexp.markdown import to_markdown
-from attnexp.papers.serrano_smith.experiment import flip_sooner, summarise_erasure, summarise_removal
+from attnexp.papers.serrano_smith.summary import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
 
 __all__ = [
