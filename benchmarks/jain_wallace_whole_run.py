@@ -483,8 +483,8 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2, help="our snakemake --cores")
     parser.add_argument(
         "--mirror",
-        default=str(REPO.parent / "shared" / "datasets"),
-        help="passed as --config mirror= (nothing is read from it)",
+        default=None,
+        help="passed as --config mirror= (nothing is read from it; default: an empty folder under --work)",
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/jw_whole_run"))
     parser.add_argument("--out", type=Path, default=Path(__file__).with_suffix(".md"))
@@ -494,6 +494,9 @@ def main() -> None:
 
     checkout, data, vectors = args.original.resolve(), args.data.resolve(), args.vectors.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.mirror is None:  # the config needs an existing folder; the run reads nothing from it
+        args.mirror = str(args.work / "empty_mirror")
+        Path(args.mirror).mkdir(exist_ok=True)
     python, env = prepare_original(checkout)
     original_data = args.work / "original_data"
     (original_data / "preprocess" / "SST").mkdir(parents=True, exist_ok=True)
