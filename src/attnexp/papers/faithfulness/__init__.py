@@ -1,6 +1,6 @@
 """The faithfulness extension (ERASER, DeYoung et al. 2020): the study's record (torch-free). Its code:
-`experiment` (comprehensiveness and sufficiency per ranking), `summary` (their AOPC), `seed_envelopes` (each explainer's
-agreement with itself across W&P's seed models), `tables` and `plots`.
+`experiment` (comprehensiveness and sufficiency per ranking), `summary` (their AOPC), `seed_envelopes`
+(each explainer's agreement with itself across W&P's seed models), `tables` and `plots`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from attnexp.papers.descriptor import (
 
 __all__ = ["FAITHFULNESS", "RANDOM", "RANKINGS", "ERASER_SETTINGS", "eraser_settings"]
 
-RANDOM = "random"  # ERASER's baseline ranking, drawn, not read from an explanation
+RANDOM = "random"
 
 # ranking (as written in the tables) -> (label in the figures, the explanation methods it is computed
 # from); `random` is ERASER's baseline, drawn, not read from an explanation
