@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -17,6 +20,9 @@ from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.runtime import SplitData
 from attnexp.train import (
+    OPTIMIZER_IMPLEMENTATIONS,
+    Adam,
+    AdamW,
     LazyAdam,
     LazyAdamW,
     _optimizer,
@@ -69,7 +75,7 @@ def train_steps(model, settings, steps=5):
 
 @pytest.mark.parametrize(
     "model, kind",
-    [("lstm-tanh", torch.optim.Adam), ("han-rnn", torch.optim.Adam), ("transformer-cls", torch.optim.AdamW)],
+    [("lstm-tanh", Adam), ("han-rnn", Adam), ("transformer-cls", AdamW)],
 )
 def test_every_protocol_builds_torchs_fused_optimiser_updating_every_embedding_row(config, model, kind):
     settings = tiny_settings(config, model)
@@ -79,6 +85,64 @@ def test_every_protocol_builds_torchs_fused_optimiser_updating_every_embedding_r
     optimizer = _optimizer(built, settings)
     assert type(optimizer) is kind and all(g["fused"] for g in optimizer.param_groups)
     assert all(g["amsgrad"] == settings["amsgrad"] for g in optimizer.param_groups)
+
+
+@pytest.mark.parametrize("implementation", list(OPTIMIZER_IMPLEMENTATIONS))
+@pytest.mark.parametrize("eager, torchs", [(Adam, torch.optim.Adam), (AdamW, torch.optim.AdamW)])
+def test_the_eager_optimiser_is_torchs_bit_for_bit_through_a_saved_and_restored_state(eager, torchs, implementation):
+    """Without torch.compile's wrappers: the same weights after 6 steps, a warm-up schedule and a
+    state dict saved after 3 steps and loaded into a new optimiser in between."""
+    kwargs = {"lr": 1e-2, "amsgrad": True, "weight_decay": 1e-2} | OPTIMIZER_IMPLEMENTATIONS[implementation]
+    weights = {}
+    for kind in (eager, torchs):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))
+        x = torch.randn(32, 6, generator=torch.Generator().manual_seed(1))
+        optimizer = kind(model.parameters(), **kwargs)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / 3))
+        for step in range(6):
+            if step == 3:
+                saved = optimizer.state_dict()
+                optimizer = kind(model.parameters(), **kwargs)
+                optimizer.load_state_dict(saved)
+            optimizer.zero_grad()
+            model(x).pow(2).mean().backward()
+            optimizer.step()
+            schedule.step()
+        weights[kind] = torch.cat([p.detach().flatten() for p in model.parameters()])
+    assert torch.equal(weights[eager], weights[torchs])
+
+
+# Each protocol's training (J&W's amsgrad Adam, S&S's clipping and plateau schedule, the Transformer's
+# AdamW with warm-up, a stopped training's snapshot and its resumption) in a fresh interpreter
+NO_DYNAMO = """
+import sys
+from pathlib import Path
+from tiny_tasks import load_config, run_fit, write_dataset
+config, out = load_config(), Path(sys.argv[1])
+data = write_dataset(out / "data")
+for model in ("lstm-tanh", "han-rnn", "transformer-cls"):
+    run_fit(config, data, out / model, model=model, epochs=2)
+print(" ".join(m for m in sys.modules if m.startswith("torch._dynamo")))
+"""
+
+
+def test_training_never_imports_torch_dynamo(tmp_path):
+    """torch._dynamo costs a training process as much CPU as torch's own import (`_Eager`)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "src")])}
+    result = subprocess.run(
+        [sys.executable, "-c", NO_DYNAMO, str(tmp_path)], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == []
+    assert torch_optim_imports_dynamo(tmp_path)  # the check sees the import torch's own optimiser makes
+
+
+def torch_optim_imports_dynamo(tmp_path) -> bool:
+    code = "import sys, torch\nmodel = torch.nn.Linear(2, 1)\ntorch.optim.Adam(model.parameters())\n"
+    code += "print('torch._dynamo' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return result.stdout.split() == ["True"]
 
 
 def test_the_jain_wallace_groups_keep_the_protocols_weight_decay(config):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import json
 import math
 import pickle
@@ -180,11 +181,43 @@ class _LazyRows:
             full.index_put_((rows,), part)  # unique rows; deterministic under torch.use_deterministic_algorithms
 
 
-class LazyAdam(_LazyRows, torch.optim.Adam):
+class _Eager:
+    """Torch's optimiser, called without the wrappers it carries for torch.compile. Those wrappers
+    (graph breaks around `step`, dynamo's `disable` on `zero_grad`, `add_param_group` and the state-dict
+    methods) import torch._dynamo on first use: about 2 s of CPU in every training process, as much
+    as importing torch itself. Training here is eager, so each method calls torch's own undecorated
+    function, with the grad mode torch's `step` sets: the same updates bit for bit (tests/test_train.py)."""
+
+    def step(self, closure=None):
+        with torch.set_grad_enabled(self.defaults["differentiable"]):
+            return inspect.unwrap(super().step.__func__)(self, closure)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        inspect.unwrap(torch.optim.Optimizer.zero_grad)(self, set_to_none)
+
+    def add_param_group(self, param_group: dict) -> None:
+        inspect.unwrap(torch.optim.Optimizer.add_param_group)(self, param_group)
+
+    def state_dict(self) -> dict:
+        return inspect.unwrap(torch.optim.Optimizer.state_dict)(self)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        inspect.unwrap(torch.optim.Optimizer.load_state_dict)(self, state_dict)
+
+
+class Adam(_Eager, torch.optim.Adam):
+    """torch.optim.Adam, eager (`_Eager`)."""
+
+
+class AdamW(_Eager, torch.optim.AdamW):
+    """torch.optim.AdamW, eager (`_Eager`)."""
+
+
+class LazyAdam(_LazyRows, Adam):
     """torch.optim.Adam; sparse gradients update only their rows (`_LazyRows`)."""
 
 
-class LazyAdamW(_LazyRows, torch.optim.AdamW):
+class LazyAdamW(_LazyRows, AdamW):
     """torch.optim.AdamW; sparse gradients update only their rows (`_LazyRows`)."""
 
 
@@ -210,8 +243,8 @@ def _optimizer(model: nn.Module, settings: dict) -> torch.optim.Optimizer:
         groups.append({"params": attention, "weight_decay": settings["attention_weight_decay"]})
     lazy = settings["embedding_update"] == "lazy"
     optimizer = {
-        ("adam", False): torch.optim.Adam,
-        ("adamw", False): torch.optim.AdamW,
+        ("adam", False): Adam,
+        ("adamw", False): AdamW,
         ("adam", True): LazyAdam,
         ("adamw", True): LazyAdamW,
     }[settings["optimizer"], lazy]
