@@ -37,5 +37,14 @@ rule all:
         all_targets(),
 
 
+# Snakemake's timers for its next scheduling pass end with the run (attnexp.workflow.end_rescheduling_timers)
+onsuccess:
+    end_rescheduling_timers()
+
+
+onerror:
+    end_rescheduling_timers()
+
+
 # Last, once every rule exists: a misspelt target gets the valid names.
 check_targets()

@@ -44,6 +44,7 @@ from attnexp.workflow import (
     Registration,
     command_line_dry_run,
     command_line_targets,
+    end_rescheduling_timers,
     progress_display,
     unknown_targets,
 )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import io
+import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from attnexp.workflow import (
     ConsoleProgress,
     UnknownTargetError,
     command_line_targets,
+    end_rescheduling_timers,
     fail_cleanly,
     torch_threads,
     unknown_targets,
@@ -307,3 +310,24 @@ def test_every_rule_file_that_registers_is_included_before_its_reader():
             registry,
             writers,
         )
+
+
+def test_the_schedulers_pending_passes_end_with_the_run():
+    """Snakemake's next pass is a `threading.Timer` one timespan away; at the end of a run it is ended,
+    not waited out."""
+    passes = []
+    pending = threading.Timer(600, lambda: passes.append("pass"))
+    pending.start()
+    end_rescheduling_timers()
+    pending.join(timeout=60)
+    assert not pending.is_alive() and passes == []
+
+
+def test_the_default_profile_keeps_scheduling_passes_rare_and_the_snakefile_ends_them():
+    root = Path(__file__).resolve().parents[1]
+    profile = (root / "profiles" / "default" / "config.yaml").read_text(encoding="utf-8")
+    count, seconds = re.search(r"^max-jobs-per-timespan: (\d+)/(\d+)s$", profile, re.M).groups()
+    assert int(seconds) >= 30 and int(count) >= 1000  # rare passes, and a limit a local run never reaches
+    snakefile = (root / "Snakefile").read_text(encoding="utf-8")
+    for hook in ("onsuccess", "onerror"):
+        assert re.search(rf"^{hook}:\n    end_rescheduling_timers\(\)$", snakefile, re.M), hook

@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -196,6 +197,19 @@ def progress_display(logger: logging.Logger, dry_run: bool = False) -> None:
     for handler in logger.handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.addFilter(_NoHeader(handler.stream) if dry_run else _ProgressOnly(handler.stream))
+
+
+def end_rescheduling_timers() -> None:
+    """Let Snakemake exit as soon as its run is over. After each pass over the ready jobs, its
+    scheduler starts a timer that runs another pass one `--max-jobs-per-timespan` timespan later,
+    so every finished job adds a chain of passes that lasts to the end of the run
+    (snakemake/snakemake#3744): with the default 1-s timespan, a hundred passes a second by the end of
+    the quick preset, each re-reading the sizes of every ready job's inputs. The workflow profile's
+    long timespan keeps the passes rare; this ends the timers once the scheduler has returned (the
+    Snakefile's onsuccess and onerror), which the interpreter would otherwise wait out before it exits."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
 
 
 class RegistrationClosed(ValueError):
