@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 SEED = 10
-# explain_together: attention, gradient and leave-one-out in one job (attnexp.plan.EXPLAINED_TOGETHER);
+# explain_together: attention, gradient and leave-one-out in one job (config.yaml's explain.together);
 # explain/ig: integrated gradients, the one explanation a J&W model has a job of its own for
 JOBS = ("explain_together", "explain/ig", "jw_correlations", "jw_permutation", "jw_adversarial")
 
@@ -111,7 +111,7 @@ def job_script(
     from snakemake.sourcecache import LocalSourceFile
 
     from attnexp.papers.jain_wallace import ADVERSARY_SETTINGS, PERMUTATION_SETTINGS
-    from attnexp.plan import EXPLAINED_TOGETHER, RunKey, explain_settings, explanation_files  # what the rules pass
+    from attnexp.plan import RunKey, explain_settings, explained_together, explanation_files  # what the rules pass
 
     run = f"{dataset}/{model_name}/seed{SEED}"
     folder = f"results/data/{dataset}"
@@ -130,11 +130,12 @@ def job_script(
     }  # what the rules of a model job declare besides settings
     rule, _, method = job.partition("/")
     if rule == "explain_together":
-        inputs, outputs = model_files, [f"results/explain/{run}/{m}.jsonl" for m in EXPLAINED_TOGETHER]
+        together = explained_together(config)
+        inputs, outputs = model_files, [f"results/explain/{run}/{m}.jsonl" for m in together]
         log = f"results/logs/explain/{run}/together.log"
         params = {
-            "methods": EXPLAINED_TOGETHER,
-            "settings": explain_settings(config, EXPLAINED_TOGETHER),
+            "methods": together,
+            "settings": explain_settings(config, together),
             **model_params,
         }
     elif rule == "explain":

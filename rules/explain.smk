@@ -1,13 +1,14 @@
 # Stage 4: per-instance explanations of the test split (attnexp.explain): attention (with the
-# prediction), gradient importance and leave-one-out in one job per model (EXPLAINED_TOGETHER: seconds
+# prediction), gradient importance and leave-one-out in one job per model (`explain.together`: seconds
 # each, less than a job's start-up), integrated gradients, and rollout / attention attribution for
 # self-attention models, each a job of its own. A consumer names the methods it reads
 # (explanation_files), so a costly method runs only where something needs it. The settings each
 # method depends on are declared in attnexp.plan.EXPLAIN_SETTINGS: changing IG's re-runs IG alone.
 
-from attnexp.plan import EXPLAIN_SETTINGS, EXPLAINED_TOGETHER, explain_settings
+from attnexp.plan import EXPLAIN_SETTINGS, explain_settings, explained_together
 
 EXPLAIN_RUN = "{dataset}/{model}/seed{seed}"
+EXPLAINED_TOGETHER = explained_together(config)
 
 
 rule explain_together:

@@ -577,6 +577,17 @@ def test_training_selection(valid):
         validate_config(valid)
 
 
+def test_the_methods_explained_together_are_named_in_method_order_and_a_self_attention_one_is_refused(config):
+    from attnexp.plan import explained_together
+
+    assert explained_together(validate_config(config)) == ("attention", "gradient", "loo")
+    config["explain"]["together"] = ["ig", "attention", "loo", "gradient"]
+    assert explained_together(validate_config(config)) == ("attention", "gradient", "loo", "ig")
+    config["explain"]["together"] = ["attention", "rollout"]  # self-attention models only: a job of its own
+    with pytest.raises(ConfigError, match="explain.together"):
+        validate_config(config)
+
+
 # --- load_config: the workflow's config outside the workflow ---
 
 

@@ -275,3 +275,42 @@ def test_a_split_the_config_declares_another_size_is_priced_at_that_size():
     # a split a mirror's stand-in files make (bAbI 3's 1k training file for the published 10k) keeps its size
     babi3 = {"babi3": {"splits": {"train": {"n": 1000, "mean_length": 50.0}}}}
     assert declared_sizes(babi3, config) == babi3
+
+
+def test_an_explain_together_job_with_integrated_gradients_is_priced_as_its_leave_one_out_and_ig():
+    import yaml
+
+    from attnexp.config import validate_config
+    from attnexp.cost import fit_rates, job_types, price
+
+    config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    config["datasets"]["sst"]["expected"] = None
+    run = {"dataset": "sst", "model": "lstm-tanh", "seed": "10"}
+    assert job_types("explain_together", run, config) == (("explain", "loo"),)
+    config["explain"]["together"] = ["attention", "gradient", "loo", "ig"]
+    assert job_types("explain_together", run, config) == (("explain", "loo"), ("explain", "ig"))
+    jobs = [  # 2 s of start-up; leave-one-out 0.001 s per unit (5000), IG 0.01 s per test token (500)
+        {"type": ("explain", "loo"), "family": "lstm", "dataset": "sst", "seconds": 7.0, "units": 5000.0},
+        {"type": ("explain", "ig"), "family": "lstm", "dataset": "sst", "seconds": 7.0, "units": 500.0},
+        {"type": ("explain", "gradient"), "family": "lstm", "dataset": "sst", "seconds": 2.0, "units": 500.0},
+    ]
+    by_type, _, _ = price([("explain_together", run)], fit_rates(jobs, {"sst": STATS}, about="test"), config)
+    loo, ig = by_type[("explain", "loo")], by_type[("explain", "ig")]
+    assert abs(loo["seconds"] - 7.0) < 1e-9 and abs(ig["seconds"] - 5.0) < 1e-9  # one start-up for the job
+
+
+def test_the_seconds_of_an_explain_together_job_with_more_methods_give_no_rate(cost_model, tmp_path):
+    import yaml
+
+    from attnexp.config import validate_config
+
+    config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    results = tmp_path / "results"
+    (results / "data" / "sst").mkdir(parents=True)
+    (results / "data" / "sst" / "stats.json").write_text(json.dumps(STATS))
+    bench = results / "benchmarks" / "explain_together" / "sst" / "lstm-tanh"
+    bench.mkdir(parents=True)
+    (bench / "seed10.tsv").write_text("s\th:m:s\tmax_rss\n12.5\t0:00:12\t100\n")
+    assert [j["type"] for j in cost_model.measured_jobs(results, config)] == [("explain", "loo")]
+    config["explain"]["together"] = ["attention", "gradient", "loo", "ig"]
+    assert cost_model.measured_jobs(results, config) == []  # leave-one-out's seconds and IG's, not to be split

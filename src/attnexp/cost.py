@@ -14,6 +14,7 @@ with:
 |---|---|
 | train_model | training tokens x the protocol's epochs (so the rate carries what early stopping saves) |
 | explain loo (the explain_together job: attention, gradient and leave-one-out) | test tokens x mean test length (every instance re-run once per token) |
+| explain_together with more methods (`explain.together`) | its leave-one-out, plus each added method at its own job's rate |
 | faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
 | other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
 | preprocess_dataset, build_embeddings | training tokens |
@@ -48,6 +49,7 @@ from pathlib import Path
 
 __all__ = [
     "job_type",
+    "job_types",
     "family",
     "tokens",
     "units",
@@ -67,6 +69,7 @@ __all__ = [
 REPO = Path(__file__).resolve().parents[2]
 RATES_PATH = REPO / "benchmarks" / "cost_rates.json"
 QUADRATIC = {("explain", "loo")}
+TOGETHER_AS_LOO = ("attention", "gradient", "loo")  # explain_together's default methods, priced as its leave-one-out
 PRETRAINED = "pretrained-"  # the family of a pretrained encoder, never priced at another family's rate
 ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forward passes per instance
 TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
@@ -86,6 +89,21 @@ HEAVY = {
     "preprocess_dataset",
     "build_embeddings",
 }
+
+
+def _together(config: dict) -> tuple[str, ...]:
+    """The explain_together job's methods in a run's config (a run from before `explain.together`: the three)."""
+    return tuple(config["explain"].get("together", TOGETHER_AS_LOO))
+
+
+def job_types(rule: str, wildcards: dict, config: dict) -> tuple[tuple[str, str | None], ...]:
+    """The job types a planned job is priced as: its own, except an explain_together job computing more
+    than the three, priced as its leave-one-out plus each added method's own job (IG, say)."""
+    if rule != "explain_together" or "loo" not in _together(config):
+        if rule == "explain_together":
+            return tuple(("explain", method) for method in _together(config))
+        return (job_type(rule, wildcards),)
+    return (("explain", "loo"), *(("explain", m) for m in _together(config) if m not in TOGETHER_AS_LOO))
 
 
 def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
@@ -165,6 +183,8 @@ def measured_jobs(results: Path, config: dict) -> list[dict]:
         rule, wildcards = parse_benchmark_path(path, root)
         if rule == "train_model":
             continue  # timing.json below: the training loop's own seconds
+        if rule == "explain_together" and set(_together(config)) != set(TOGETHER_AS_LOO):
+            continue  # its seconds are several methods' that it cannot split
         with path.open() as f:
             seconds = float(next(csv.DictReader(f, delimiter="\t"))["s"])
         data = stats(wildcards["dataset"])
@@ -346,37 +366,44 @@ def planned_jobs(
 def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict, dict, float]:
     """The plan priced: per job type {jobs, seconds, unpriced, longest}, the light jobs by rule
     (never measured, seconds each), and the start-up seconds."""
-    from attnexp.config import training_settings
-
     table = {(r["rule"], r["method"], r["family"], r["dataset"]): r["seconds_per_unit"] for r in rates["rates"]}
     measured_types = {(r["rule"], r["method"]) for r in rates["rates"]}
     datasets, overhead = declared_sizes(rates["datasets"], config), rates["overhead_seconds"]
     by_type = defaultdict(lambda: {"jobs": 0, "seconds": 0.0, "unpriced": 0, "borrowed": 0, "longest": 0.0})
     light = defaultdict(int)
     for rule, wildcards in plan:
-        kind = job_type(rule, wildcards)
-        if kind not in measured_types and rule not in HEAVY:
+        kinds = job_types(rule, wildcards, config)
+        if kinds[0] not in measured_types and rule not in HEAVY:
             light[rule] += 1
             continue
-        row = by_type[kind]
-        row["jobs"] += 1
-        dataset, model = wildcards.get("dataset"), wildcards.get("model")
-        rate = None
-        if dataset in datasets and dataset in config["datasets"]:
-            fam = family(config, dataset, model) if model else "-"
-            rate = table.get((*kind, fam, dataset), table.get((*kind, fam, None)))
-            if rate is None and (*kind, None, None) in table and not fam.startswith(PRETRAINED):
-                # a family never measured: the job type's median rate
-                rate = table[(*kind, None, None)]
-                row["borrowed"] += 1
-        if rate is None:
-            row["unpriced"] += 1
-            continue
-        epochs = training_settings(config, dataset, model)["epochs"] if rule == "train_model" else None
-        seconds = (0.0 if rule == "train_model" else overhead) + rate * units(kind, datasets[dataset], epochs)
-        row["seconds"] += seconds
-        row["longest"] = max(row["longest"], seconds)
+        for kind in kinds:  # a job pays one start-up, with its first type
+            start_up = 0.0 if rule == "train_model" or kind != kinds[0] else overhead
+            _price_job(by_type[kind], kind, rule, wildcards, table, datasets, config, start_up)
     return dict(by_type), dict(light), overhead
+
+
+def _price_job(row: dict, kind, rule: str, wildcards: dict, table: dict, datasets: dict, config: dict, start_up: float):
+    """Add one planned job of type `kind` to its row: `start_up` + the rate of its type, family and
+    dataset (else the family's on any dataset, else the type's) x its units; unpriced without one."""
+    from attnexp.config import training_settings
+
+    row["jobs"] += 1
+    dataset, model = wildcards.get("dataset"), wildcards.get("model")
+    rate = None
+    if dataset in datasets and dataset in config["datasets"]:
+        fam = family(config, dataset, model) if model else "-"
+        rate = table.get((*kind, fam, dataset), table.get((*kind, fam, None)))
+        if rate is None and (*kind, None, None) in table and not fam.startswith(PRETRAINED):
+            # a family never measured: the job type's median rate
+            rate = table[(*kind, None, None)]
+            row["borrowed"] += 1
+    if rate is None:
+        row["unpriced"] += 1
+        return
+    epochs = training_settings(config, dataset, model)["epochs"] if rule == "train_model" else None
+    seconds = start_up + rate * units(kind, datasets[dataset], epochs)
+    row["seconds"] += seconds
+    row["longest"] = max(row["longest"], seconds)
 
 
 def wall_seconds(by_type: dict, cores: int, threads: int) -> float:

@@ -37,7 +37,7 @@ __all__ = [
     "wiegreffe_pinter_companions",
     "EXPLAIN_SETTINGS",
     "EXPLANATION_METHODS",
-    "EXPLAINED_TOGETHER",
+    "explained_together",
     "explain_settings",
     "SELF_ATTENTION_METHODS",
     "RANKING_METHODS",
@@ -71,10 +71,6 @@ EXPLAIN_SETTINGS = {
     )
 }
 EXPLANATION_METHODS = tuple(EXPLAIN_SETTINGS)
-# Computed by one job together: each takes a fraction of a second to a few seconds on a J&W test split,
-# less than the process start-up (Python, torch, the model) that a job of its own would add, and what
-# reads one of them (J&W's correlations, the battery) reads the others too
-EXPLAINED_TOGETHER = ("attention", "gradient", "loo")
 SELF_ATTENTION_METHODS = ("rollout", "attattr")
 # faithfulness ranking -> the explanation methods it is computed from (its record, `attnexp.papers.faithfulness`)
 RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS.items() if methods}
@@ -82,6 +78,14 @@ RANKING_METHODS = {name: methods for name, (_, methods) in FAITHFULNESS_RANKINGS
 TASKS: Mapping[str, tuple[str, ...]] = RegistryView(
     lambda papers: {key: paper.tasks for key, paper in papers.items() if paper.tasks is not None}
 )
+
+
+def explained_together(config: dict) -> tuple[str, ...]:
+    """The methods one job per model computes (`explain.together`), in `EXPLANATION_METHODS` order:
+    by default attention, gradient and leave-one-out, each a fraction of a second to a few seconds on a
+    J&W test split, less than the start-up (Python, torch, the model) a job of its own adds."""
+    together = set(config["explain"]["together"])
+    return tuple(method for method in EXPLANATION_METHODS if method in together)
 
 
 def explain_settings(config: dict, methods) -> dict:

@@ -591,13 +591,14 @@ def test_non_finite_scores_are_never_written():
 
 def test_each_method_is_its_own_file_and_read_explanations_joins_them(tmp_path):
     """One file per method, whether the methods were computed one job each or together in one pass
-    (the explain_together job): the same bytes either way."""
+    (the explain_together job, integrated gradients too where `explain.together` adds them): the same
+    bytes either way."""
     from tiny_tasks import load_config, run_fit, write_dataset
 
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
     run_dir = tmp_path / "synthetic" / "lstm-tanh" / "seed10"
-    methods = ("attention", "gradient", "loo")
+    methods = ("attention", "gradient", "loo", "ig")
     for method in methods:
         write_explanations(
             checkpoint,

@@ -3,9 +3,10 @@ integrated gradients, attention rollout and attention attribution).
 
 Each explanation method has its own file, `results/explain/{dataset}/{model}/seed{seed}/{method}.jsonl`,
 written by a job of its own or, for the cheap ones, by one job that computes several in one pass
-(`attnexp.plan.EXPLAINED_TOGETHER`); it holds one JSON object per test instance, in the order of `test.jsonl`,
-with `id` and `length` (n) and that method's keys. A consumer asks only for the methods it reads, so
-the J&W tables never wait on integrated gradients (`jain_wallace.measures`). Every vector covers the
+(`explain.together`, `attnexp.plan.explained_together`); it holds one JSON object per test instance, in
+the order of `test.jsonl`, with `id` and `length` (n) and that method's keys. A consumer asks only for
+the methods it reads, so the J&W tables never wait on integrated gradients (`jain_wallace.measures`)
+unless `explain.together` computes them with the others. Every vector covers the
 n real tokens w_1..w_n (passage or premise tokens for QA/NLI; never SOS/EOS/PAD), and n is stored,
 never inferred from zeros (D-ALIGN):
 
