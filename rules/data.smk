@@ -68,6 +68,9 @@ rule shifted_test:
         "results/logs/shifted_test/{dataset}.log",
     conda:
         "../envs/attnexp.yaml"
+    # a second's job on the ground-truth table's path: as soon as it can run, where the scheduler's
+    # preference for larger inputs would leave it to the end of a run, the table waiting on it
+    priority: 1
     params:
         dataset=lambda wildcards: {
             "name": wildcards.dataset,

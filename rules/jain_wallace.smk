@@ -91,6 +91,7 @@ rule jw_shifted_accuracy:
         f"results/logs/jain_wallace/shifted_test/{JW_RUN}.log",
     conda:
         "../envs/attnexp.yaml"
+    priority: 1  # as soon as its model is trained (rule shifted_test)
     threads: config["train"]["threads"]
     resources:
         gpu=GPUS,
