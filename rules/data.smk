@@ -66,11 +66,11 @@ rule shifted_test:
         "results/data/{dataset}/test_shifted.jsonl",
     log:
         "results/logs/shifted_test/{dataset}.log",
-    conda:
-        "../envs/attnexp.yaml"
     # a second's job on the ground-truth table's path: as soon as it can run, where the scheduler's
     # preference for larger inputs would leave it to the end of a run, the table waiting on it
     priority: 1
+    conda:
+        "../envs/attnexp.yaml"
     params:
         dataset=lambda wildcards: {
             "name": wildcards.dataset,

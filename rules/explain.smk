@@ -3,7 +3,8 @@
 # each, less than a job's start-up), integrated gradients, and rollout / attention attribution for
 # self-attention models, each a job of its own. A consumer names the methods it reads
 # (explanation_files), so a costly method runs only where something needs it. The settings each
-# method depends on are declared in attnexp.plan.EXPLAIN_SETTINGS: changing IG's re-runs IG alone.
+# method depends on are declared in attnexp.plan.EXPLAIN_SETTINGS: changing IG's re-runs IG alone (the whole
+# group, where `explain.together` adds IG to it).
 
 from attnexp.plan import EXPLAIN_SETTINGS, explain_settings, explained_together
 

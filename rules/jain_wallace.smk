@@ -89,9 +89,9 @@ rule jw_shifted_accuracy:
         f"results/jain_wallace/{JW_RUN}/shifted_test.json",
     log:
         f"results/logs/jain_wallace/shifted_test/{JW_RUN}.log",
+    priority: 1  # as soon as its model is trained (rule shifted_test)
     conda:
         "../envs/attnexp.yaml"
-    priority: 1  # as soon as its model is trained (rule shifted_test)
     threads: config["train"]["threads"]
     resources:
         gpu=GPUS,

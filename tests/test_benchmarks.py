@@ -216,7 +216,7 @@ def test_ig_convergence__few_instances(quick_run, tmp_path):
     run_benchmark(
         "ig_convergence",
         "--model",
-        model(quick_run, "lstm-dot"),
+        model(quick_run),
         "--data",
         data(quick_run),
         "--instances",

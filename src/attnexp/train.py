@@ -186,7 +186,7 @@ class _Eager:
     (graph breaks around `step`, dynamo's `disable` on `zero_grad`, `add_param_group` and the state-dict
     methods) import torch._dynamo on first use: about 2 s of CPU in every training process, as much
     as importing torch itself. Training here is eager, so each method calls torch's own undecorated
-    function, with the grad mode torch's `step` sets: the same updates bit for bit (tests/test_train.py)."""
+    function, with the grad mode torch's `step` sets: the same updates bit for bit (tests/test_train_speed.py)."""
 
     def step(self, closure=None):
         with torch.set_grad_enabled(self.defaults["differentiable"]):
