@@ -99,11 +99,12 @@ def _together(config: dict) -> tuple[str, ...]:
 def job_types(rule: str, wildcards: dict, config: dict) -> tuple[tuple[str, str | None], ...]:
     """The job types a planned job is priced as: its own, except an explain_together job computing more
     than the three, priced as its leave-one-out plus each added method's own job (IG, say)."""
-    if rule != "explain_together" or "loo" not in _together(config):
-        if rule == "explain_together":
-            return tuple(("explain", method) for method in _together(config))
+    if rule != "explain_together":
         return (job_type(rule, wildcards),)
-    return (("explain", "loo"), *(("explain", m) for m in _together(config) if m not in TOGETHER_AS_LOO))
+    together = _together(config)
+    if "loo" not in together:  # each method at its own job's rate
+        return tuple(("explain", method) for method in together)
+    return (("explain", "loo"), *(("explain", method) for method in together if method not in TOGETHER_AS_LOO))
 
 
 def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
