@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -21,6 +22,7 @@ from attnexp.claims import (
     read_claims,
     write_claims,
 )
+from attnexp.verdicts import share
 
 
 def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
@@ -142,16 +144,21 @@ def seeded(seed, ours, **overrides):
     return claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", seed, "mean tau", ours, 0.40, 0.05, **overrides)
 
 
-def test_a_numeric_claim_over_seeds_matches_when_the_published_value_is_in_the_widened_range():
-    # seeds 0.30, 0.33, 0.32: no seed is within 0.05 of 0.40 alone, but the range [0.30, 0.33] widened by 0.05 reaches 0.38 only
+def test_a_numeric_claim_over_seeds_matches_when_the_seed_mean_is_within_the_tolerance():
+    # seeds 0.30, 0.33, 0.32: the mean 0.3167 is 0.083 from 0.40, beyond 0.05
     pooled = over_seeds(claims_frame([seeded(10, 0.30), seeded(11, 0.33), seeded(12, 0.32)]))
     assert len(pooled) == 1
     row = pooled.iloc[0]
     assert pd.isna(row["seed"]) and row["seeds"] == 3 and row["verdict"] == "differs"
     assert row["ours"] == pytest.approx(0.3167, abs=1e-4) and row["sd"] == pytest.approx(0.0153, abs=1e-4)
     assert "per seed 10: 0.3000, 11: 0.3300, 12: 0.3200" in row["condition"]
-    # one seed at 0.36 widens the range to 0.41: a match, though the mean (0.33) is 0.07 away
+    # the interval over the seeds is printed beside it, and spans the seeds (3 seeds: one draw in 27 repeats one)
+    assert row["low"] == pytest.approx(0.30) and row["high"] == pytest.approx(0.33)
+    # one seed at 0.36 would have widened the old range to reach 0.40; the mean (0.33) is 0.07 away: differs
     pooled = over_seeds(claims_frame([seeded(10, 0.30), seeded(11, 0.36), seeded(12, 0.33)]))
+    assert pooled.iloc[0]["verdict"] == "differs"
+    # a mean within the tolerance matches however wide the seeds spread
+    pooled = over_seeds(claims_frame([seeded(10, 0.30), seeded(11, 0.50), seeded(12, 0.40)]))
     assert pooled.iloc[0]["verdict"] == "match"
 
 
@@ -167,25 +174,30 @@ def test_pooling_keeps_single_seeds_findings_and_other_claims_apart_in_their_ord
             "lstm-tanh",
             "share",
             {10: 0.8, 11: 0.9, 12: 0.7},
-            lambda v: v > 0.5,
-            "rule",
-            "J&W",
+            threshold=0.5,
+            side="above",
+            rule="rule",
+            source="J&W",
         ),
         seeded(12, 0.39, setting=Setting(select_on="dev")),  # another setting: another claim
     ]
     pooled = over_seeds(claims_frame(rows))
     assert pooled["quantity"].tolist() == ["mean tau", "sig frac", "share", "mean tau"]
     assert pooled["seeds"].tolist() == [2, 1, 3, 1]
-    assert pooled["verdict"].tolist() == ["match", "match", "holds", "match"]  # 0.41 and 0.50: 0.40 in [0.36, 0.55]
+    assert pooled["verdict"].tolist() == ["differs", "match", "holds", "match"]  # 0.41 and 0.50: mean 0.455, 0.055 away
     assert pooled.loc[1, "seed"] == 10 and pd.isna(pooled.loc[2, "seed"])
 
 
-def test_pooling_a_qualitative_claim_holds_only_on_every_seed_and_leaves_unlike_verdicts_apart():
+def test_pooling_a_qualitative_claim_is_three_valued_and_leaves_unlike_verdicts_apart():
     def sign(seed, verdict):
         return claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", seed, "ΔJS > 0", 0.1, verdict=verdict)
 
     pooled = over_seeds(claims_frame([sign(10, "holds"), sign(11, "does not hold"), sign(12, "holds")]))
-    assert pooled["verdict"].tolist() == ["does not hold"] and "holds on 2 of 3 seeds" in pooled.iloc[0]["condition"]
+    assert pooled["verdict"].tolist() == ["inconclusive"] and "holds on 2 of 3 seeds" in pooled.iloc[0]["condition"]
+    pooled = over_seeds(claims_frame([sign(s, "does not hold") for s in (10, 11, 12)]))
+    assert pooled["verdict"].tolist() == ["does not hold"]
+    pooled = over_seeds(claims_frame([sign(s, "holds") for s in (10, 11, 12)]))
+    assert pooled["verdict"].tolist() == ["holds"]
     # an undefined seed is not pooled with the defined ones
     pooled = over_seeds(claims_frame([seeded(10, 0.41), seeded(11, math.nan), seeded(12, 0.42)]))
     assert pooled["verdict"].tolist() == ["match", "undefined"] and pooled["seeds"].tolist() == [2, 1]
@@ -224,7 +236,7 @@ def test_claims_markdown_counts_verdicts_per_paper_and_lists_every_row():
 # findings: a paper's conclusion on every seed
 
 
-def jw_finding(per_seed, undefined="undefined"):
+def jw_finding(per_seed, undefined="undefined", **options):
     return finding(
         "Jain & Wallace 2019",
         "§4.2",
@@ -232,24 +244,28 @@ def jw_finding(per_seed, undefined="undefined"):
         "lstm-tanh",
         "share of instances",
         per_seed,
-        lambda v: v >= 0.5,
-        "holds on a seed when the share is at least 0.5",
-        "J&W §4.2",
+        threshold=0.5,
+        side="above",
+        rule="the share exceeds 0.5",
+        source="J&W §4.2",
         undefined=undefined,
+        **options,
     )
 
 
-def test_a_finding_holds_only_on_every_seed_and_needs_three():
+def test_a_finding_reads_its_interval_three_ways_and_needs_three_seeds():
     row = jw_finding({10: 0.6, 11: 0.7, 12: 0.8})
     assert list(row) == list(CLAIM_COLUMNS)
     assert (row["verdict"], row["seed"], row["seeds"], row["ours"], row["sd"]) == ("holds", None, 3, 0.7, 0.1)
-    assert (
-        row["condition"]
-        == "holds on a seed when the share is at least 0.5; holds on 3 of 3 seeds (10: 0.600, 11: 0.700, 12: 0.800)"
+    assert (row["low"], row["high"]) == (0.6, 0.8)  # seeds known as single values: the interval spans them
+    assert row["condition"] == (
+        "the share exceeds 0.5; threshold 0.5, above; 95 % interval [0.600, 0.800] over 3 seeds (one value per seed); "
+        "per seed 10: 0.600, 11: 0.700, 12: 0.800"
     )
-    assert row["published"] is None and row["tolerance"] is None
-    one_fails = jw_finding({10: 0.6, 11: 0.4, 12: 0.8})
-    assert one_fails["verdict"] == "does not hold" and "holds on 2 of 3 seeds" in one_fails["condition"]
+    assert row["published"] is None and row["tolerance"] is None and row["threshold_sensitive"] is False
+    # one contrary seed no longer decides against the finding: the interval straddles the threshold
+    assert jw_finding({10: 0.6, 11: 0.4, 12: 0.8})["verdict"] == "inconclusive"
+    assert jw_finding({10: 0.3, 11: 0.4, 12: 0.2})["verdict"] == "does not hold"
     assert jw_finding({10: 0.9, 11: 0.9})["verdict"] == "not comparable: 2 seeds, a finding needs 3"
     assert jw_finding({10: 0.9})["verdict"] == "not comparable: 1 seed, a finding needs 3"
     assert jw_finding({10: 0.9})["sd"] is None
@@ -259,3 +275,40 @@ def test_a_finding_holds_only_on_every_seed_and_needs_three():
     assert list(table["seed"].astype(object).where(table["seed"].notna(), None)) == [None, 10] and list(
         table["seeds"]
     ) == [3, 1]
+
+
+def test_a_finding_over_instances_is_inconclusive_when_the_instances_do_not_decide():
+    rng = np.random.default_rng(0)
+    # 40 instances a seed, 55 % of them showing the finding: the interval over instances reaches below 0.5
+    few = {s: share(rng.random(40) < 0.55) for s in (10, 11, 12)}
+    assert jw_finding(few)["verdict"] == "inconclusive"
+    # 4000 instances a seed at 70 %: decided
+    many = {s: share(rng.random(4000) < 0.7) for s in (10, 11, 12)}
+    row = jw_finding(many)
+    assert row["verdict"] == "holds" and "over 3 seeds and their test instances" in row["condition"]
+    assert row["p_value"] < 0.01
+
+
+def test_a_finding_is_threshold_sensitive_when_half_or_double_our_threshold_changes_it():
+    steady = jw_finding({10: 0.95, 11: 0.96, 12: 0.97}, parameter="often", span=(0.25, 0.75))
+    assert steady["verdict"] == "holds" and steady["threshold_sensitive"] is False
+    assert "(often, ours; also read at 0.25 and 0.75)" in steady["condition"]
+    shaky = jw_finding({10: 0.6, 11: 0.62, 12: 0.64}, parameter="often", span=(0.25, 0.75))
+    assert shaky["verdict"] == "holds" and shaky["threshold_sensitive"] is True
+    # an instance-level parameter of ours, recomputed at other values (`variants`), counts the same way
+    moved = jw_finding({10: 0.6, 11: 0.62, 12: 0.64}, variants={"2x": {10: 0.4, 11: 0.4, 12: 0.4}})
+    assert moved["threshold_sensitive"] is True
+
+
+def test_a_finding_that_cannot_fail_is_not_counted():
+    row = jw_finding({10: 1.0, 11: 1.0, 12: 1.0}, cannot_fail="attention near uniform")
+    assert row["verdict"] == "not comparable: the test cannot fail here (attention near uniform)"
+
+
+def test_q_values_adjust_the_counted_findings_p_values_across_the_table(tmp_path):
+    rows = [jw_finding({10: 0.6, 11: 0.7, 12: 0.8}), jw_finding({10: 0.6, 11: 0.4, 12: 0.8})]
+    rows.append(jw_finding({10: 1.0, 11: 1.0, 12: 1.0}, cannot_fail="uniform"))
+    write_claims(tmp_path / "jw.csv", rows)
+    table = concatenate([tmp_path / "jw.csv"])
+    assert table["q_value"].notna().tolist() == [True, True, False]
+    assert (table["q_value"].dropna() >= table["p_value"].iloc[:2]).all()

@@ -10,7 +10,7 @@
 | `ours`, `published` | the two numbers (`published` empty for a qualitative claim); a finding's `ours` is the mean over its seeds |
 | `sd` | the standard deviation of `ours` across the seeds (empty for one seed) |
 | `tolerance` | how close counts as a match (empty: no numeric comparison) |
-| `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` (qualitative), `not comparable: <why>`, `reference only`, `not public: <why>` (no published value transcribed), `not in the paper: <why>` (the paper reports no such number for this dataset), `undefined` |
+| `verdict` | `match` / `differs` (numeric), `holds` / `does not hold` / `inconclusive` (qualitative), `not comparable: <why>`, `reference only`, `not public: <why>` (no published value transcribed), `not in the paper: <why>` (the paper reports no such number for this dataset), `undefined` |
 | `source` | where the published value comes from (paper, repository commit, reference file) |
 | `condition` | what produced ours, in words: the settings below, then whatever else the claim depends on |
 | `select_on` | our checkpoint selection (`dev`, `test`; empty: not a trained model's number) |
@@ -19,18 +19,24 @@
 | `stands_for` | the paper's dataset ours stands for, where that is another dataset (S&S's `yahoo` for our `20news20`) |
 | `deviations` | the `D-…` ids of docs/decisions.md by which this number's protocol differs from the paper's, comma-separated |
 
-The last five are the `Setting` of a claim: the scorecard's cause rules read them, never the
+| `low`, `high` | the 95 % interval of `ours` (`attnexp.verdicts`): over seeds and test instances for a finding, over seeds for a pooled number |
+| `p_value`, `q_value` | a finding's two-sided bootstrap p-value against its threshold, and the same adjusted across every counted finding of the table (Benjamini-Hochberg) |
+| `threshold_sensitive` | a finding whose verdict changes when our threshold (one the paper does not state) is halved or doubled |
+
+The settings columns are the `Setting` of a claim: the scorecard's cause rules read them, never the
 condition's words.
 
-A *finding* (`finding`) is a paper's conclusion in words, tested as a quantity per trained model
-against our threshold for those words, on every seed of the models it concerns: it holds only if it
-holds on each seed, and it is not compared on fewer than `MIN_SEEDS` seeds.
+A *finding* (`finding`) is a paper's conclusion in words, tested as a statistic per trained model
+against a threshold on the finding's side, over every seed of the model: `holds` when the 95 %
+interval over seeds and test instances lies on the finding's side, `does not hold` when it lies on
+the other, `inconclusive` otherwise (`attnexp.verdicts`); not compared on fewer than `MIN_SEEDS` seeds.
 
 A number a paper's table rule computes per trained model (one row per seed) is pooled over the seeds
 of its model by `over_seeds` when the papers' claims are stacked: `ours` becomes the mean, `sd` the
-spread, and a numeric claim matches when the published value lies in our interval — the range of
-our seeds — widened on each side by the tolerance (the authors' own spread for that quantity, where
-it is known). With one seed that is |ours − published| ≤ tolerance.
+spread, and a numeric claim matches when the mean lies within the tolerance of the published value
+(the tolerance comes from the authors' own variability for that kind of quantity, never from our
+seeds); the interval over the seeds is printed beside it. A qualitative claim made per seed holds when
+it holds on every seed, does not hold when it holds on none, and is inconclusive otherwise.
 
 Each paper's table rule writes `results/claims/<name>.csv` with `write_claims` (one row per seed);
 `concatenate` stacks them and pools them over the seeds into `results/tables/claims.csv` (the
@@ -41,13 +47,15 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from attnexp import io
+from attnexp import io, verdicts
+from attnexp.verdicts import Evidence
 from attnexp.markdown import to_markdown
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "write_claims",
     "read_claims",
     "concatenate",
+    "with_q_values",
     "claims_markdown",
 ]
 
@@ -83,7 +92,7 @@ CLAIM_COLUMNS = (
     "verdict",
     "source",
     "condition",
-) + SETTING_COLUMNS
+) + SETTING_COLUMNS + ("low", "high", "p_value", "q_value", "threshold_sensitive")
 MIN_SEEDS = 3  # a finding rests on at least this many seeds of each model it concerns
 
 
@@ -165,6 +174,11 @@ def claim(
         "stand_ins": setting.stand_ins,
         "stands_for": setting.stands_for,
         "deviations": ", ".join(setting.deviations),
+        "low": None,
+        "high": None,
+        "p_value": None,
+        "q_value": None,
+        "threshold_sensitive": None,
     }
 
 
@@ -174,34 +188,67 @@ def finding(
     dataset: str,
     model: str,
     quantity: str,
-    per_seed: dict[int, float | None],
-    holds: Callable[[float], bool],
+    per_seed: Mapping[int, Evidence | None],
+    *,
+    threshold: float,
+    side: str,
     rule: str,
     source: str,
     setting: Setting = Setting(),
     undefined: str = "undefined",
+    parameter: str | None = None,
+    span: tuple[float, float] | None = None,
+    variants: Mapping[str, Mapping[int, Evidence | None]] | None = None,
+    cannot_fail: str | None = None,
 ) -> dict:
-    """One finding of a paper on one model, over its seeds. `per_seed`: seed -> our quantity (None
-    where it is undefined on that seed, `undefined` saying why); `holds`: whether a value shows the
-    finding; `rule`: that test in words ("holds on a seed when the share is at least 0.5"). The
-    verdict: `holds` on every seed, else `does not hold`; `not comparable` on fewer than `MIN_SEEDS`
-    seeds or where a seed's value is undefined. `ours` is the mean over the seeds, `sd` their spread."""
+    """One finding of a paper on one model, over its seeds (`attnexp.verdicts`). `per_seed`: seed ->
+    our statistic, a number or a `Sample` of per-instance values (None where it is undefined on that
+    seed, `undefined` saying why); the finding puts the statistic `side` ("above"/"below") of
+    `threshold`; `rule`: that test in words. `parameter`: the name of our threshold where the paper
+    states none: the verdict is also read at half and double it, or at the ends of `span` (a share's
+    threshold t: (t/2, (1+t)/2), since double a majority is more than every instance). `variants`: the per-seed evidence
+    under other values of an instance-level parameter of ours (label -> per seed), read the same way.
+    A verdict that changes over either is threshold-sensitive. `cannot_fail`: why the test cannot
+    fail on this model (it is then not counted: `not comparable: …`).
+
+    The verdict: `holds` / `does not hold` / `inconclusive` by the interval rule; `not comparable`
+    on fewer than `MIN_SEEDS` seeds or where a seed's value is undefined. `ours` is the mean over the
+    seeds, `sd` their spread, [`low`, `high`] the 95 % interval, `p_value` against the threshold."""
     seeds = sorted(per_seed)
-    values = [per_seed[s] for s in seeds]
+    evidence = [per_seed[s] for s in seeds]
+    values = [None if e is None else _value(e) for e in evidence]
     defined = [v for v in values if v is not None and not math.isnan(v)]
-    shown = ", ".join(
-        f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values)
-    )
+    shown = ", ".join(f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values))
+    low = high = p = sensitive = None
     if len(seeds) < MIN_SEEDS:
         verdict = f"not comparable: {len(seeds)} seed{'' if len(seeds) == 1 else 's'}, a finding needs {MIN_SEEDS}"
     elif len(defined) < len(values):
-        verdict = f"not comparable: {undefined} on seed {', '.join(str(s) for s, v in zip(seeds, values) if v is None or math.isnan(v))}"
+        missing = ", ".join(str(s) for s, v in zip(seeds, values) if v is None or math.isnan(v))
+        verdict = f"not comparable: {undefined} on seed {missing}"
     else:
-        held = sum(map(holds, defined))
-        verdict = "holds" if held == len(defined) else "does not hold"
+        found = verdicts.estimate(evidence)
+        low, high = round(found.low, 4), round(found.high, 4)
+        verdict = verdicts.verdict(found.low, found.high, threshold, side)
+        p = round(verdicts.p_value(found.draws, threshold), 4)
+        readings = {verdict}
+        if parameter is not None and threshold != 0:
+            ends = span or (threshold / 2, threshold * 2)
+            readings |= {verdicts.verdict(found.low, found.high, t, side) for t in ends}
+        for other in (variants or {}).values():
+            if all(other.get(s) is not None for s in seeds):
+                again = verdicts.estimate([other[s] for s in seeds])
+                readings.add(verdicts.verdict(again.low, again.high, threshold, side))
+        sensitive = len(readings) > 1
+        if cannot_fail:
+            verdict = f"not comparable: the test cannot fail here ({cannot_fail})"
     ours = round(sum(defined) / len(defined), 4) if defined else None
     sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
-    held_words = f"holds on {sum(map(holds, defined))} of {len(defined)} seeds" if defined else "no seed defines it"
+    basis = "" if low is None else (
+        f"; 95 % interval [{low:.3f}, {high:.3f}] over {len(seeds)} seeds"
+        + (" and their test instances" if any(isinstance(e, verdicts.Sample) for e in evidence) else " (one value per seed)")
+    )
+    ends = span or (threshold / 2, threshold * 2)
+    named = f" ({parameter}, ours; also read at {ends[0]:g} and {ends[1]:g})" if parameter else ""
     row = claim(
         paper,
         table,
@@ -212,10 +259,14 @@ def finding(
         ours,
         verdict=verdict,
         source=source,
-        condition=f"{rule}; {held_words} ({shown})",
+        condition=f"{rule}{named}; threshold {threshold:g}, {side}{basis}; per seed {shown}",
         setting=setting,
     )
-    return row | {"seeds": len(seeds), "sd": sd}
+    return row | {"seeds": len(seeds), "sd": sd, "low": low, "high": high, "p_value": p, "threshold_sensitive": sensitive}
+
+
+def _value(evidence: Evidence) -> float:
+    return evidence.value if isinstance(evidence, verdicts.Sample) else float(evidence)
 
 
 def claims_frame(rows: list[dict]) -> pd.DataFrame:
@@ -228,9 +279,11 @@ def claims_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:
-    """`seed` and `seeds` as integers with gaps (a finding has no single seed: 10, not 10.0); `sd` a
-    number, empty for one seed."""
-    return table.astype({"seed": "Int64", "seeds": "Int64", "sd": float})
+    """`seed` and `seeds` as integers with gaps (a finding has no single seed: 10, not 10.0); `sd`,
+    the interval and the p- and q-values numbers (empty where they do not apply); the sensitivity
+    flag true/false/empty."""
+    numbers = dict.fromkeys(("sd", "low", "high", "p_value", "q_value"), float)
+    return table.astype({"seed": "Int64", "seeds": "Int64", "threshold_sensitive": "boolean"} | numbers)
 
 
 def write_claims(path: str | Path, rows: list[dict]) -> pd.DataFrame:
@@ -247,7 +300,7 @@ def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
         sealed,
         dtype=text,
         keep_default_na=False,
-        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")},
+        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed", "low", "high", "p_value", "q_value", "threshold_sensitive")},
     )
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")
@@ -266,7 +319,13 @@ _SAME_CLAIM = (
     "source",
     "condition",
 ) + SETTING_COLUMNS
-_POOLED_KINDS = {"match": "numeric", "differs": "numeric", "holds": "qualitative", "does not hold": "qualitative"}
+_POOLED_KINDS = {
+    "match": "numeric",
+    "differs": "numeric",
+    "holds": "qualitative",
+    "does not hold": "qualitative",
+    "inconclusive": "qualitative",
+}
 
 
 def _pooled(rows: pd.DataFrame, kind: str) -> dict:
@@ -278,14 +337,21 @@ def _pooled(rows: pd.DataFrame, kind: str) -> dict:
     shown = ", ".join(f"{s}: {v:.4f}" for s, v in zip(seeds, values))
     ours = round(statistics.fmean(defined), 4) if defined else None
     sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
+    low = high = None
+    if len(defined) == len(values):
+        spread = verdicts.estimate(defined)
+        low, high = round(spread.low, 4), round(spread.high, 4)
     if kind == "numeric" and len(defined) == len(values):
-        low, high, published, tolerance = min(values), max(values), float(first["published"]), float(first["tolerance"])
-        verdict = "match" if low - tolerance - 1e-12 <= published <= high + tolerance + 1e-12 else "differs"
-        rule = f"our interval [{low:.4f}, {high:.4f}] (the range of {len(seeds)} seeds) widened by the tolerance"
+        published, tolerance = float(first["published"]), float(first["tolerance"])
+        verdict = "match" if abs(statistics.fmean(defined) - published) <= tolerance + 1e-12 else "differs"
+        rule = (
+            f"the mean of {len(seeds)} seeds within the tolerance of the published value "
+            f"(95 % interval over the seeds [{low:.4f}, {high:.4f}])"
+        )
     elif kind == "qualitative":
         held = int((rows["verdict"] == "holds").sum())
-        verdict = "holds" if held == len(rows) else "does not hold"
-        rule = f"holds on {held} of {len(rows)} seeds (it holds only on every seed)"
+        verdict = "holds" if held == len(rows) else "does not hold" if held == 0 else "inconclusive"
+        rule = f"holds on {held} of {len(rows)} seeds (holds on every seed: holds; on none: does not hold; else inconclusive)"
     else:
         verdict, rule = first["verdict"], "the same verdict on every seed"
     condition = "; ".join(part for part in (first["condition"], f"{rule}; per seed {shown}") if part)
@@ -296,6 +362,8 @@ def _pooled(rows: pd.DataFrame, kind: str) -> dict:
         "sd": sd,
         "verdict": verdict,
         "condition": condition,
+        "low": low,
+        "high": high,
     }
 
 
@@ -323,9 +391,20 @@ def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def concatenate(paths: list[str | Path], sealed: bool = False) -> pd.DataFrame:
-    """Every paper's claims in one table, in the order given, pooled over the seeds (`over_seeds`)."""
+    """Every paper's claims in one table, in the order given, pooled over the seeds (`over_seeds`),
+    with the findings' q-values (`with_q_values`)."""
     parts = [read_claims(p, sealed) for p in paths]
-    return over_seeds(pd.concat(parts, ignore_index=True)) if parts else claims_frame([])
+    return with_q_values(over_seeds(pd.concat(parts, ignore_index=True))) if parts else claims_frame([])
+
+
+def with_q_values(table: pd.DataFrame) -> pd.DataFrame:
+    """`q_value`: each counted finding's p-value adjusted across all counted findings of the table by
+    Benjamini-Hochberg (`attnexp.verdicts.q_values`); a finding not counted (`not comparable: …`) has none."""
+    table = table.copy()
+    counted = table["p_value"].notna() & ~table["verdict"].str.startswith("not comparable")
+    table["q_value"] = np.nan
+    table.loc[counted, "q_value"] = np.round(verdicts.q_values(table.loc[counted, "p_value"].to_numpy()), 4)
+    return _typed(table)
 
 
 def claims_markdown(table: pd.DataFrame) -> str:

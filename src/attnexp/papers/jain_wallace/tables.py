@@ -334,7 +334,7 @@ def write_tables(
                     "setting": setting,
                     "encoder": spec.encoder,
                     "attention": spec.attention,
-                    "means": means[-1]["means"],
+                    "correlations": correlations,
                     "permutation": permutation,
                     "adversarial": adversarial,
                 }

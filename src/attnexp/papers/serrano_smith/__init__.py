@@ -65,11 +65,6 @@ SERRANO_SMITH = Paper(
             "share of instances where the gradient ranking flips sooner",
             "... and does so on more instances",
         ),
-        (
-            "prob_predictor.py shares (ordering)",
-            "gradient-sooner share, FLAN minus HAN",
-            "The gradient's lead is larger in flat (FLAN) than in hierarchical (HAN) models",
-        ),
     ),
     measures={
         "ss_flip_top": ("erasing the top-attention item flips the decision, %", "higher, and above the random item's"),

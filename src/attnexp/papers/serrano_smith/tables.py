@@ -8,19 +8,22 @@
   the decision sooner than the attention ranking, beside the code-derived reference shares.
 
 Claims (`attnexp.claims`), the findings on every seed of each model: §5, erasing the
-highest-attention item rarely flips the decision (`serrano_smith.findings.rarely`), flips it more
-often than erasing a random item, and mostly moves the output more than a random item does (ΔJS > 0);
-§6, the paper's headline (gradient-ranked removal flips after a smaller fraction than
-attention-ranked removal, also instance by instance) and its ordering (FLAN above HAN for the same
-encoder); and per run the reference shares (reference only: the values are derived from the authors'
-code). A model that `serrano_smith.left_out` keeps from training (D-SS-BUDGET) gets the same finding
-rows, `not comparable`, so that the scorecard counts what the cut leaves out.
+highest-attention item rarely flips the decision (`serrano_smith.findings.rarely`, ours: S&S give no
+number), flips it more often than erasing a random item, and mostly moves the output more than a random
+item does (ΔJS > 0); §6, the paper's headline (gradient-ranked removal flips after a smaller fraction
+than attention-ranked removal, also instance by instance); and per run the reference shares (reference
+only: the values are derived from the authors' code). The §5 findings and the per-instance comparison
+rest on the test instances of every seed (`attnexp.verdicts.Sample`, from the run's per-instance
+tables); the box plots' median difference on one value per seed. A model that `serrano_smith.left_out`
+keeps from training (D-SS-BUDGET) gets the same finding rows, `not comparable`, so that the scorecard
+counts what the cut leaves out.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from attnexp import io
@@ -28,6 +31,7 @@ from attnexp.claims import Setting, claim, finding, run_setting, write_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers.serrano_smith.summary import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
+from attnexp.verdicts import Sample, share
 
 __all__ = [
     "read_runs",
@@ -55,8 +59,8 @@ ERASURE_QUANTITIES = {
     "delta_js": "share of instances where erasing the top item moves the output more than a random item (ΔJS > 0)",
 }
 FINDING_QUANTITIES = [(ERASURE_TABLE, q) for q in ERASURE_QUANTITIES.values()] + list(HEADLINE_QUANTITIES.items())
-ORDERING_TABLE = "prob_predictor.py shares (ordering)"
-ORDERING_QUANTITY = "gradient-sooner share, FLAN minus HAN (> 0: FLAN's gradient flips sooner more often)"
+RARELY = "serrano_smith.findings.rarely"  # the config key of our threshold for S&S's "rarely"
+MAJORITY = "0.5: a majority (ours)"  # our threshold for S&S's "mostly"
 LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
 LEFT_OUT_SETTING = Setting(deviations=("D-SS-BUDGET",))
 
@@ -143,17 +147,58 @@ def _stands_for(dataset: str, reference_datasets: dict, fallback=None) -> str:
     return theirs if isinstance(theirs, str) and theirs != dataset else ""
 
 
+def _top_erasure(erasure: pd.DataFrame) -> pd.DataFrame | None:
+    """A run's single-weight erasures of its highest-attention item, one row per test instance (None: none)."""
+    rows = erasure[erasure["top_by"] == "attention"] if "top_by" in erasure else erasure.iloc[:0]
+    return rows if len(rows) else None
+
+
+def _flip_share(erasure: pd.DataFrame) -> Sample | None:
+    """The share of instances whose decision erasing the top item flips (`summarise_erasure`'s
+    pct_both_flip + pct_only_top_flips, in [0, 1])."""
+    top = _top_erasure(erasure)
+    return None if top is None else share(top["flip_top"].astype(bool).to_numpy())
+
+
+def _top_over_random(erasure: pd.DataFrame) -> Sample | None:
+    """Only the top item's erasure flips minus only a random item's, as shares of the instances: the
+    mean of flip_top − flip_random (pct_only_top_flips − pct_only_random_flips, in [0, 1])."""
+    top = _top_erasure(erasure)
+    if top is None:
+        return None
+    difference = top["flip_top"].astype(bool).to_numpy(dtype=float) - top["flip_random"].astype(bool).to_numpy(dtype=float)
+    return Sample({"difference": difference}, lambda m: m["difference"])
+
+
+def _moves_more(erasure: pd.DataFrame) -> Sample | None:
+    """The share of instances whose ΔJS is not negative (1 − `summarise_erasure`'s negative_delta_js)."""
+    top = _top_erasure(erasure)
+    return None if top is None else share(~(top["delta_js"].astype(float).to_numpy() < 0))
+
+
+def _gradient_sooner(removal: pd.DataFrame) -> Sample:
+    """Per instance, +1 where the gradient ranking flips the decision sooner, −1 where attention does,
+    0 on a tie (`summary.flip_sooner`'s rule: a ranking that flips beats one that never does); its mean
+    is gradient_sooner − attention_sooner."""
+    k = removal[removal.ranking.isin(["gradient", "attention"])].pivot(index="id", columns="ranking", values="removed")
+    a, b = k["gradient"].astype(float), k["attention"].astype(float)
+    gradient_wins = (a.notna() & (b.isna() | (a < b))).to_numpy(dtype=float)
+    attention_wins = (b.notna() & (a.isna() | (b < a))).to_numpy(dtype=float)
+    return Sample({"difference": gradient_wins - attention_wins}, lambda m: m["difference"])
+
+
 def serrano_smith_claims(
     runs: list[dict],
-    erasure: pd.DataFrame,
     removal: pd.DataFrame,
     sooner: pd.DataFrame,
     published: pd.DataFrame,
     reference_datasets: dict | None = None,
     rarely: float = 0.1,
 ) -> list[dict]:
-    """The claims of each model over its seeds (module docstring); `rarely`: the largest share of
-    instances whose decision erasing the top-attention item may flip for S&S's "rarely".
+    """The claims of each model over its seeds (module docstring); `rarely`: our threshold for S&S's
+    "rarely" (`serrano_smith.findings.rarely`), the share of instances whose decision erasing the
+    top-attention item flips. `runs` carry their per-instance `erasure` and `removal` tables (the
+    findings' instances); `removal`, `sooner`: the per-run summary tables.
     `reference_datasets`: our dataset -> the S&S dataset it stands for (config
     `serrano_smith.reference_datasets`), whether or not S&S's code gives a reference share for the model."""
     rows, reference_datasets = [], reference_datasets or {}
@@ -165,22 +210,24 @@ def serrano_smith_claims(
         removed = {r["seed"]: at(removal, r).set_index("ranking") for r in seeds}
         if not all({"gradient", "attention"} <= set(part.index) for part in removed.values()):
             continue
-        erased = {
-            r["seed"]: at(erasure, r).set_index("top_by") if "top_by" in erasure else pd.DataFrame() for r in seeds
-        }
         shares = {r["seed"]: at(sooner, r).iloc[0] for r in seeds}
         # a stand-in dataset says which of S&S's it stands for (the scorecard names it as a miss's cause)
         theirs = _stands_for(dataset, reference_datasets, shares[seeds[0]["seed"]].reference_dataset)
         setting = replace(seeds[0]["setting"], stands_for=theirs)
         words = f"our {dataset} stands for S&S's {theirs}; " if theirs else ""
 
-        def each(value) -> dict[int, float | None]:
-            return {int(s): value(s) for s in removed}
+        def each(evidence) -> dict[int, object]:
+            return {int(r["seed"]): evidence(r) for r in seeds}
 
-        def top(s, column: str) -> float | None:
-            return float(erased[s].loc["attention", column]) if "attention" in erased[s].index else None
+        def median_gap(r: dict) -> float | None:
+            gap = float(
+                removed[r["seed"]].loc["gradient", "fraction_median"] - removed[r["seed"]].loc["attention", "fraction_median"]
+            )
+            return None if np.isnan(gap) else gap
 
         box, per_instance = HEADLINE_QUANTITIES
+        erased = {"source": ERASURE_SOURCE, "setting": setting, "undefined": "no attention erasure"}
+        headline = {"source": HEADLINE_SOURCE, "setting": setting}
         rows += [
             finding(
                 PAPER,
@@ -188,16 +235,12 @@ def serrano_smith_claims(
                 dataset,
                 model,
                 ERASURE_QUANTITIES["rarely"],
-                each(
-                    lambda s: (
-                        None if top(s, "n") is None else (top(s, "pct_both_flip") + top(s, "pct_only_top_flips")) / 100
-                    )
-                ),
-                lambda v: v <= rarely,
-                f"{words}holds on a seed when the share is at most {rarely} (S&S: 'rarely')",
-                ERASURE_SOURCE,
-                setting,
-                undefined="no attention erasure",
+                each(lambda r: _flip_share(r["erasure"])),
+                threshold=rarely,
+                side="below",
+                rule=f"{words}erasing the highest-attention item rarely flips the decision (S&S: 'rarely'; they give no number)",
+                parameter=RARELY,
+                **erased,
             ),
             finding(
                 PAPER,
@@ -205,18 +248,11 @@ def serrano_smith_claims(
                 dataset,
                 model,
                 ERASURE_QUANTITIES["random"],
-                each(
-                    lambda s: (
-                        None
-                        if top(s, "n") is None
-                        else (top(s, "pct_only_top_flips") - top(s, "pct_only_random_flips")) / 100
-                    )
-                ),
-                lambda v: v > 0,
-                f"{words}holds on a seed when the difference is positive",
-                ERASURE_SOURCE,
-                setting,
-                undefined="no attention erasure",
+                each(lambda r: _top_over_random(r["erasure"])),
+                threshold=0,
+                side="above",
+                rule=f"{words}erasing the top item flips the decision more often than erasing a random item",
+                **erased,
             ),
             finding(
                 PAPER,
@@ -224,12 +260,12 @@ def serrano_smith_claims(
                 dataset,
                 model,
                 ERASURE_QUANTITIES["delta_js"],
-                each(lambda s: None if top(s, "n") is None else 1 - top(s, "negative_delta_js")),
-                lambda v: v > 0.5,
-                f"{words}holds on a seed when the share exceeds 0.5",
-                ERASURE_SOURCE,
-                setting,
-                undefined="no attention erasure",
+                each(lambda r: _moves_more(r["erasure"])),
+                threshold=0.5,
+                side="above",
+                rule=f"{words}erasing the top item mostly moves the output more than erasing a random item: the share exceeds 0.5",
+                parameter=MAJORITY,
+                **erased,
             ),
             finding(
                 PAPER,
@@ -237,15 +273,12 @@ def serrano_smith_claims(
                 dataset,
                 model,
                 HEADLINE_QUANTITIES[box],
-                each(
-                    lambda s: float(
-                        removed[s].loc["gradient", "fraction_median"] - removed[s].loc["attention", "fraction_median"]
-                    )
-                ),
-                lambda v: v < 0,
-                f"{words}holds on a seed when the difference is negative",
-                HEADLINE_SOURCE,
-                setting,
+                each(median_gap),
+                threshold=0,
+                side="below",
+                rule=f"{words}the gradient ranking flips the decision after a smaller fraction of the items than attention (median over the flipping instances, one value per seed)",
+                undefined="no instance flips under one of the rankings",
+                **headline,
             ),
             finding(
                 PAPER,
@@ -253,11 +286,11 @@ def serrano_smith_claims(
                 dataset,
                 model,
                 HEADLINE_QUANTITIES[per_instance],
-                each(lambda s: float(shares[s].gradient_sooner - shares[s].attention_sooner)),
-                lambda v: v > 0,
-                f"{words}holds on a seed when the difference is positive",
-                HEADLINE_SOURCE,
-                setting,
+                each(lambda r: _gradient_sooner(r["removal"])),
+                threshold=0,
+                side="above",
+                rule=f"{words}the gradient ranking flips the decision sooner than attention on more instances than the reverse",
+                **headline,
             ),
         ]
         for r in seeds:  # the code-derived reference shares: one number per model, per seed
@@ -281,70 +314,16 @@ def serrano_smith_claims(
                         setting,
                     )
                 )
-    rows += _ordering_claims(sooner, published)
     return rows
 
 
-def _ordering_claims(sooner: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
-    """FLAN-x above HAN-x in the gradient-sooner share, for each encoder x with both models, on every
-    seed, beside the reference shares of the dataset ours stands for."""
-    rows = []
-    for dataset, part in sooner.groupby("dataset", sort=True):
-        for encoder in ("rnn", "conv", "none"):
-            han, flan = f"han-{encoder}", f"flan-{encoder}"
-            by_seed = {int(seed): group.set_index("model") for seed, group in part.groupby("seed", sort=True)}
-            both = {seed: shares for seed, shares in by_seed.items() if {han, flan} <= set(shares.index)}
-            if not both:
-                continue
-            reference = next(iter(both.values())).loc[flan, "reference_dataset"]
-            ref = (
-                published[published.dataset == reference].set_index("model")
-                if isinstance(reference, str)
-                else pd.DataFrame()
-            )
-            published_difference = (
-                float(ref.loc[flan, "gradient_flips_sooner"] - ref.loc[han, "gradient_flips_sooner"])
-                if {han, flan} <= set(ref.index)
-                else None
-            )
-            compared = published_difference is not None
-            row = finding(
-                PAPER,
-                ORDERING_TABLE,
-                dataset,
-                f"{flan} vs {han}",
-                ORDERING_QUANTITY,
-                {
-                    seed: float(shares.loc[flan, "gradient_sooner"] - shares.loc[han, "gradient_sooner"])
-                    for seed, shares in both.items()
-                },
-                lambda v: v > 0,
-                (
-                    (
-                        f"our {dataset} stands for S&S's {reference}"
-                        if reference != dataset
-                        else f"reference: {reference}"
-                    )
-                    if compared
-                    else "no reference share for this dataset"
-                )
-                + "; holds on a seed when the difference is positive",
-                published.iloc[0].source if compared else HEADLINE_SOURCE,
-                Setting(stands_for=reference if compared and reference != dataset else ""),
-            )
-            rows.append(row | {"published": published_difference})
-    return rows
-
-
-def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
+def left_out_claims(left_out: list[dict]) -> list[dict]:
     """The claim rows of the models `serrano_smith.left_out` kept from training ({dataset, model,
-    seed}), each `not comparable` (D-SS-BUDGET): the findings per model, and the FLAN-over-HAN
-    ordering of each encoder whose HAN or FLAN model is left out while the dataset has the other
-    trained or left out. `trained`: the runs that were trained ({dataset, model, seed})."""
+    seed}): the findings per model, each `not comparable` (D-SS-BUDGET)."""
     seeds = {(r["dataset"], r["model"]): set() for r in left_out}
     for r in left_out:
         seeds[(r["dataset"], r["model"])].add(int(r["seed"]))
-    rows = [
+    return [
         claim(
             PAPER,
             table,
@@ -361,28 +340,6 @@ def left_out_claims(left_out: list[dict], trained: list[dict]) -> list[dict]:
         for (dataset, model), s in sorted(seeds.items())
         for table, quantity in FINDING_QUANTITIES
     ]
-    missing = {(d, m) for d, m in seeds}
-    present = missing | {(r["dataset"], r["model"]) for r in trained}
-    for dataset in sorted({d for d, _ in missing}):
-        for encoder in ("rnn", "conv", "none"):
-            han, flan = (dataset, f"han-{encoder}"), (dataset, f"flan-{encoder}")
-            if {han, flan} <= present and {han, flan} & missing:
-                rows.append(
-                    claim(
-                        PAPER,
-                        ORDERING_TABLE,
-                        dataset,
-                        f"{flan[1]} vs {han[1]}",
-                        None,
-                        ORDERING_QUANTITY,
-                        None,
-                        verdict=LEFT_OUT,
-                        source=HEADLINE_SOURCE,
-                        setting=LEFT_OUT_SETTING,
-                    )
-                    | {"seeds": len(seeds.get(han, seeds.get(flan, set())))}
-                )
-    return rows
 
 
 def write_tables(
@@ -413,8 +370,8 @@ def write_tables(
         io.write_csv(out[f"{name}_csv"], table, seal=True)
         io.write_text(out[f"{name}_md"], titles[name] + to_markdown(table.round(4)))
     rows = serrano_smith_claims(
-        runs, tables["erasure"], tables["removal"], tables["flip_sooner"], published, reference_datasets, rarely
+        runs, tables["removal"], tables["flip_sooner"], published, reference_datasets, rarely
     )
-    rows += left_out_claims(list(left_out), runs)
+    rows += left_out_claims(list(left_out))
     write_claims(out["claims"], rows)
     return tables
