@@ -48,7 +48,7 @@ def test_gaps_pair_the_states_by_label_and_leave_out_changed_datasets():
     assert gaps["mean"].tolist() == pytest.approx([0.27, 0.06, 0.02]) and gaps["sig_frac"].tolist() == pytest.approx(
         [0.39, 0.11, 0.11]
     )
-    measured = measured_tolerances(table)
+    measured = measured_tolerances(table)  # one counted cell each: its gap is the median
     assert measured == {"lstm": {"mean": 0.06, "sig_frac": 0.11}, "average": {"mean": 0.02, "sig_frac": 0.11}}
     shown = tolerance_table(table, measured)
     assert (
@@ -65,4 +65,4 @@ def test_the_configured_tolerances_are_the_measured_spread_of_the_authors_states
     written = write_tolerances(
         STATES, config["jain_wallace"]["table2_tolerance"], tmp_path / "t.csv", tmp_path / "t.md"
     )
-    assert len(written) == 4 and (written["largest_gap"] <= written["tolerance"]).all()
+    assert len(written) == 4 and (written["median_gap"] <= written["tolerance"]).all()

@@ -166,7 +166,7 @@ def test_a_run_becomes_an_index_and_a_page_per_paper(tmp_path):
         "data-and-models.md",
     }
     index = (out / "README.md").read_text()
-    assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 |" in index
+    assert "| [Jain & Wallace 2019](jain-wallace-2019.md) | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 | 0 |" in index
     # every miss with its cause, the unexplained ones first (the J&W miss has no named cause)
     misses = index.split("## Misses", 1)[1].split("##", 1)[0]
     assert misses.index("unexplained") < misses.index("AOPC(loo)")
@@ -203,9 +203,10 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
             "lstm-tanh",
             permutation,
             {1: 0.61, 2: 0.65, 3: 0.7},
-            lambda v: v > 0.5,
-            "rule",
-            "J&W",
+            threshold=0.5,
+            side="above",
+            rule="rule",
+            source="J&W",
         ),
         finding(
             JW,
@@ -213,10 +214,11 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
             "imdb",
             "lstm-tanh",
             permutation,
-            {1: 0.41, 2: 0.45, 3: 0.6},
-            lambda v: v > 0.5,
-            "rule",
-            "J&W",
+            {1: 0.41, 2: 0.45, 3: 0.40},
+            threshold=0.5,
+            side="above",
+            rule="rule",
+            source="J&W",
         ),
         finding(
             JW,
@@ -225,9 +227,10 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
             "lstm-tanh",
             permutation,
             {1: 0.9},
-            lambda v: v > 0.5,
-            "rule",
-            "J&W",
+            threshold=0.5,
+            side="above",
+            rule="rule",
+            source="J&W",
         ),
         finding(
             SS,
@@ -236,9 +239,10 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
             "han-rnn",
             "share of instances whose decision erasing the highest-attention item flips",
             {1: 0.02, 2: 0.03, 3: 0.04},
-            lambda v: v <= 0.1,
-            "rule",
-            "S&S",
+            threshold=0.1,
+            side="below",
+            rule="rule",
+            source="S&S",
         ),
     ]
     io.write_csv(run / "results/tables/scorecard.csv", scorecard(claims_frame(rows)))
@@ -254,17 +258,17 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
     )
     found = index.split("## What we found", 1)[1].split("## Scorecard", 1)[0]
     assert (
-        "**[Jain & Wallace 2019](jain-wallace-2019.md)**: where compared, 1 of 2 finding–model pairs hold (1 not compared)."
-        in found
+        "**[Jain & Wallace 2019](jain-wallace-2019.md)**: 1 finding–model pairs hold, 1 do not hold, 0 inconclusive "
+        "(0 of the 2 decided at a 5 % false discovery rate; 1 not compared)." in found
     )
     assert (
-        "- Randomly permuting the attention weights often changes the output only minimally — §4.2, attention permutation (Figure 4): "
-        "holds on sst lstm-tanh (0.653 ± 0.045); does not hold on imdb lstm-tanh (0.487 ± 0.100); "
+        "- Randomly permuting the attention weights often changes the output only minimally — §4.2 and Figure 4: "
+        "holds on sst lstm-tanh (0.653 [0.610, 0.700], 3 seeds); does not hold on imdb lstm-tanh (0.420 [0.400, 0.450], 3 seeds); "
         "not compared on 1 model (1 seed, a finding needs 3)."
     ) in found
     assert (
-        "- Erasing the highest-attention item rarely flips the decision — §5, single-weight erasure: holds on 20news20 han-rnn (0.030 ± 0.010)."
-        in found
+        "- Erasing the highest-attention item rarely flips the decision — §5 (single attention weight erasure): "
+        "holds on 20news20 han-rnn (0.030 [0.020, 0.040], 3 seeds)." in found
     )
     # each paper's page opens with its own findings, then a key figure
     page = (out / "jain-wallace-2019.md").read_text()
@@ -272,10 +276,11 @@ def test_the_index_opens_with_what_was_found_in_numbers_of_the_claims(tmp_path):
     assert "- Randomly permuting the attention weights often changes the output only minimally" in first_screen
     assert "Erasing the highest-attention item" not in first_screen and "](figures/" in first_screen
     card = read_scorecard(out / "scorecard.csv")
-    values = {f"{v:.3f}" for column in ("ours", "sd") for v in card[column].dropna()}
+    values = {f"{v:.3f}" for column in ("ours", "sd", "low", "high") for v in card[column].dropna()}
     numbers = re.findall(r"(?<![§\d.])\d+\.\d+", found)  # not the paper's section numbers
     assert numbers and set(numbers) <= values
-    assert list(pd.read_csv(out / "claims.csv").columns) == list(CLAIM_COLUMNS) and len(card) == len(rows)
+    published = pd.read_csv(out / "claims.csv")
+    assert list(published.columns) == [*CLAIM_COLUMNS, "location", "statement"] and len(card) == len(rows)
 
 
 def test_a_note_on_how_the_run_was_made_is_shown_at_the_top(tmp_path, capsys):
@@ -433,14 +438,17 @@ def test_an_incomplete_run_is_published_with_what_is_missing_at_the_top(tmp_path
         in (out / "serrano-smith-2019.md").read_text()
     )
     # a table the run's config never asked for is named on its page, not counted as missing
-    assert "Not in this run's config: `results/tables/debate_matrix.md`" in (out / "beyond-the-papers.md").read_text()
+    assert (
+        "Tables this run's config does not make: `results/tables/debate_matrix.md`"
+        in (out / "beyond-the-papers.md").read_text()
+    )
 
 
 def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
     out = tmp_path / "out"
     assert publish(fake_run(tmp_path / "old", commit="0" * 40), out) == 0
     top = (out / "README.md").read_text().split("## Scorecard", 1)[0]
-    assert "Made by another commit: `000000000000`" in top
+    assert "this checkout is at" not in top  # a published page never compares itself with the reader's checkout
     reproduce = (
         "| to reproduce | `git checkout 000000000000`, then, in the checkout, the command above with `--directory` "
         "naming an empty folder (the same command resumes there after any stop) |"
@@ -580,7 +588,7 @@ def test_readme_status_block_is_regenerated_with_a_link_to_the_pages(tmp_path):
         in block
     )
     assert "[docs/replication](docs/replication/README.md)" in block
-    assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 |" in block
+    assert "| Jain & Wallace 2019 | replicated | 2 | 1 | 1 | 0 | 1 | 1 | 0 | 0 |" in block
     assert text.startswith("# Project\n") and text.endswith("\n\nRest.\n")
     # a run with fewer claims does not replace the block without --force
     assert (

@@ -292,7 +292,7 @@ def test_not_compared_rows_other_than_not_comparable_have_no_cause():
 
 def test_tolerance_basis_from_the_registry_or_qualitative():
     assert tolerance_basis(table2()).startswith("jain_wallace.table2_tolerance.<encoder>.mean (D-TARGETS)")
-    assert "0.18 BiLSTM" in tolerance_basis(table2(quantity="sig_frac tau(attention, gradient), class 0"))
+    assert "0.015 BiLSTM" in tolerance_basis(table2(quantity="sig_frac tau(attention, gradient), class 0"))
     perf = claim(WP, "test performance", "sst", "lstm-uniform", 10, "f1_class1", 0.8, 0.79, 0.03)
     assert tolerance_basis(perf).startswith("claims.performance_tolerance")
     assert tolerance_basis(qualitative()) == "qualitative"
@@ -331,13 +331,13 @@ def example_claims() -> pd.DataFrame:
     )
 
 
-def test_scorecard_keeps_the_claims_order_and_adds_four_columns():
+def test_scorecard_keeps_the_claims_order_and_adds_six_columns():
     claims = example_claims()
     card = scorecard(claims)
     assert (
         tuple(card.columns)
         == SCORECARD_COLUMNS
-        == CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
+        == CLAIM_COLUMNS + ("location", "statement", "tolerance_basis", "cause", "cause_status", "setting")
     )
     pd.testing.assert_frame_equal(card[list(CLAIM_COLUMNS)], claims)
     assert list(card["cause"]) == [
@@ -399,7 +399,7 @@ def test_files_round_trip_and_are_deterministic(tmp_path):
     md = (tmp_path / "a.md").read_text()
     assert md.startswith("# Replication scorecard") and md.index("## Per paper") < md.index("## Every claim")
     assert (
-        "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 1 |" in md
+        "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 0 | 1 |" in md
         and "| 0.600 | – | 0.400 | 0.070 | differs |" in md
     )
 
@@ -433,7 +433,7 @@ def test_readme_block_is_replaced_and_regeneration_is_idempotent(tmp_path):
     assert text.endswith(END + "\n\n## Next section\n")
     block = text.split(START)[1].split(END)[0]
     assert block == "\n" + readme_status(card, "`results/tables/scorecard.csv`")
-    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 1 |" in block
+    assert "| Jain & Wallace 2019 | replicated | 4 | 1 | 1 | 0 | 2 | 1 | 0 | 1 |" in block
     assert f"- {JW}: 1 × embeddings (D-EMB)" in block and f"- {WP}: 1 × not public: no value" in block
     assert update_readme(readme, card, "`results/tables/scorecard.csv`") is False  # idempotent
     assert readme.read_text() == text
@@ -586,7 +586,7 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
 
 
 def test_the_findings_tally_counts_finding_claims_not_numbers_pooled_over_seeds():
-    from attnexp.claims import finding, over_seeds
+    from attnexp.claims import finding, over_seeds, with_q_values
     from attnexp.scorecard import findings_tally, is_finding
 
     jw = "Jain & Wallace 2019"
@@ -598,15 +598,68 @@ def test_the_findings_tally_counts_finding_claims_not_numbers_pooled_over_seeds(
             "lstm-tanh",
             "share of test instances whose median output change under permutation is at most 0.05",
             {10: 0.8, 11: 0.7, 12: 0.9},
-            lambda v: v > 0.5,
-            "rule",
-            "J&W",
+            threshold=0.5,
+            side="above",
+            rule="rule",
+            source="J&W",
         ),
         *(
             table2(ours=0.40 + seed / 1000) | {"seed": seed} for seed in (10, 11, 12)
         ),  # one Table 2 number on three seeds: pooled, no seed
     ]
-    card = scorecard(over_seeds(claims_frame(rows)))
+    card = scorecard(with_q_values(over_seeds(claims_frame(rows))))
     assert card["seed"].isna().tolist() == [True, True]
     assert is_finding(card).tolist() == [True, False]
-    assert findings_tally(card) == [(jw, 1, 1, 0)]
+    # (paper, hold, do not hold, inconclusive, decided at a 5 % false discovery rate, not compared)
+    assert findings_tally(card) == [(jw, 1, 0, 0, 1, 0)]
+
+
+def test_a_model_that_does_not_learn_its_task_is_not_compared():
+    """A model whose test performance is below 0.8 of the paper's: its other rows are not comparable,
+    its performance row stays as it is (the evidence)."""
+    from attnexp.claims import claim
+
+    jw = "Jain & Wallace 2019"
+    rows = [
+        claim(jw, "test performance", "snli", "lstm-tanh", 10, "accuracy", 0.59, 0.784, 0.03),
+        claim(jw, "Table 2", "snli", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.30, 0.31, 0.04),
+        claim(jw, "test performance", "sst", "lstm-tanh", 10, "f1_class1", 0.78, 0.81, 0.03),
+        claim(jw, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.30, 0.31, 0.04),
+    ]
+    card = scorecard(claims_frame(rows))
+    assert card["verdict"].tolist() == [
+        "differs",
+        "not comparable: the model does not learn the task (accuracy 0.590, below 0.8 of the paper's 0.784)",
+        "match",  # 0.78 is 0.96 of 0.81: it learns the task
+        "match",
+    ]
+
+
+def test_every_finding_row_carries_its_paper_location_and_statement():
+    """Every registered finding of the three papers names where the paper says it; a claim row gets
+    its finding's location and statement, a numeric row its table's location."""
+    from attnexp.claims import finding
+    from attnexp.papers import PAPERS
+
+    for paper in PAPERS.values():
+        for found in paper.findings:
+            assert found.location.strip() and found.statement.strip(), f"{paper.key}: {found.prefix!r}"
+    row = finding(
+        "Jain & Wallace 2019",
+        "§4.2, attention permutation (Figure 4)",
+        "sst",
+        "lstm-tanh",
+        "share of test instances whose median output change under permutation is at most 0.05",
+        {10: 0.8, 11: 0.7, 12: 0.9},
+        threshold=0.5,
+        side="above",
+        rule="rule",
+        source="J&W",
+    )
+    card = scorecard(claims_frame([row, table2()]))
+    assert card.loc[0, "location"] == "§4.2 and Figure 4"
+    assert card.loc[0, "statement"].startswith(
+        "Randomly permuting the attention weights often changes the output only minimally"
+    )
+    assert "Diabetes" in card.loc[0, "statement"]  # the exception J&W name
+    assert card.loc[1, "location"].startswith("Table 2 (")

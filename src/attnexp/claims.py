@@ -55,8 +55,8 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io, verdicts
-from attnexp.verdicts import Evidence
 from attnexp.markdown import to_markdown
+from attnexp.verdicts import Evidence
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -78,21 +78,25 @@ __all__ = [
 
 SETTING_COLUMNS = ("select_on", "embeddings", "stand_ins", "stands_for", "deviations")
 CLAIM_COLUMNS = (
-    "paper",
-    "table",
-    "dataset",
-    "model",
-    "seed",
-    "seeds",
-    "quantity",
-    "ours",
-    "sd",
-    "published",
-    "tolerance",
-    "verdict",
-    "source",
-    "condition",
-) + SETTING_COLUMNS + ("low", "high", "p_value", "q_value", "threshold_sensitive")
+    (
+        "paper",
+        "table",
+        "dataset",
+        "model",
+        "seed",
+        "seeds",
+        "quantity",
+        "ours",
+        "sd",
+        "published",
+        "tolerance",
+        "verdict",
+        "source",
+        "condition",
+    )
+    + SETTING_COLUMNS
+    + ("low", "high", "p_value", "q_value", "threshold_sensitive")
+)
 MIN_SEEDS = 3  # a finding rests on at least this many seeds of each model it concerns
 
 
@@ -218,7 +222,9 @@ def finding(
     evidence = [per_seed[s] for s in seeds]
     values = [None if e is None else _value(e) for e in evidence]
     defined = [v for v in values if v is not None and not math.isnan(v)]
-    shown = ", ".join(f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values))
+    shown = ", ".join(
+        f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values)
+    )
     low = high = p = sensitive = None
     if len(seeds) < MIN_SEEDS:
         verdict = f"not comparable: {len(seeds)} seed{'' if len(seeds) == 1 else 's'}, a finding needs {MIN_SEEDS}"
@@ -243,9 +249,17 @@ def finding(
             verdict = f"not comparable: the test cannot fail here ({cannot_fail})"
     ours = round(sum(defined) / len(defined), 4) if defined else None
     sd = round(statistics.stdev(defined), 4) if len(defined) > 1 else None
-    basis = "" if low is None else (
-        f"; 95 % interval [{low:.3f}, {high:.3f}] over {len(seeds)} seeds"
-        + (" and their test instances" if any(isinstance(e, verdicts.Sample) for e in evidence) else " (one value per seed)")
+    basis = (
+        ""
+        if low is None
+        else (
+            f"; 95 % interval [{low:.3f}, {high:.3f}] over {len(seeds)} seeds"
+            + (
+                " and their test instances"
+                if any(isinstance(e, verdicts.Sample) for e in evidence)
+                else " (one value per seed)"
+            )
+        )
     )
     ends = span or (threshold / 2, threshold * 2)
     named = f" ({parameter}, ours; also read at {ends[0]:g} and {ends[1]:g})" if parameter else ""
@@ -262,7 +276,14 @@ def finding(
         condition=f"{rule}{named}; threshold {threshold:g}, {side}{basis}; per seed {shown}",
         setting=setting,
     )
-    return row | {"seeds": len(seeds), "sd": sd, "low": low, "high": high, "p_value": p, "threshold_sensitive": sensitive}
+    return row | {
+        "seeds": len(seeds),
+        "sd": sd,
+        "low": low,
+        "high": high,
+        "p_value": p,
+        "threshold_sensitive": sensitive,
+    }
 
 
 def _value(evidence: Evidence) -> float:
@@ -300,7 +321,21 @@ def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
         sealed,
         dtype=text,
         keep_default_na=False,
-        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed", "low", "high", "p_value", "q_value", "threshold_sensitive")},
+        na_values={
+            c: [""]
+            for c in (
+                "ours",
+                "sd",
+                "published",
+                "tolerance",
+                "seed",
+                "low",
+                "high",
+                "p_value",
+                "q_value",
+                "threshold_sensitive",
+            )
+        },
     )
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")

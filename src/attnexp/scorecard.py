@@ -64,6 +64,8 @@ from attnexp import io
 from attnexp.claims import CLAIM_COLUMNS, SETTING_COLUMNS, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PRETRAINED_VECTORS, Protocol, RegistryView
+from attnexp.papers.descriptor import Finding
+from attnexp.verdicts import FDR
 
 __all__ = [
     "SCORECARD_COLUMNS",
@@ -90,9 +92,9 @@ __all__ = [
     "findings_line",
 ]
 
-SCORECARD_COLUMNS = CLAIM_COLUMNS + ("tolerance_basis", "cause", "cause_status", "setting")
+SCORECARD_COLUMNS = CLAIM_COLUMNS + ("location", "statement", "tolerance_basis", "cause", "cause_status", "setting")
 PAPERS_SETTING = "paper's"  # the `setting` of a row made at the paper's own setting
-MATCHED, MISSED, NOT_COMPARED = "matched", "missed", "not compared"
+MATCHED, MISSED, INCONCLUSIVE, NOT_COMPARED = "matched", "missed", "inconclusive", "not compared"
 START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 
 
@@ -114,11 +116,19 @@ SHARED_TOLERANCE_BASES = {
 }
 # (paper, table, quantity prefix) of every registered finding (`Paper.findings`): what tells a finding
 # claim from a number pooled over seeds, which has no single seed either
-FINDINGS: Mapping[tuple[str, str, str], str] = RegistryView(
+FINDINGS: Mapping[tuple[str, str, str], Finding] = RegistryView(
+    lambda papers: {(paper.citation, f.table, f.prefix): f for paper in papers.values() for f in paper.findings}
+)
+# (paper, claims' table value) -> where in the paper its published numbers are (`Paper.locations`)
+LOCATIONS: Mapping[tuple[str, str], str] = RegistryView(
     lambda papers: {
-        (paper.citation, table, prefix): words for paper in papers.values() for table, prefix, words in paper.findings
+        (paper.citation, table): where for paper in papers.values() for table, where in paper.locations.items()
     }
 )
+# a model whose test performance is below this share of the paper's does not learn the task: its other
+# claims are not comparable (SNLI trained on its dev pairs reaches 0.59 of accuracy where J&W report 0.78)
+COMPETENCE_FLOOR = 0.8
+PERFORMANCE_TABLE = "test performance"
 TOLERANCE_BASES: Mapping[tuple[str | None, str, str], str] = RegistryView(
     lambda papers: (
         {
@@ -147,7 +157,59 @@ def outcome(verdict: str) -> str:
         return MATCHED
     if verdict in ("differs", "does not hold"):
         return MISSED
+    if verdict == "inconclusive":
+        return INCONCLUSIVE
     return NOT_COMPARED
+
+
+def registered_finding(row) -> Finding | None:
+    """The registered finding (`Paper.findings`) a claim row tests, if any."""
+    for (paper, table, prefix), found in FINDINGS.items():
+        if row["paper"] == paper and row["table"] == table and str(row["quantity"]).startswith(prefix):
+            return found
+    return None
+
+
+def location(row) -> str:
+    """Where the paper says what the row compares: its finding's location, else its table's
+    (`Paper.locations`), else the row's `table` value itself."""
+    found = registered_finding(row)
+    return found.location if found else LOCATIONS.get((row["paper"], row["table"]), str(row["table"]))
+
+
+def statement(row) -> str:
+    """What the paper says, in our words: the finding's statement, else the published value of the quantity."""
+    found = registered_finding(row)
+    if found:
+        return found.statement + (f" (exceptions the paper names: {found.exceptions})" if found.exceptions else "")
+    if _missing(row["published"]):
+        return str(row["quantity"])
+    return f"{row['quantity']} = {row['published']:g} in the paper"
+
+
+def incompetent(claims: pd.DataFrame, floor: float = COMPETENCE_FLOOR) -> dict[tuple[str, str], str]:
+    """(dataset, model) -> why the model does not learn the task: a test-performance row whose seed
+    mean is below `floor` of the paper's value."""
+    rows = claims[(claims["table"] == PERFORMANCE_TABLE) & claims["published"].notna() & claims["ours"].notna()]
+    failing = {}
+    for r in rows.itertuples():
+        if float(r.ours) < floor * float(r.published):
+            failing.setdefault(
+                (r.dataset, r.model),
+                f"the model does not learn the task ({r.quantity} {float(r.ours):.3f}, below {floor:g} of the paper's "
+                f"{float(r.published):.3f})",
+            )
+    return failing
+
+
+def _not_learning(row, failing: dict[tuple[str, str], str]) -> str | None:
+    """Why a row's model (each model of a "a vs b" row) does not learn the task; None if it does."""
+    if row["table"] == PERFORMANCE_TABLE:
+        return None
+    for model in str(row["model"]).split(" vs "):
+        if (row["dataset"], model) in failing:
+            return failing[(row["dataset"], model)]
+    return None
 
 
 def _missing(value) -> bool:
@@ -244,9 +306,15 @@ def setting_differences(row, same_data: frozenset[str] = frozenset()) -> list[st
 
 
 def scorecard(claims: pd.DataFrame, same_data: frozenset[str] = frozenset()) -> pd.DataFrame:
-    """The claims table -> the scorecard (same rows, same order, two columns added)."""
+    """The claims table -> the scorecard (same rows, same order, the columns of `SCORECARD_COLUMNS`
+    added). A row on a model that does not learn the task (`incompetent`) becomes `not comparable`."""
     table = claims.reset_index(drop=True).copy()
+    failing = incompetent(table)
+    why = [_not_learning(r, failing) for r in table.to_dict("records")]
+    table["verdict"] = [f"not comparable: {w}" if w else v for v, w in zip(table["verdict"], why)]
     rows = table.to_dict("records")
+    table["location"] = [location(r) for r in rows]
+    table["statement"] = [statement(r) for r in rows]
     table["tolerance_basis"] = [tolerance_basis(r) for r in rows]
     table["cause"] = [cause(r, same_data) for r in rows]
     # a named cause is what the setting makes likely; only a run without it (a companion run) establishes it
@@ -269,7 +337,7 @@ def _papers(card: pd.DataFrame) -> list[str]:
 
 
 def summary(card: pd.DataFrame) -> pd.DataFrame:
-    """One row per paper: claims, matched, missed (and of those unexplained), not compared."""
+    """One row per paper: claims, matched, missed (and of those unexplained), inconclusive, not compared."""
     card = _with_outcome(card)
     rows = []
     for paper in _papers(card):
@@ -287,6 +355,7 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
                 "under a stand-in": None if at_paper is None else len(matched) - at_paper,
                 "missed": int(counts.get(MISSED, 0)),
                 "unexplained": int(((part["outcome"] == MISSED) & (part["cause"] == "unexplained")).sum()),
+                "inconclusive": int(counts.get(INCONCLUSIVE, 0)),
                 "not_compared": int(counts.get(NOT_COMPARED, 0)),
             }
         )
@@ -301,6 +370,7 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
             "under a stand-in",
             "missed",
             "unexplained",
+            "inconclusive",
             "not_compared",
         ],
     )
@@ -309,7 +379,7 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
 def breakdown(card: pd.DataFrame) -> pd.DataFrame:
     """Missed and not-compared rows per paper by cause (not compared without one: by verdict)."""
     card = _with_outcome(card)
-    card = card[card["outcome"] != MATCHED]
+    card = card[~card["outcome"].isin([MATCHED, INCONCLUSIVE])]
     order = {paper: i for i, paper in enumerate(_papers(card))}
     counts = card.groupby(["paper", "outcome", "reason"], sort=True).size().rename("rows").reset_index()
     counts = counts.assign(order=counts["paper"].map(order)).sort_values(["order", "outcome", "reason"], kind="stable")
@@ -330,6 +400,7 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
         "Every claim (`results/tables/claims.csv`) with why its tolerance is what it is and, for each miss, a named cause "
         "(`attnexp.scorecard`: model outside the paper, data stand-in, embeddings, checkpoint selection, a `D-…` protocol "
         "deviation of docs/decisions.md, or `unexplained`). Matched: `match`/`holds`; missed: `differs`/`does not hold`; "
+        "inconclusive: the 95 % interval straddles the threshold; "
         "not compared: `not comparable`, `reference only`, `not public`, `undefined`.\n\n"
         "## Per paper\n\n"
         + to_markdown(summary(card).rename(columns={"not_compared": "not compared"}))
@@ -352,6 +423,8 @@ def read_scorecard(path: str | Path) -> pd.DataFrame:
             "verdict",
             "source",
             "condition",
+            "location",
+            "statement",
             "tolerance_basis",
             "cause",
             "cause_status",
@@ -361,9 +434,23 @@ def read_scorecard(path: str | Path) -> pd.DataFrame:
     }
     table = pd.read_csv(
         path,
-        dtype=text | {"seed": "Int64", "seeds": "Int64"},
+        dtype=text | {"seed": "Int64", "seeds": "Int64", "threshold_sensitive": "boolean"},
         keep_default_na=False,
-        na_values={c: [""] for c in ("ours", "sd", "published", "tolerance", "seed")},
+        na_values={
+            c: [""]
+            for c in (
+                "ours",
+                "sd",
+                "published",
+                "tolerance",
+                "seed",
+                "low",
+                "high",
+                "p_value",
+                "q_value",
+                "threshold_sensitive",
+            )
+        },
     )
     if tuple(table.columns) != SCORECARD_COLUMNS:
         raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")
@@ -399,22 +486,43 @@ def is_finding(card: pd.DataFrame) -> pd.Series:
     return card["seed"].isna() & card.apply(registered, axis=1).astype(bool) if len(card) else card["seed"].isna()
 
 
-def findings_tally(card: pd.DataFrame) -> list[tuple[str, int, int, int]]:
+def cannot_fail(card: pd.DataFrame) -> pd.Series:
+    """Finding rows whose test cannot fail on their model (not counted)."""
+    return card["verdict"].str.startswith("not comparable: the test cannot fail")
+
+
+def findings_tally(card: pd.DataFrame) -> list[tuple[str, int, int, int, int, int]]:
     """Per paper with finding claims (`is_finding`), in the card's order: (paper, finding–model pairs
-    that hold, pairs compared, pairs not compared)."""
+    that hold, that do not hold, inconclusive, decided at a 5 % false discovery rate (q-value), not
+    compared)."""
     found = card[is_finding(card)]
     tally = []
     for paper in _papers(found):
-        verdicts = found.loc[found["paper"] == paper, "verdict"]
-        compared = verdicts.isin(["holds", "does not hold"])
-        tally.append((paper, int((verdicts == "holds").sum()), int(compared.sum()), int((~compared).sum())))
+        part = found[found["paper"] == paper]
+        verdicts = part["verdict"]
+        decided = verdicts.isin(["holds", "does not hold"]) & (part["q_value"] <= FDR).fillna(False)
+        tally.append(
+            (
+                paper,
+                int((verdicts == "holds").sum()),
+                int((verdicts == "does not hold").sum()),
+                int((verdicts == "inconclusive").sum()),
+                int(decided.sum()),
+                int((~verdicts.isin(["holds", "does not hold", "inconclusive"])).sum()),
+            )
+        )
     return tally
 
 
-def findings_line(paper: str, held: int, compared: int, not_compared: int) -> str:
-    """ "where compared, 3 of 5 finding–model pairs hold (2 not compared)"."""
-    said = f"where compared, {held} of {compared} finding–model pairs hold" if compared else "no finding compared"
-    return said + (f" ({not_compared} not compared)" if not_compared else "")
+def findings_line(paper: str, held: int, failed: int, inconclusive: int, decided: int, not_compared: int) -> str:
+    """ "3 hold, 1 does not hold, 2 inconclusive (4 decided at a 5 % false discovery rate; 2 not compared)"."""
+    if not held + failed + inconclusive:
+        return "no finding compared" + (f" ({not_compared} not compared)" if not_compared else "")
+    said = f"{held} finding–model pairs hold, {failed} do not hold, {inconclusive} inconclusive"
+    notes = [f"{decided} of the {held + failed} decided at a 5 % false discovery rate"]
+    if not_compared:
+        notes.append(f"{not_compared} not compared")
+    return f"{said} ({'; '.join(notes)})"
 
 
 def readme_status(
@@ -433,7 +541,11 @@ def readme_status(
         ]
     tally = findings_tally(card)
     if tally:
-        lines += ["The papers' findings, each tested on every seed of the models it concerns:", ""]
+        lines += [
+            "The papers' findings, each tested on every seed of the models it concerns: holds or does not hold when the "
+            "95 % interval over seeds and test instances lies on one side of the threshold, inconclusive when it does not:",
+            "",
+        ]
         lines += [f"- {paper}: {findings_line(paper, *counts)}" for paper, *counts in tally] + [""]
     lines.append(to_markdown(summary(card).rename(columns={"not_compared": "not compared"})))
     detail = breakdown(card)

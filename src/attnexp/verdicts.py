@@ -126,18 +126,13 @@ def _value(evidence: Evidence) -> float:
     return evidence.value if isinstance(evidence, Sample) else float(evidence)
 
 
-def estimate(
-    per_seed: Sequence[Evidence], resamples: int = RESAMPLES, confidence: float = CONFIDENCE
-) -> Estimate:
+def estimate(per_seed: Sequence[Evidence], resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> Estimate:
     """The two-stage bootstrap interval of the mean over seeds (module docstring)."""
     if not per_seed:
         raise ValueError("an estimate needs at least one seed")
     rng = np.random.default_rng(_SEED)
     within = np.stack(
-        [
-            e.draws(resamples, rng) if isinstance(e, Sample) else np.full(resamples, float(e))
-            for e in per_seed
-        ]
+        [e.draws(resamples, rng) if isinstance(e, Sample) else np.full(resamples, float(e)) for e in per_seed]
     )
     picked = rng.integers(0, len(per_seed), size=(resamples, len(per_seed)))
     draws = within[picked, np.arange(resamples)[:, None]].mean(axis=1)

@@ -310,8 +310,8 @@ def write_run(
 
 
 def test_tables_and_claims(tmp_path):
-    # §5 erasure: 1 of 10 decisions flips by erasing the top item (and none by a random one); 1 of 10 ΔJS < 0
-    rare = [(True, False)] + [(False, False)] * 9
+    # §5 erasure: 1 of 40 decisions flips by erasing the top item (and none by a random one); 1 of 40 ΔJS < 0
+    rare = [(True, False)] + [(False, False)] * 39
     runs = [
         run
         for seed in (10, 11, 12)
@@ -320,7 +320,7 @@ def test_tables_and_claims(tmp_path):
                 tmp_path, "20news20", "han-rnn", [2, 3, None, 3], [2, 2, 1, 3], seed, rare
             ),  # gradient not sooner
             write_run(
-                tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed, [(True, True)] * 3 + rare
+                tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None], seed, [(True, True)] * 12 + rare
             ),  # gradient sooner
         )
     ]
@@ -339,27 +339,34 @@ def test_tables_and_claims(tmp_path):
     assert findings.seed.isna().all() and (findings.sd.fillna(0) == 0).all()
     headline = findings[findings.quantity.str.startswith("median fraction")].set_index("model")
     assert headline.loc["flan-rnn", "verdict"] == "holds" and headline.loc["han-rnn", "verdict"] == "does not hold"
-    assert "holds on 3 of 3 seeds (10: " in headline.loc["flan-rnn", "condition"]
+    assert "95 % interval [-0.500, -0.500] over 3 seeds (one value per seed)" in headline.loc["flan-rnn", "condition"]
+    sooner_finding = findings[findings.quantity.str.startswith("share of instances where the gradient")]
+    assert dict(zip(sooner_finding.model, sooner_finding.verdict)) == {"flan-rnn": "holds", "han-rnn": "does not hold"}
+    assert "over 3 seeds and their test instances" in sooner_finding.condition.iloc[0]
     erasure = findings[findings.table == "§5, single-weight erasure"].set_index(["model", "quantity"])
     rarely, random, delta_js = sst.ERASURE_QUANTITIES.values()
-    assert erasure.loc[("han-rnn", rarely), ["ours", "verdict"]].tolist() == [0.1, "holds"]  # 1 of 10: rare
+    # 1 of 40 flips: the interval over the seeds and instances lies below 0.1, but not below 0.05 (half of it)
+    han_rarely = erasure.loc[("han-rnn", rarely)]
+    assert [han_rarely.ours, han_rarely.verdict, han_rarely.threshold_sensitive] == [0.025, "holds", True]
+    assert "serrano_smith.findings.rarely, ours; also read at 0.05 and 0.2" in han_rarely.condition
     assert erasure.loc[("flan-rnn", rarely), ["ours", "verdict"]].tolist() == [
-        pytest.approx(4 / 13, abs=1e-4),
+        pytest.approx(13 / 52, abs=1e-4),
         "does not hold",
     ]
-    assert erasure.loc[("han-rnn", random), ["ours", "verdict"]].tolist() == [0.1, "holds"]
+    # only the top item flips on 1 of 40 instances: resamples that miss it put the interval's low end at 0
+    assert erasure.loc[("han-rnn", random), ["ours", "verdict"]].tolist() == [0.025, "inconclusive"]
     assert erasure.loc[("flan-rnn", delta_js), ["ours", "verdict"]].tolist() == [
-        pytest.approx(12 / 13, abs=1e-4),
+        pytest.approx(51 / 52, abs=1e-4),
         "holds",
     ]
+    assert erasure[["low", "high", "p_value"]].notna().all().all()
     reference = claims[claims.verdict == "reference only"]
     assert (
         set(reference.model) == {"han-rnn", "flan-rnn"}
         and set(reference.seed) == {10, 11, 12}
         and reference.source.str.contains("1fbf960").all()
     )
-    ordering = claims[claims.model == "flan-rnn vs han-rnn"].iloc[0]
-    assert ordering.verdict == "holds" and ordering.seeds == 3 and ordering.published == pytest.approx(0.6537 - 0.0871)
+    assert not claims.model.str.contains(" vs ").any()  # no FLAN-over-HAN ordering: S&S do not claim one
     assert "20news20" in (tmp_path / "flip_sooner.md").read_text()
     # one seed: every finding listed, none compared
     sst.write_tables(*zip(*runs[:2]), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
@@ -393,7 +400,7 @@ def test_figures_draw_small_and_empty_tables():
 
 def test_left_out_models_are_listed_as_not_compared(tmp_path):
     """`serrano_smith.left_out` (D-SS-BUDGET): a model kept from training gets its claim rows, not
-    compared, and so does each FLAN-over-HAN ordering it takes part in; the scorecard names the cut."""
+    compared; the scorecard names the cut."""
     from attnexp.scorecard import scorecard
 
     runs = [write_run(tmp_path, "20news20", "flan-rnn", [1, 1, 2, None], [3, 3, 4, None])]
@@ -410,7 +417,7 @@ def test_left_out_models_are_listed_as_not_compared(tmp_path):
     claims = pd.read_csv(out["claims"])
     cut = claims[claims.verdict.str.contains("D-SS-BUDGET")]
     # five findings per model; flan-none: neither trained nor left out
-    assert sorted(cut.model) == ["flan-rnn vs han-rnn"] + ["han-none"] * 5 + ["han-rnn"] * 5 and (cut.seeds == 1).all()
+    assert sorted(cut.model) == ["han-none"] * 5 + ["han-rnn"] * 5 and (cut.seeds == 1).all()
     assert cut.ours.isna().all() and not claims[claims.model == "flan-rnn"].verdict.str.contains("D-SS-BUDGET").any()
     card = scorecard(claims)
     assert set(card.loc[cut.index, "cause"]) == {"budget cut (D-SS-BUDGET)"}

@@ -941,13 +941,14 @@ def test_findings_on_three_seeds_of_each_base_model(tmp_path):
         return findings.loc[(dataset, quantity)]
 
     central = "F1(Base model guide) - F1(Trained MLP guide)"
-    assert row("sst", central).verdict == "does not hold" and "holds on 2 of 3 seeds" in row("sst", central).condition
+    # sst: 0.05 above on seeds 1 and 2, 0.01 below on seed 3: the interval over the seeds spans 0
+    assert row("sst", central).verdict == "inconclusive"
+    assert "(one value per seed); per seed 1: 0.050, 2: 0.050, 3: -0.010" in row("sst", central).condition
     assert row("imdb", central).verdict == (
-        "holds" if DIAGNOSTIC["imdb"][2] >= DIAGNOSTIC["imdb"][1] else "does not hold"
+        "holds" if DIAGNOSTIC["imdb"][2] > DIAGNOSTIC["imdb"][1] else "does not hold"
     )
-    assert (
-        row("sst", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD").verdict == "holds"
-    )
+    spread = row("sst", "share of instances whose seed-model JSD (median) is below J&W's adversarial JSD")
+    assert spread.verdict == "holds" and "over 3 seeds and their test instances" in spread.condition
     assert row("sst", "Spearman ρ(λ, mean test JSD) over the λ grid").verdict == "holds"
     assert row("imdb", "Spearman ρ(λ, mean test JSD) over the λ grid").verdict == "does not hold"
     cost = row("sst", "F1(adversary) - F1(base) at the table's λ")

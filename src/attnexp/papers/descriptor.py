@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "PRETRAINED_VECTORS",
     "Protocol",
+    "Finding",
     "Table",
     "Figures",
     "Page",
@@ -33,6 +34,22 @@ class Protocol:
     own_embeddings: dict[str, str] | None = (
         None  # dataset -> the `embeddings=` value that is the paper's own there (J&W's bAbI: random)
     )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a paper as its claims test it (`attnexp.claims.finding`): the claims' `table`
+    value and the start of their quantity (what tells its rows), the finding in our words (as "What we
+    found" states it), where the paper says it (section, table or figure), the datasets and models it
+    concerns, the exceptions the paper names, and where its threshold comes from."""
+
+    table: str
+    prefix: str
+    statement: str
+    location: str
+    concerns: str = ""
+    exceptions: str = ""
+    threshold: str = "the side of 0 the paper's words give"
 
 
 @dataclass(frozen=True)
@@ -86,9 +103,10 @@ class Paper:
     tasks: tuple[str, ...] | None = None  # the dataset tasks it is defined for; None: every task
     anchors: dict[str, Protocol] = field(default_factory=dict)  # the claims' `paper` value -> its protocol
     tolerance_bases: tuple[tuple[str, str, str], ...] = ()  # (table, quantity prefix, why the tolerance is what it is)
-    # (table, quantity prefix, the finding in words) of its finding claims (`attnexp.claims.finding`), in the
-    # order and words the published "What we found" states them
-    findings: tuple[tuple[str, str, str], ...] = ()
+    # its finding claims (`attnexp.claims.finding`), in the order and words "What we found" states them
+    findings: tuple[Finding, ...] = ()
+    # the claims' `table` value -> where in the paper (or its repository) the published numbers of those rows are
+    locations: dict[str, str] = field(default_factory=dict)
     measures: dict[str, tuple[str, str]] = field(
         default_factory=dict
     )  # debate-matrix row -> (what it is, the reading for attention)

@@ -44,7 +44,6 @@ from attnexp.publish.text import (
     caption,
 )
 from attnexp.scorecard import NOT_COMPARED, breakdown, findings_line, findings_tally, summary
-from attnexp.workflow import checkout_commit
 
 INDEX = "README.md"
 # config keys that name a folder of the machine that ran (not published: nothing in the results depends on it)
@@ -193,7 +192,7 @@ def _incomplete_notes(page: Page, run: Run) -> tuple[list[str], list[str]]:
         index_note.append(f"[{page.title.split(':')[0]}]({page.slug}.md): {'; '.join(parts)}")
         lines += [f"> **Incomplete run**: missing {'; '.join(parts)}. See [the index]({INDEX}).", ""]
     if unconfigured:
-        lines += [f"> Not in this run's config: {', '.join(f'`{u}`' for u in unconfigured)}.", ""]
+        lines += [f"Tables this run's config does not make: {', '.join(f'`{u}`' for u in unconfigured)}.", ""]
     return lines, index_note
 
 
@@ -344,7 +343,6 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
     )
     notes = _config_notes(record, words, run.config)
     commit, dirty = record.get("commit"), record.get("uncommitted_changes")
-    here, _ = checkout_commit(REPO)
     shown = f"`{commit}`" + (" with uncommitted changes" if dirty else "") if commit else "unknown (not a git checkout)"
     rows.append(("commit", shown))
     if commit and not dirty and len(run.job_commits) <= 1:  # every job ran that commit's code
@@ -355,11 +353,7 @@ def _record_rows(run: Run) -> tuple[list[tuple[str, str]], list[str]]:
                 "(the same command resumes there after any stop)",
             )
         )
-    if commit and here and commit != here:
-        notes.append(
-            f"Made by another commit: `{commit[:12]}`{' with uncommitted changes' if dirty else ''}; this checkout is at `{here[:12]}`."
-        )
-    elif commit and dirty:
+    if commit and dirty:
         notes.append(f"Made by commit `{commit[:12]}` with uncommitted changes.")
     rows.append(("Snakemake", str(record.get("snakemake", "unknown"))))
     targets = record.get("targets", [])
@@ -505,9 +499,11 @@ FOUND_SHOWN = 6  # models named per verdict in a finding's sentence; the rest ar
 
 
 def _finding_models(part: pd.DataFrame) -> str:
-    """ "sst lstm-tanh (0.654 ± 0.012)" for each row (at most `FOUND_SHOWN`, then how many more)."""
+    """ "sst lstm-tanh (0.654 [0.630, 0.671], 3 seeds)" for each row (at most `FOUND_SHOWN`, then how many more)."""
     named = [
-        f"{r.dataset} {r.model} ({_number(r.ours)}" + (f" ± {_number(r.sd)})" if not pd.isna(r.sd) else ")")
+        f"{r.dataset} {r.model} ({_number(r.ours)}"
+        + (f" [{_number(r.low)}, {_number(r.high)}]" if not pd.isna(r.low) else "")
+        + f", {r.seeds} seeds)"
         for r in part.head(FOUND_SHOWN).itertuples()
     ]
     more = len(part) - len(named)
@@ -520,28 +516,41 @@ def _paper_findings(card: pd.DataFrame, paper) -> list[str]:
     compared and why."""
     found = card[card["seed"].isna() & (card["paper"] == paper.citation)]
     sentences = []
-    for table, prefix, words in paper.findings:
-        part = found[(found["table"] == table) & found["quantity"].str.startswith(prefix)]
+    for f in paper.findings:
+        part = found[(found["table"] == f.table) & found["quantity"].str.startswith(f.prefix)]
         if not len(part):
             continue
         held, missed = part[part["verdict"] == "holds"], part[part["verdict"] == "does not hold"]
-        rest = part[~part.index.isin(held.index.union(missed.index))]
+        open_ = part[part["verdict"] == "inconclusive"]
+        rest = part[~part.index.isin(held.index.union(missed.index).union(open_.index))]
         said = []
         if len(held):
             said.append(f"holds on {_finding_models(held)}")
         if len(missed):
             said.append(f"does not hold on {_finding_models(missed)}")
+        if len(open_):
+            said.append(f"inconclusive on {_finding_models(open_)}")
         if len(rest):
             reasons = sorted({v.split(":", 1)[-1].strip() for v in rest["verdict"]})
             said.append(f"not compared on {_count(len(rest), 'model')} ({'; '.join(reasons)})")
-        sentences.append(f"- {words} — {table}: {'; '.join(said)}.")
+        sensitive = int(part["threshold_sensitive"].fillna(False).astype(bool).sum())
+        if sensitive:
+            said.append(f"threshold-sensitive on {_count(sensitive, 'model')}")
+        sentences.append(f"- {f.statement} — {f.location}: {'; '.join(said)}.")
     return sentences
 
 
 FINDINGS_INTRO = (
-    "Each finding is tested on every seed of the models it concerns: it holds on a model only if it holds on each seed, "
-    "and is not compared on fewer than three. The number after a model is its measure of the finding, the mean over the "
-    "seeds ± their standard deviation; the claims below say what is measured and against which threshold."
+    "Each finding is tested on every seed of the models it concerns, by one rule: its statistic gets a 95 % interval "
+    "from a two-stage bootstrap (the seeds, then the test instances within each seed). It **holds** when the whole "
+    "interval lies on the finding's side of the threshold, **does not hold** when it lies on the other side, and is "
+    "**inconclusive** when the interval straddles the threshold; with fewer than three seeds it is not compared. "
+    "Across all findings, Benjamini-Hochberg q-values say which verdicts stand at a 5 % false discovery rate. A "
+    "threshold the paper does not state is ours, named, and the verdict is also read at half and double it "
+    "(threshold-sensitive when that changes it). A test that cannot fail on a model (permuting near-uniform attention) "
+    "and a model that does not learn its task (test performance below 0.8 of the paper's) are not counted. The number "
+    "after a model is its statistic, the mean over the seeds, with its interval; the claims below say what is measured "
+    "and against which threshold."
 )
 
 
@@ -664,5 +673,7 @@ def build(
         files["config.yaml"] = _without_local_folders(run.config_text)
     if run.card is not None:  # every claim beside the pages, as the run's tables hold them
         files["scorecard.csv"] = run.card.to_csv(index=False, lineterminator="\n").encode("utf-8")
-        files["claims.csv"] = run.card[list(CLAIM_COLUMNS)].to_csv(index=False, lineterminator="\n").encode("utf-8")
+        files["claims.csv"] = (
+            run.card[[*CLAIM_COLUMNS, "location", "statement"]].to_csv(index=False, lineterminator="\n").encode("utf-8")
+        )
     return Built(files, counts, run.card, top)

@@ -24,9 +24,8 @@ figures, not numbers, so each claim's condition says the thresholds it was teste
 
 from __future__ import annotations
 
-import pandas as pd
-
 import numpy as np
+import pandas as pd
 
 from attnexp.claims import Setting, finding
 from attnexp.verdicts import Sample, share

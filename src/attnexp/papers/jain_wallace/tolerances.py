@@ -4,10 +4,12 @@ Table 2 tolerances (D-TARGETS).
 J&W's repository holds the τ files behind Table 2 (commit `675b0dc`, test-selected models) and those
 of a later retrain (`425a89a`, dev-selected), per dataset, predicted class and column
 (`references/jain_wallace_table2_states.csv`). For each encoder (BiLSTM, Average) and quantity (mean
-τ, Sig. Frac.), the largest gap between the two states over the datasets whose model and data stayed
-the same is how far the authors' own number moves when only the checkpoint selection and the
-training run change: a number of ours within that distance of theirs is as close as theirs are to
-each other. Left out of the basis, and listed: the bAbI tasks (the retrain has hidden size 32, not
+τ, Sig. Frac.), the median gap between the two states over the datasets whose model and data stayed
+the same is how far the authors' own number typically moves when only the checkpoint selection and
+the training run change: the mean of our seeds within that distance of theirs is as close as theirs
+typically are to each other. The median, not the largest gap: one cell that moved far (AG News, class
+1, leave-one-out: 0.114) would otherwise set the tolerance of every cell. It is never below
+`PRINTED`, half the last digit J&W print. Left out of the basis, and listed: the bAbI tasks (the retrain has hidden size 32, not
 128, and holds 15 % of the training questions out, D-BABI) and SNLI (the retrain re-preprocessed it
 and renumbered its classes).
 """
@@ -39,6 +41,7 @@ CHANGED = {
     "snli": "the retrain re-preprocessed SNLI and renumbered its classes",
 }
 QUANTITIES = ("mean", "sig_frac")
+PRINTED = 0.005  # half the last digit of J&W's Table 2 (two decimals): the smallest tolerance
 ENCODERS = {"lstm": "BiLSTM", "average": "Average"}
 
 
@@ -66,13 +69,16 @@ def state_gaps(states: pd.DataFrame) -> pd.DataFrame:
 
 
 def measured_tolerances(states: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """encoder -> quantity -> the largest counted gap, rounded up to 3 decimals (the shape of
-    `jain_wallace.table2_tolerance`)."""
+    """encoder -> quantity -> the median counted gap, rounded up to 3 decimals, at least `PRINTED`
+    (the shape of `jain_wallace.table2_tolerance`)."""
     gaps = state_gaps(states)
     counted = gaps[gaps["counted"]]
     return {
         encoder: {
-            quantity: math.ceil(round(counted.loc[counted["encoder"] == encoder, quantity].max() * 1000, 6)) / 1000
+            quantity: max(
+                PRINTED,
+                math.ceil(round(counted.loc[counted["encoder"] == encoder, quantity].median() * 1000, 6)) / 1000,
+            )
             for quantity in QUANTITIES
         }
         for encoder in ENCODERS
@@ -80,8 +86,8 @@ def measured_tolerances(states: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def tolerance_table(states: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
-    """Per encoder and quantity: the tolerance in use, the largest gap it rests on and where, the
-    median gap, how many cells were compared, and the largest gap of the datasets left out."""
+    """Per encoder and quantity: the tolerance in use, the median gap it rests on, the largest gap
+    and where, how many cells were compared, and the largest gap of the datasets left out."""
     gaps = state_gaps(states)
     rows = []
     for encoder, name in ENCODERS.items():
@@ -95,9 +101,9 @@ def tolerance_table(states: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
                     "encoder": name,
                     "quantity": "mean tau" if quantity == "mean" else "Sig. Frac.",
                     "tolerance": tolerance[encoder][quantity],
+                    "median_gap": round(float(counted[quantity].median()), 4),
                     "largest_gap": float(top[quantity]),
                     "where": f"{top['dataset']}, class {top['label']}, {top['column']}",
-                    "median_gap": round(float(counted[quantity].median()), 4),
                     "cells": len(counted),
                     "largest_gap_left_out": None if worst is None else float(worst[quantity]),
                     "where_left_out": None
@@ -117,10 +123,12 @@ def tolerance_markdown(table: pd.DataFrame) -> str:
     return (
         "# Jain & Wallace Table 2: our tolerances and their basis\n\n"
         f"J&W's repository holds the τ files of Table 2 (commit {STATES[0]}, test-selected models) and of a later retrain "
-        f"({STATES[1]}, dev-selected). The tolerance of each encoder and quantity is the largest gap between the two states, "
-        "rounded up to 3 decimals, over every dataset and predicted class whose model and data stayed the same "
-        "(`jain_wallace.table2_tolerance`, D-TARGETS). A number of ours matches when J&W's value lies within the range of our "
-        f"seeds widened by it. Left out of the basis: {left_out}.\n\n" + to_markdown(table)
+        f"({STATES[1]}, dev-selected). The tolerance of each encoder and quantity is the "
+        f"median gap between the two states, rounded up to 3 decimals and at least {PRINTED} (half "
+        "the last digit J&W print), over every dataset and predicted class whose model and data stayed the same "
+        "(`jain_wallace.table2_tolerance`, D-TARGETS). A number of ours matches when the mean of our seeds lies within it of "
+        f"J&W's value; the interval over our seeds is printed beside it and never widens it. Left out of the basis: {left_out}.\n\n"
+        + to_markdown(table)
     )
 
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Figures, JobSettings, Page, Paper, Protocol, Table
+from attnexp.papers.descriptor import _OWN_ATTENTION, Figures, Finding, JobSettings, Page, Paper, Protocol, Table
 
 __all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY", "INTERVENTION_SETTINGS"]
 
@@ -40,32 +40,47 @@ SERRANO_SMITH = Paper(
         )
     },
     findings=(
-        (
+        Finding(
             "§5, single-weight erasure",
             "share of instances whose decision erasing the highest-attention item flips",
             "Erasing the highest-attention item rarely flips the decision",
+            "§5 (single attention weight erasure)",
+            "every HAN and FLAN model, each dataset",
+            threshold="ours: serrano_smith.findings.rarely (S&S say 'rarely')",
         ),
-        (
+        Finding(
             "§5, single-weight erasure",
             "share of instances whose decision only the top item's erasure flips",
             "... but flips it more often than erasing a random item",
+            "§5 (single attention weight erasure, against a random item)",
+            "every HAN and FLAN model, each dataset",
         ),
-        (
+        Finding(
             "§5, single-weight erasure",
             "share of instances where erasing the top item moves the output more",
             "Erasing the highest-attention item mostly moves the output more than erasing a random item",
+            "§5 (the difference in JS divergence, top item against a random one)",
+            "every HAN and FLAN model, each dataset",
+            threshold="ours: a majority of instances (0.5)",
         ),
-        (
+        Finding(
             "§6, removal box plots",
             "median fraction removed at the first flip",
             "Removing items by the gradient ranking flips the decision after fewer items than by attention",
+            "§6 (removing sets of attention weights until the decision flips, box plots)",
+            "every HAN and FLAN model, each dataset",
         ),
-        (
+        Finding(
             "§6, per-instance comparison",
             "share of instances where the gradient ranking flips sooner",
             "... and does so on more instances",
+            "§6 (per-instance comparison of the rankings)",
+            "every HAN and FLAN model, each dataset",
         ),
     ),
+    locations={
+        "prob_predictor.py shares": "S&S's repository (attn-tests, prob_predictor.py): the shares its code computes",
+    },
     measures={
         "ss_flip_top": ("erasing the top-attention item flips the decision, %", "higher, and above the random item's"),
         "ss_flip_random": ("erasing a random item flips the decision, %", "the baseline of the row above"),
