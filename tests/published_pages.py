@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from attnexp.claims import CLAIM_COLUMNS
+
 
 def markdown_table(page: Path | str, header_start: str) -> pd.DataFrame:
     """The first Markdown table of `page` (a file, or Markdown text) whose header starts with
@@ -39,3 +41,13 @@ def quoted_claims(text: str, claims: pd.DataFrame) -> list[tuple[str, str]]:
     for mean, sd in quoted:
         assert (mean.replace("−", "-").lstrip("+"), sd) in published, (mean, sd)
     return quoted
+
+
+# the claim columns of pages published before the interval rule (D-VERDICT): the contract's first 19;
+# a page published since carries the whole contract, then `location` and `statement`
+EARLIER_CLAIM_COLUMNS = CLAIM_COLUMNS[: CLAIM_COLUMNS.index("deviations") + 1]
+
+
+def published_claim_columns(columns) -> bool:
+    """Whether a published claims table has the columns of the contract it was published under."""
+    return list(columns) in (list(EARLIER_CLAIM_COLUMNS), [*CLAIM_COLUMNS, "location", "statement"])

@@ -15,7 +15,7 @@ from test_import_graph import SRC, import_graph, module_name
 # (layer, what it is, modules: a regular expression over the module name without `attnexp.`);
 # a module takes the first layer whose expression matches it in full
 LAYERS = (
-    (0, "foundations", r"(|io|messages|markdown|metrics|spec)"),
+    (0, "foundations", r"(|io|messages|markdown|metrics|spec|verdicts)"),
     (5, "experiments", r"papers\.[a-z_]+\.[a-z_]+"),  # a paper package's own modules (experiment, tables, plots)
     (
         1,
