@@ -403,7 +403,8 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
     # the scorecard: every claim with its tolerance basis and cause (byte-identical with results/tables above)
     scorecard = (first / "results/tables/scorecard.csv").read_text()
     assert scorecard.splitlines()[0].endswith(
-        ",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,tolerance_basis,cause,cause_status,setting"
+        ",verdict,source,condition,select_on,embeddings,stand_ins,stands_for,deviations,low,high,p_value,q_value,"
+        "threshold_sensitive,location,statement,tolerance_basis,cause,cause_status,setting"
     )
     assert len(scorecard.splitlines()) == len(claims.splitlines())
     assert "## Per paper" in (first / "results/tables/scorecard.md").read_text()
