@@ -585,24 +585,31 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     assert len(missed) and set(missed["cause"]) == {"data stand-in (our 20news20 for the paper's yahoo)"}
 
 
+def permutation_finding() -> dict:
+    """J&W's §4.2 finding on sst lstm-tanh over three seeds that show it."""
+    from attnexp.claims import finding
+
+    return finding(
+        "Jain & Wallace 2019",
+        "§4.2, attention permutation (Figure 4)",
+        "sst",
+        "lstm-tanh",
+        "share of test instances whose median output change under permutation is at most 0.05",
+        {10: 0.8, 11: 0.7, 12: 0.9},
+        threshold=0.5,
+        side="above",
+        rule="rule",
+        source="J&W",
+    )
+
+
 def test_the_findings_tally_counts_finding_claims_not_numbers_pooled_over_seeds():
-    from attnexp.claims import finding, over_seeds, with_q_values
+    from attnexp.claims import over_seeds, with_q_values
     from attnexp.scorecard import findings_tally, is_finding
 
     jw = "Jain & Wallace 2019"
     rows = [
-        finding(
-            jw,
-            "§4.2, attention permutation (Figure 4)",
-            "sst",
-            "lstm-tanh",
-            "share of test instances whose median output change under permutation is at most 0.05",
-            {10: 0.8, 11: 0.7, 12: 0.9},
-            threshold=0.5,
-            side="above",
-            rule="rule",
-            source="J&W",
-        ),
+        permutation_finding(),
         *(
             table2(ours=0.40 + seed / 1000) | {"seed": seed} for seed in (10, 11, 12)
         ),  # one Table 2 number on three seeds: pooled, no seed
@@ -638,25 +645,12 @@ def test_a_model_that_does_not_learn_its_task_is_not_compared():
 def test_every_finding_row_carries_its_paper_location_and_statement():
     """Every registered finding of the three papers names where the paper says it; a claim row gets
     its finding's location and statement, a numeric row its table's location."""
-    from attnexp.claims import finding
     from attnexp.papers import PAPERS
 
     for paper in PAPERS.values():
         for found in paper.findings:
             assert found.location.strip() and found.statement.strip(), f"{paper.key}: {found.prefix!r}"
-    row = finding(
-        "Jain & Wallace 2019",
-        "§4.2, attention permutation (Figure 4)",
-        "sst",
-        "lstm-tanh",
-        "share of test instances whose median output change under permutation is at most 0.05",
-        {10: 0.8, 11: 0.7, 12: 0.9},
-        threshold=0.5,
-        side="above",
-        rule="rule",
-        source="J&W",
-    )
-    card = scorecard(claims_frame([row, table2()]))
+    card = scorecard(claims_frame([permutation_finding(), table2()]))
     assert card.loc[0, "location"] == "§4.2 and Figure 4"
     assert card.loc[0, "statement"].startswith(
         "Randomly permuting the attention weights often changes the output only minimally"

@@ -61,10 +61,13 @@ from attnexp.verdicts import Evidence
 __all__ = [
     "CLAIM_COLUMNS",
     "SETTING_COLUMNS",
+    "EMPTY_WHEN_MISSING",
     "MIN_SEEDS",
     "Setting",
     "run_setting",
     "claim",
+    "MAJORITY",
+    "share_span",
     "finding",
     "numeric_verdict",
     "over_seeds",
@@ -96,6 +99,19 @@ CLAIM_COLUMNS = (
     )
     + SETTING_COLUMNS
     + ("low", "high", "p_value", "q_value", "threshold_sensitive")
+)
+# the columns whose empty cell is a missing value (the others keep "" as text)
+EMPTY_WHEN_MISSING = (
+    "ours",
+    "sd",
+    "published",
+    "tolerance",
+    "seed",
+    "low",
+    "high",
+    "p_value",
+    "q_value",
+    "threshold_sensitive",
 )
 MIN_SEEDS = 3  # a finding rests on at least this many seeds of each model it concerns
 
@@ -186,6 +202,15 @@ def claim(
     }
 
 
+MAJORITY = "a majority of the instances"  # our reading of a share threshold of 0.5 the paper states in words
+
+
+def share_span(threshold: float) -> tuple[float, float]:
+    """Where a share's threshold t of ours is read again (`finding`'s `span`): t/2 and (1 + t)/2,
+    since double a majority is more than every instance."""
+    return (threshold / 2, (1 + threshold) / 2)
+
+
 def finding(
     paper: str,
     table: str,
@@ -210,7 +235,7 @@ def finding(
     seed, `undefined` saying why); the finding puts the statistic `side` ("above"/"below") of
     `threshold`; `rule`: that test in words. `parameter`: the name of our threshold where the paper
     states none: the verdict is also read at half and double it, or at the ends of `span` (a share's
-    threshold t: (t/2, (1+t)/2), since double a majority is more than every instance). `variants`: the per-seed evidence
+    threshold: `share_span`). `variants`: the per-seed evidence
     under other values of an instance-level parameter of ours (label -> per seed), read the same way.
     A verdict that changes over either is threshold-sensitive. `cannot_fail`: why the test cannot
     fail on this model (it is then not counted: `not comparable: …`).
@@ -226,6 +251,7 @@ def finding(
         f"{s}: {'undefined' if v is None or math.isnan(v) else f'{v:.3f}'}" for s, v in zip(seeds, values)
     )
     low = high = p = sensitive = None
+    ends = span or (threshold / 2, threshold * 2)  # where our threshold is read again
     if len(seeds) < MIN_SEEDS:
         verdict = f"not comparable: {len(seeds)} seed{'' if len(seeds) == 1 else 's'}, a finding needs {MIN_SEEDS}"
     elif len(defined) < len(values):
@@ -238,7 +264,6 @@ def finding(
         p = round(verdicts.p_value(found.draws, threshold), 4)
         readings = {verdict}
         if parameter is not None and threshold != 0:
-            ends = span or (threshold / 2, threshold * 2)
             readings |= {verdicts.verdict(found.low, found.high, t, side) for t in ends}
         for other in (variants or {}).values():
             if all(other.get(s) is not None for s in seeds):
@@ -261,7 +286,6 @@ def finding(
             )
         )
     )
-    ends = span or (threshold / 2, threshold * 2)
     named = f" ({parameter}, ours; also read at {ends[0]:g} and {ends[1]:g})" if parameter else ""
     row = claim(
         paper,
@@ -321,21 +345,7 @@ def read_claims(path: str | Path, sealed: bool = False) -> pd.DataFrame:
         sealed,
         dtype=text,
         keep_default_na=False,
-        na_values={
-            c: [""]
-            for c in (
-                "ours",
-                "sd",
-                "published",
-                "tolerance",
-                "seed",
-                "low",
-                "high",
-                "p_value",
-                "q_value",
-                "threshold_sensitive",
-            )
-        },
+        na_values={c: [""] for c in EMPTY_WHEN_MISSING},
     )
     if tuple(table.columns) != CLAIM_COLUMNS:
         raise ValueError(f"{path}: expected the claim columns {list(CLAIM_COLUMNS)}, got {list(table.columns)}")

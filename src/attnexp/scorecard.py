@@ -61,7 +61,7 @@ from pathlib import Path
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import CLAIM_COLUMNS, SETTING_COLUMNS, read_claims
+from attnexp.claims import CLAIM_COLUMNS, EMPTY_WHEN_MISSING, SETTING_COLUMNS, read_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers import PRETRAINED_VECTORS, Protocol, RegistryView
 from attnexp.papers.descriptor import Finding
@@ -436,21 +436,7 @@ def read_scorecard(path: str | Path) -> pd.DataFrame:
         path,
         dtype=text | {"seed": "Int64", "seeds": "Int64", "threshold_sensitive": "boolean"},
         keep_default_na=False,
-        na_values={
-            c: [""]
-            for c in (
-                "ours",
-                "sd",
-                "published",
-                "tolerance",
-                "seed",
-                "low",
-                "high",
-                "p_value",
-                "q_value",
-                "threshold_sensitive",
-            )
-        },
+        na_values={c: [""] for c in EMPTY_WHEN_MISSING},
     )
     if tuple(table.columns) != SCORECARD_COLUMNS:
         raise ValueError(f"{path}: expected the scorecard columns {list(SCORECARD_COLUMNS)}, got {list(table.columns)}")

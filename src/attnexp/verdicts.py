@@ -42,7 +42,6 @@ __all__ = [
     "CONFIDENCE",
     "RESAMPLES",
     "FDR",
-    "RULE",
     "Sample",
     "Estimate",
     "estimate",
@@ -56,10 +55,6 @@ HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 FDR = 0.05  # the false discovery rate at which `q_values` decide a finding
-RULE = (
-    "95 % two-stage bootstrap interval (seeds, then test instances within each seed); holds when it lies on the "
-    "finding's side of the threshold, does not hold when it lies on the other side, else inconclusive"
-)
 _SEED = 20190  # the bootstrap's own seed: a rerun draws the same resamples
 _CELLS = 4_000_000  # resampled instance indices held at once (memory bound of one chunk)
 

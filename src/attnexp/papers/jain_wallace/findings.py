@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from attnexp.claims import Setting, finding
+from attnexp.claims import Setting, finding, share_span
 from attnexp.verdicts import Sample, share
 
 __all__ = [
@@ -121,7 +121,7 @@ def finding_claims(runs: list[dict], thresholds: dict) -> list[dict]:
             else None
         )
         common = {"threshold": often, "side": "above", "rule": rule, "source": SOURCE, "setting": setting}
-        common |= {"parameter": "jain_wallace.findings.often", "span": (often / 2, (1 + often) / 2)}
+        common |= {"parameter": "jain_wallace.findings.often", "span": share_span(often)}
         rows += [
             finding(
                 PAPER,

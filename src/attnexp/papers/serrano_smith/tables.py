@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from attnexp import io
-from attnexp.claims import Setting, claim, finding, run_setting, write_claims
+from attnexp.claims import MAJORITY, Setting, claim, finding, run_setting, share_span, write_claims
 from attnexp.markdown import to_markdown
 from attnexp.papers.serrano_smith.summary import flip_sooner, summarise_erasure, summarise_removal
 from attnexp.spec import ModelSpec
@@ -60,8 +60,6 @@ ERASURE_QUANTITIES = {
 }
 FINDING_QUANTITIES = [(ERASURE_TABLE, q) for q in ERASURE_QUANTITIES.values()] + list(HEADLINE_QUANTITIES.items())
 RARELY = "serrano_smith.findings.rarely"  # the config key of our threshold for S&S's "rarely"
-# our threshold for S&S's "mostly" (0.5), read at the ends of the span a share allows (claims.finding)
-MAJORITY, MAJORITY_SPAN = "a majority of the instances", (0.25, 0.75)
 LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
 LEFT_OUT_SETTING = Setting(deviations=("D-SS-BUDGET",))
 
@@ -267,7 +265,7 @@ def serrano_smith_claims(
                 side="above",
                 rule=f"{words}erasing the top item mostly moves the output more than erasing a random item: the share exceeds 0.5",
                 parameter=MAJORITY,
-                span=MAJORITY_SPAN,
+                span=share_span(0.5),
                 **erased,
             ),
             finding(
