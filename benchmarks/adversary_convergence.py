@@ -24,7 +24,8 @@ from dataset_files import dataset_files  # noqa: E402
 
 from attnexp.config import validate_config  # noqa: E402
 from attnexp.papers.jain_wallace.experiment import adversarial_experiment  # noqa: E402
-from attnexp.runtime import restore_run, set_determinism  # noqa: E402
+from attnexp.runs import restore_run  # noqa: E402
+from attnexp.runtime import set_determinism  # noqa: E402
 
 
 def main() -> None:

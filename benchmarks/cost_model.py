@@ -1,6 +1,6 @@
 """A measured cost model: seconds per unit of work from the jobs of run folders that happened,
 written as the rates file `python -m attnexp.cost` prices a plan with (`benchmarks/cost_rates.json`),
-and the plan of one config priced with them (`attnexp.cost` describes the units and the pricing).
+and the plan of one config priced with them (`attnexp.cost_units` describes the units, `attnexp.cost` the pricing).
 
     python benchmarks/cost_model.py --measured <run>/results [<run>/results ...] [--configfile overlay.yaml] \
         [--threads 1] --about "<date>, <machine kind>, <runs>" --rates-out benchmarks/cost_rates.json --out benchmarks/cost_model.md
@@ -27,17 +27,16 @@ sys.path.insert(0, str(REPO / "src"))
 
 
 from attnexp.config import validate_config  # noqa: E402
-from attnexp.cost import (  # noqa: E402, F401  (the helpers tests/test_cost_model.py reads here)
+
+# the helpers tests/test_cost_model.py reads here are imported with the ones this script calls
+from attnexp.cost import planned_jobs, price, price_markdown  # noqa: E402
+from attnexp.cost_rates import (  # noqa: E402, F401
     fit_rates,
-    job_type,
     measured_jobs,
     merge_rates,
     parse_benchmark_path,
-    planned_jobs,
-    price,
-    price_markdown,
-    units,
 )
+from attnexp.cost_units import job_type, units  # noqa: E402, F401
 from attnexp.publish.record import RUN_CONFIG  # noqa: E402
 
 

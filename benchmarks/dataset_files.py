@@ -9,7 +9,7 @@ from pathlib import Path
 
 from attnexp.data.documents import SPLITS, DataFiles
 from attnexp.papers.faithfulness.experiment import evenly_spaced
-from attnexp.runtime import Run, restore_run
+from attnexp.runs import Run, restore_run
 
 
 def dataset_files(folder: str | Path) -> DataFiles:

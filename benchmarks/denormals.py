@@ -49,9 +49,11 @@ def denormal_attention(model, batch) -> tuple[int, int]:
 def measure(model_dir: Path, folder: Path, batches: int, seed: int) -> dict:
     from dataset_files import dataset_files
 
+    from attnexp.data.splits import read_classes
     from attnexp.models.inputs import length_bucketed_batches
-    from attnexp.runtime import batches_of, load_splits, read_classes, restore_run
-    from attnexp.train import class_weights, supervised_objective
+    from attnexp.models.splits import batches_of, load_splits
+    from attnexp.runs import restore_run
+    from attnexp.train.objectives import class_weights, supervised_objective
 
     files = dataset_files(folder)
     run = restore_run(model_dir / "model.pt", files)

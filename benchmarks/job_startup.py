@@ -63,7 +63,7 @@ def cut_dataset(data: Path, out: Path, instances: int) -> None:
     from attnexp import io
     from attnexp.data.documents import SPLITS, Document, read_records
     from attnexp.data.preprocess import dataset_stats, write_dataset
-    from attnexp.runtime import read_vocab
+    from attnexp.data.splits import read_vocab
 
     splits = {split: [Document.from_record(r) for r in read_records(data / f"{split}.jsonl")] for split in SPLITS}
     splits["test"] = splits["test"][:instances]
@@ -78,9 +78,10 @@ def build_fixture(data: Path, model_name: str, config: dict, out: Path, instance
     from dataset_files import dataset_files
 
     from attnexp import io
+    from attnexp.checkpoints import checkpoint_metadata, save_checkpoint
     from attnexp.config import training_settings
+    from attnexp.data.splits import read_classes, read_vocab
     from attnexp.plan import model_spec
-    from attnexp.runtime import checkpoint_metadata, read_classes, read_vocab, save_checkpoint
     from attnexp.train import build_and_initialise
 
     dataset = data.name

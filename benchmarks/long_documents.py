@@ -44,7 +44,8 @@ def main() -> None:
     from dataset_files import dataset_files
 
     from attnexp.config import validate_config
-    from attnexp.runtime import restore_run, set_determinism
+    from attnexp.runs import restore_run
+    from attnexp.runtime import set_determinism
 
     settings = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))["explain"]
     if args.ig_steps:

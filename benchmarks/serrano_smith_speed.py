@@ -130,8 +130,9 @@ def _model(args):
     from dataset_files import dataset_files
 
     from attnexp.config import training_settings, validate_config
+    from attnexp.data.splits import read_classes, read_vocab
     from attnexp.models import build_model, model_config
-    from attnexp.runtime import read_classes, read_vocab, restore_run
+    from attnexp.runs import restore_run
     from attnexp.spec import parse_model_name
 
     data = dataset_files(args.data)
@@ -140,7 +141,7 @@ def _model(args):
         return run.model, run.test_examples(data)
     import yaml
 
-    from attnexp.runtime import load_test_examples
+    from attnexp.runs import load_test_examples
 
     config = validate_config(yaml.safe_load((REPO / "config.yaml").read_text()))
     dataset = Path(args.data).name

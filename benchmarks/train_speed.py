@@ -1,6 +1,6 @@
 """Training speed of one model (default SST `lstm-tanh`, the protocol of config.yaml) with the current
 training step against earlier ones, trained in one process on the same data, epochs, seed and
-checkpoint selection (`attnexp.train.train_epochs`, the epochs of the variants alternating, so a busy
+checkpoint selection (`attnexp.train.loop.train_epochs`, the epochs of the variants alternating, so a busy
 machine slows them alike):
 
 - reference: the step before the fused GRU recurrence (`BiRNN` `per_direction`: one torch call per
@@ -116,8 +116,10 @@ def setup(args):
     from dataset_files import dataset_files
 
     from attnexp.config import load_config, training_selection, training_settings
+    from attnexp.data.splits import read_classes, read_vocab
+    from attnexp.models.splits import load_splits
     from attnexp.plan import model_spec
-    from attnexp.runtime import load_splits, read_classes, read_vocab, set_determinism
+    from attnexp.runtime import set_determinism
     from attnexp.train import build_and_initialise
 
     config = load_config()
@@ -146,8 +148,10 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
     """ms per training step in forward, zero_grad + backward, clipping and the embedding gradient, optimiser step: a fresh copy of the
     model per variant, the variants alternating batch by batch over the first `steps` batches."""
     from attnexp.models.inputs import length_bucketed_batches
-    from attnexp.runtime import batches_of
-    from attnexp.train import _EmbeddingGradients, _optimizer, class_weights, supervised_objective
+    from attnexp.models.splits import batches_of
+    from attnexp.train.objectives import class_weights, supervised_objective
+    from attnexp.train.optimizers import build_optimizer
+    from attnexp.train.parts import EmbeddingGradients
 
     train = splits["train"]
     objective = supervised_objective(class_weights(train.labels()) if model.decoder.out_features == 1 else None)
@@ -160,9 +164,9 @@ def profile_steps(model, splits, settings, variants: dict, steps: int, seed: int
         for name, overrides in variants.items():
             copied, overrides = prepared(model, overrides)
             copied.train()
-            gradients = _EmbeddingGradients(copied, settings | overrides)
+            gradients = EmbeddingGradients(copied, settings | overrides)
             sparse.enter_context(gradients.sparse())
-            runs[name] = (copied, _optimizer(copied, settings | overrides), gradients, np.zeros(4))
+            runs[name] = (copied, build_optimizer(copied, settings | overrides), gradients, np.zeros(4))
         batches = list(batches_of(train, order[:steps], model.layout))
         for i, batch in enumerate(batches):
             for name in list(runs) if i % 2 == 0 else list(runs)[::-1]:
@@ -198,7 +202,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.baseline not in args.variants:
         parser.error(f"--variants must include {args.baseline} (the ratios are to it; --baseline names another)")
-    from attnexp.train import train_epochs
+    from attnexp.train.loop import train_epochs
 
     model, splits, settings, select_on, vectors = setup(args)
     variants = {name: VARIANTS[name] for name in args.variants}
@@ -208,7 +212,13 @@ def main() -> None:
     for name, overrides in variants.items():
         copied, overrides = prepared(model, overrides)
         runs[name] = train_epochs(
-            copied, splits, settings | overrides, select_on, args.seed, device, log=lines[name].append
+            copied,
+            splits,
+            settings | overrides,
+            select_on=select_on,
+            seed=args.seed,
+            device=device,
+            log=lines[name].append,
         )
     results = {}
     for epoch in range(settings["epochs"]):

@@ -1,9 +1,10 @@
 """Rule attention_attribution_graphs: results/attention_attribution/{dataset}/{model}/seed{seed}/
 graphs.json, the attribution trees of a few test instances (Hao et al. 2021)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.attention_attribution.experiment import write_attribution_graphs
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -2,9 +2,10 @@
 heads.json (head importance by attention attribution and by max attention) and pruning.csv (test
 accuracy per head order and pruned fraction), Hao et al. 2021."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.attention_attribution.experiment import write_head_pruning
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -2,9 +2,10 @@
 scores of one explanation method, or of several computed in one pass, for every test instance
 (attnexp.explain)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.explain import write_explanations
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -1,8 +1,10 @@
 """Rule export_attention: results/models/{dataset}/{model}/seed{seed}/attention.jsonl, the selected
 model's attention and probabilities for every instance of every split (id, split, length)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
-from attnexp.runtime import CheckpointError, DeviceError, export_attention
+from attnexp.runs import export_attention
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -3,9 +3,10 @@ comprehensiveness and sufficiency per test instance, ranking and bin (DeYoung et
 have no explanations and are ranked by their own attention and leave-one-unit-out. Beside it,
 violation.csv: the violation test (Liu et al. 2022) per test instance and explainer."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.faithfulness.experiment import write_faithfulness
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -1,9 +1,10 @@
 """Rule jw_adversarial: results/jain_wallace/{dataset}/{model}/seed{seed}/adversarial.csv (ε-max JSD
 per test instance, J&W §5.5) and adversarial_attention.jsonl (the chosen candidates, D-JWEXPORT)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_adversarial
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

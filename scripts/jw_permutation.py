@@ -1,9 +1,10 @@
 """Rule jw_permutation: results/jain_wallace/{dataset}/{model}/seed{seed}/permutation.csv, the median
 output change under random permutations of the attention per test instance (J&W §5.4)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_permutation
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -2,9 +2,10 @@
 model's accuracy on its generated or planted dataset's shifted test set (the ground-truth table shows it
 beside test accuracy: a model that learnt a shortcut rather than the cues falls there)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.jain_wallace.experiment import write_shifted_accuracy
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device, torch_threads
 
 log = log_to(snakemake.log[0])

@@ -1,9 +1,10 @@
 """Rule ss_interventions: results/serrano_smith/{dataset}/{model}/seed{seed}/single_erasure.csv and
 removal.csv, S&S's two erasure experiments on one model's test split (per instance)."""
 
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
 from attnexp.papers.serrano_smith.experiment import write_interventions
-from attnexp.runtime import CheckpointError, DeviceError
+from attnexp.runtime import DeviceError
 from attnexp.workflow import fail_cleanly, log_to, logged_device
 
 log = log_to(snakemake.log[0])

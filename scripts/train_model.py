@@ -1,10 +1,13 @@
 """Rule train_model: results/models/{dataset}/{model}/seed{seed}/ model.pt, metrics.json, timing.json."""
 
 from attnexp import io
+from attnexp.checkpoints import CheckpointError
 from attnexp.data.documents import DataFiles
+from attnexp.data.splits import split_labels
 from attnexp.plan import model_spec
-from attnexp.runtime import CheckpointError, DeviceError, split_labels
-from attnexp.train import TrainingJob, class_weights, fit
+from attnexp.runtime import DeviceError
+from attnexp.train import TrainingJob, fit
+from attnexp.train.objectives import class_weights
 from attnexp.workflow import fail_cleanly, log_to, torch_threads
 
 log = log_to(snakemake.log[0])

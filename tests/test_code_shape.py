@@ -1,11 +1,13 @@
-"""The package's code stays readable in parts: no function over 60 lines of statements (a call the formatter wraps over
-several lines counts once), and `fit` takes its job as
+"""The package's code stays readable in parts: no module over 500 lines, no function over 60 lines of statements (a call
+the formatter wraps over several lines counts once), and `fit` takes its job as
 one object rather than a long list of parameters. And every rule script reads its inputs inside its
 `fail_cleanly` block, where a damaged one is one line naming it rather than a traceback."""
 
 import ast
 import inspect
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "attnexp"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -23,6 +25,7 @@ READERS = {
     "read_vocab",
 }
 MAX_LINES = 60
+MAX_MODULE_LINES = 500
 MAX_FIT_PARAMETERS = 6
 
 
@@ -56,6 +59,29 @@ def test_a_function_of_many_statements_is_found(tmp_path):
         f"def long():\n{body}\n\ndef short():\n    return f(\n{'        1,' * 3}\n    )\n"
     )
     assert long_functions(tmp_path / "long.py", tmp_path) == ["long.py:1 long (61 statement lines)"]
+
+
+def long_modules(root: Path = SRC) -> list[str]:
+    """`path (n lines)` of every module under `root` longer than MAX_MODULE_LINES lines."""
+    lengths = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in sorted(root.rglob("*.py"))}
+    return [f"{path.relative_to(root)} ({n} lines)" for path, n in lengths.items() if n > MAX_MODULE_LINES]
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="publish/pages.py, scorecard.py, papers/jain_wallace/experiment.py and papers/faithfulness/experiment.py "
+    "are still over 500 lines, to be split by concern",
+)
+def test_no_module_is_longer_than_500_lines():
+    too_long = long_modules()
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines (split them by concern):\n" + "\n".join(too_long)
+
+
+def test_a_long_module_is_found(tmp_path):
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    assert long_modules(tmp_path) == [f"package/long.py ({MAX_MODULE_LINES + 1} lines)"]
 
 
 def test_fit_takes_at_most_six_parameters():

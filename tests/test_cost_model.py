@@ -83,7 +83,8 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
     import yaml
 
     from attnexp.config import validate_config
-    from attnexp.cost import fit_rates, price, price_markdown
+    from attnexp.cost import price, price_markdown
+    from attnexp.cost_rates import fit_rates
 
     config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
     for name in ("sst", "imdb"):  # priced at STATS's sizes, not at the J&W sizes the config declares
@@ -134,7 +135,7 @@ def test_a_plan_is_priced_by_dataset_then_family_then_job_type_and_the_rest_is_c
 
 
 def test_merged_rates_add_the_families_never_measured_and_change_no_other_rate():
-    from attnexp.cost import fit_rates, merge_rates
+    from attnexp.cost_rates import fit_rates, merge_rates
 
     def job(family, seconds):
         return {"type": ("train_model", None), "family": family, "dataset": "sst", "seconds": seconds, "units": 100.0}
@@ -154,7 +155,8 @@ def test_a_pretrained_encoder_is_priced_as_its_own_family():
     import yaml
 
     from attnexp.config import merge_overlay, validate_config
-    from attnexp.cost import RATES_PATH, family, price
+    from attnexp.cost import RATES_PATH, price
+    from attnexp.cost_units import family
 
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     merge_overlay(config, yaml.safe_load((ROOT / "presets" / "pretrained_sst.yaml").read_text()))
@@ -281,7 +283,9 @@ def test_an_explain_together_job_with_integrated_gradients_is_priced_as_its_leav
     import yaml
 
     from attnexp.config import validate_config
-    from attnexp.cost import fit_rates, job_types, price
+    from attnexp.cost import price
+    from attnexp.cost_rates import fit_rates
+    from attnexp.cost_units import job_types
 
     config = validate_config(yaml.safe_load((ROOT / "config.yaml").read_text()))
     config["datasets"]["sst"]["expected"] = None

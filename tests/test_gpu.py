@@ -55,18 +55,18 @@ def test_training_on_the_gpu_gives_the_cpus_metrics(tmp_path):
     for device in ("cpu", "cuda"):
         out = tmp_path / device
         job = TrainingJob(
-            data,
-            None,
-            None,
-            tiny_settings(config, "lstm-tanh"),
-            "dev",
-            10,
-            1,
-            device,
-            out / "model.pt",
-            out / "metrics.json",
-            out / "timing.json",
-            {"test": True},
+            data=data,
+            vectors_path=None,
+            guide_path=None,
+            settings=tiny_settings(config, "lstm-tanh"),
+            select_on="dev",
+            seed=10,
+            threads=1,
+            device_setting=device,
+            out_model=out / "model.pt",
+            out_metrics=out / "metrics.json",
+            out_timing=out / "timing.json",
+            provenance={"test": True},
         )
         fit(parse_model_name("lstm-tanh", "binary"), job, log=lambda _: None)
         metrics[device] = json.loads((out / "metrics.json").read_text())
@@ -309,7 +309,7 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
     from attnexp.explain import write_explanations
     from attnexp.papers.faithfulness import experiment as ff
     from attnexp.papers.serrano_smith import experiment as ss
-    from attnexp.runtime import export_attention
+    from attnexp.runs import export_attention
 
     config = load_config()
     data = write_dataset(tmp_path / "data")

@@ -20,11 +20,11 @@ LAYERS = (
     (
         1,
         "records: torch-free descriptions, plans, claims",
-        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|claims|tables|scorecard|explanations)",
+        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|cost_units|cost_rates|claims|tables|scorecard|explanations)",
     ),
     (2, "data", r"data(\..+)?"),
     (3, "models", r"models(\..+)?"),
-    (4, "training, run time, explanations", r"(train|runtime|workflow|explain(\..+)?)"),
+    (4, "training, run time, explanations", r"(train(\..+)?|runtime|checkpoints|runs|workflow|explain(\..+)?)"),
     (5, "experiments", r"(experiments|plots)(\..+)?"),
     (6, "publishing", r"publish(\..+)?"),
 )

@@ -16,31 +16,15 @@ import torch
 from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings, write_dataset
 
 from attnexp import io
+from attnexp.checkpoints import CheckpointError, checkpoint_metadata, load_checkpoint, save_checkpoint, weights_digest
 from attnexp.data.documents import DataFiles
+from attnexp.data.splits import read_classes, read_guides, read_vocab, split_labels
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.models.outputs import probabilities
-from attnexp.runtime import (
-    CheckpointError,
-    DeviceError,
-    Run,
-    SplitData,
-    checkpoint_metadata,
-    export_attention,
-    load_checkpoint,
-    load_splits,
-    load_test_examples,
-    model_device,
-    predict,
-    read_classes,
-    read_guides,
-    read_vocab,
-    resolve_device,
-    restore_run,
-    save_checkpoint,
-    split_labels,
-    weights_digest,
-)
+from attnexp.models.splits import SplitData, load_splits
+from attnexp.runs import Run, export_attention, load_test_examples, restore_run
+from attnexp.runtime import DeviceError, model_device, predict, resolve_device
 from attnexp.train import build_and_initialise
 
 torch.use_deterministic_algorithms(True)
@@ -682,14 +666,14 @@ def test_the_model_jobs_modules_leave_out_what_they_do_not_use():
     ],
 )
 def test_read_classes_reads_each_label_as_a_full_parse_would(tmp_path, line):
-    from attnexp.runtime import _read_labels
+    from attnexp.data.splits import _read_labels
 
     (tmp_path / "train.jsonl").write_text(line + "\n" + line + "\n", encoding="utf-8")
     assert _read_labels(tmp_path / "train.jsonl") == [r["label"] for r in io.read_jsonl(tmp_path / "train.jsonl")]
 
 
 def test_read_classes_of_a_real_training_split_and_its_errors(data, tmp_path):
-    from attnexp.models.inputs import label_classes
+    from attnexp.data.splits import label_classes
 
     assert read_classes(data) == label_classes(io.read_jsonl(data.train))
     (tmp_path / "train.jsonl").write_text('{"id":"a","label":1}\nnot json\n', encoding="utf-8")

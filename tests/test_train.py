@@ -13,11 +13,15 @@ import torch
 import torch.nn.functional as F
 from tiny_tasks import VOCAB, load_config, quiet, run_fit, task_examples, tiny_settings, write_dataset
 
+from attnexp.checkpoints import load_checkpoint
 from attnexp.metrics import classification_metrics
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
-from attnexp.runtime import SplitData, load_checkpoint, predict
-from attnexp.train import TrainingJob, build_and_initialise, class_weights, fit, supervised_objective, train_model
+from attnexp.models.splits import SplitData
+from attnexp.runtime import predict
+from attnexp.train import TrainingJob, build_and_initialise, fit
+from attnexp.train.loop import train_model
+from attnexp.train.objectives import class_weights, supervised_objective
 
 torch.use_deterministic_algorithms(True)
 
@@ -101,7 +105,11 @@ def test_the_default_objective_is_the_protocols_supervised_loss(config):
     for objective in (None, supervised_objective(class_weights(tiny_splits()["train"].labels()))):
         torch.manual_seed(0)
         model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
-        results.append(train_model(model, tiny_splits(), settings, "dev", 0, CPU, log=quiet, objective=objective))
+        results.append(
+            train_model(
+                model, tiny_splits(), settings, select_on="dev", seed=0, device=CPU, log=quiet, objective=objective
+            )
+        )
     default, explicit = results
     assert default.history == explicit.history and default.best_epoch == explicit.best_epoch
     assert all(torch.equal(default.state_dict[k], explicit.state_dict[k]) for k in default.state_dict)
@@ -116,7 +124,9 @@ def test_the_default_objective_is_the_protocols_supervised_loss(config):
         torch.manual_seed(0)
         model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
         losses.append(
-            train_model(model, skewed, settings, "dev", 0, CPU, log=quiet, objective=objective).history[0]["train_loss"]
+            train_model(
+                model, skewed, settings, select_on="dev", seed=0, device=CPU, log=quiet, objective=objective
+            ).history[0]["train_loss"]
         )
     assert losses[0] != pytest.approx(losses[1], rel=1e-3)
 
@@ -138,7 +148,7 @@ def test_a_custom_objective_replaces_the_loss(config):
     train_batch = collate(splits["train"].examples, model.layout)
     with torch.no_grad():
         before = model(train_batch)[0][:, 0].mean().item()
-    result = train_model(model, splits, settings, "dev", 0, CPU, log=quiet, objective=push_logit)
+    result = train_model(model, splits, settings, select_on="dev", seed=0, device=CPU, log=quiet, objective=push_logit)
     assert sum(calls) == 3 * 64 and len(calls) == 3 * 4  # every training instance once per epoch, batches of 16
     model.load_state_dict(result.state_dict)
     model.eval()
@@ -177,7 +187,7 @@ def test_a_tiny_flat_model_learns_a_separable_task(config):
     torch.manual_seed(0)
     model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
     splits = tiny_splits()
-    result = train_model(model, splits, settings, "dev", 0, CPU, log=quiet)
+    result = train_model(model, splits, settings, select_on="dev", seed=0, device=CPU, log=quiet)
     assert result.test["accuracy"] > 0.95 and result.test["roc_auc"] > 0.95
     assert len(result.history) == 10 and result.best_epoch >= 2
     assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
@@ -213,8 +223,8 @@ def scripted(config, monkeypatch):
             score = scores[name].pop(0)
             return {"n": 4, "accuracy": score, "macro_f1": score, "f1": [score, score], "roc_auc": score}
 
-        monkeypatch.setattr("attnexp.train._evaluate", fake_evaluate)
-        return train_model(model, splits, settings, select_on, 0, CPU, log=quiet), states
+        monkeypatch.setattr("attnexp.train.loop._evaluate", fake_evaluate)
+        return train_model(model, splits, settings, select_on=select_on, seed=0, device=CPU, log=quiet), states
 
     return run
 
@@ -345,7 +355,7 @@ def test_train_loss_selection_keeps_the_epoch_of_the_lowest_training_loss(config
     settings = adversary_like_settings(config, epochs=6, lr=1.0)  # a step large enough for the loss to go up and down
     torch.manual_seed(5)  # an initialisation whose lowest-loss epoch is neither the last nor the best on dev
     model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
-    result = train_model(model, tiny_splits(), settings, "train", 0, CPU, log=quiet)
+    result = train_model(model, tiny_splits(), settings, select_on="train", seed=0, device=CPU, log=quiet)
     losses = [h["train_loss"] for h in result.history]
     assert len(losses) == 6 and len(set(losses)) == 6
     assert result.best_epoch == 1 + int(np.argmin(losses))
@@ -380,7 +390,17 @@ def scripted_loss(config):
             calls.append(len(calls) + 1)
             return {"monitored_epoch": len(calls), "adversary": {"train": {"tvd": 0.1234567891 * len(calls)}}}
 
-        result = train_model(model, splits, settings, "train", 0, CPU, log=quiet, objective=objective, monitor=monitor)
+        result = train_model(
+            model,
+            splits,
+            settings,
+            select_on="train",
+            seed=0,
+            device=CPU,
+            log=quiet,
+            objective=objective,
+            monitor=monitor,
+        )
         return result, calls, states
 
     return run
@@ -421,25 +441,25 @@ def test_without_a_monitor_the_history_has_only_the_standard_keys(config):
     settings = adversary_like_settings(config, epochs=2)
     torch.manual_seed(0)
     model, _ = build_and_initialise(parse_model_name("average-tanh", "binary"), VOCAB, 2, None, settings)
-    result = train_model(model, tiny_splits(16, 8, 8), settings, "train", 0, CPU, log=quiet)
+    result = train_model(model, tiny_splits(16, 8, 8), settings, select_on="train", seed=0, device=CPU, log=quiet)
     assert all(set(h) == {"epoch", "train_loss", "lr", "dev", "test"} for h in result.history)
 
 
 def test_fit_with_train_loss_selection_records_it(config, data, tmp_path):
     seen = []
     job = TrainingJob(
-        data,
-        None,
-        None,
-        adversary_like_settings(config, epochs=4, lr=0.3),
-        "train",
-        10,
-        1,
-        "cpu",
-        tmp_path / "model.pt",
-        tmp_path / "metrics.json",
-        tmp_path / "timing.json",
-        {},
+        data=data,
+        vectors_path=None,
+        guide_path=None,
+        settings=adversary_like_settings(config, epochs=4, lr=0.3),
+        select_on="train",
+        seed=10,
+        threads=1,
+        device_setting="cpu",
+        out_model=tmp_path / "model.pt",
+        out_metrics=tmp_path / "metrics.json",
+        out_timing=tmp_path / "timing.json",
+        provenance={},
     )
     metrics = fit(
         parse_model_name("average-tanh", "binary"),

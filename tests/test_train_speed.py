@@ -18,19 +18,11 @@ from torch import nn
 
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
-from attnexp.runtime import SplitData
-from attnexp.train import (
-    OPTIMIZER_IMPLEMENTATIONS,
-    Adam,
-    AdamW,
-    LazyAdam,
-    LazyAdamW,
-    _optimizer,
-    build_and_initialise,
-    supervised_objective,
-    train_epochs,
-    train_model,
-)
+from attnexp.models.splits import SplitData
+from attnexp.train import build_and_initialise
+from attnexp.train.loop import train_epochs, train_model
+from attnexp.train.objectives import supervised_objective
+from attnexp.train.optimizers import OPTIMIZER_IMPLEMENTATIONS, Adam, AdamW, LazyAdam, LazyAdamW, build_optimizer
 
 torch.use_deterministic_algorithms(True)
 
@@ -58,7 +50,7 @@ def lstm(settings, seed=0):
 
 def train_steps(model, settings, steps=5):
     """`steps` training steps on fixed batches, as the training loop takes them."""
-    optimizer = _optimizer(model, settings)
+    optimizer = build_optimizer(model, settings)
     objective = supervised_objective(1.0)
     batches = [collate(task_examples(16, 10 + i, "s"), model.layout) for i in range(steps)]
     for batch in batches:
@@ -82,7 +74,7 @@ def test_every_protocol_builds_torchs_fused_optimiser_updating_every_embedding_r
     assert settings["optimizer_implementation"] == "fused" and settings["embedding_update"] == "dense"
     torch.manual_seed(0)
     built, _ = build_and_initialise(parse_model_name(model, "binary"), VOCAB, 2, None, settings)
-    optimizer = _optimizer(built, settings)
+    optimizer = build_optimizer(built, settings)
     assert type(optimizer) is kind and all(g["fused"] for g in optimizer.param_groups)
     assert all(g["amsgrad"] == settings["amsgrad"] for g in optimizer.param_groups)
 
@@ -147,14 +139,14 @@ def torch_optim_imports_dynamo(tmp_path) -> bool:
 
 def test_the_jain_wallace_groups_keep_the_protocols_weight_decay(config):
     settings = tiny_settings(config, "lstm-tanh")
-    optimizer = _optimizer(lstm(settings), settings)
+    optimizer = build_optimizer(lstm(settings), settings)
     rest, attention = optimizer.param_groups
     assert rest["weight_decay"] == 1e-5 and attention["weight_decay"] == 0.0 and rest["lr"] == 1e-3 and rest["amsgrad"]
     assert not any(g["foreach"] for g in optimizer.param_groups)
 
 
 def test_for_loop_is_the_step_before_the_fused_default(config):
-    """`optimizer_implementation: for_loop` is bit for bit what `_optimizer` built before: torch's
+    """`optimizer_implementation: for_loop` is bit for bit what `build_optimizer` built before: torch's
     Adam with no implementation named (its per-parameter loop on the CPU)."""
     settings = tiny_settings(config, "lstm-tanh", optimizer_implementation="for_loop", lr=1e-2)
     loop = lstm(settings)
@@ -201,10 +193,10 @@ def test_fused_and_foreach_steps_match_the_for_loop_step(config, implementation)
     "model_name, clip", [("lstm-tanh", None), ("han-conv", 10.0), ("han-rnn", 1e-3), ("flan-none", 1e-3)]
 )
 def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_name, clip):
-    """Five steps through `_EmbeddingGradients` (sparse backward, rows scattered into a dense
+    """Five steps through `EmbeddingGradients` (sparse backward, rows scattered into a dense
     gradient, clipping with the embedding's norm over its rows) end where nn.Embedding's dense
     backward and torch's clip_grad_norm_ end, to float rounding; clipping active (1e-3) or not."""
-    from attnexp.train import _EmbeddingGradients
+    from attnexp.train.parts import EmbeddingGradients
 
     settings = tiny_settings(config, model_name, lr=1e-2, grad_clip=clip)
     kind = "binary" if model_name == "lstm-tanh" else "multiclass"
@@ -212,7 +204,7 @@ def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_na
     for sparse in (True, False):
         torch.manual_seed(0)
         model, _ = build_and_initialise(parse_model_name(model_name, kind), VOCAB, 2, None, settings)
-        optimizer, gradients = _optimizer(model, settings), _EmbeddingGradients(model, settings)
+        optimizer, gradients = build_optimizer(model, settings), EmbeddingGradients(model, settings)
         objective = supervised_objective(1.0 if kind == "binary" else None)
         start = model.embedding.weight.detach().clone()
         with gradients.sparse() if sparse else contextlib.nullcontext():
@@ -238,7 +230,7 @@ def test_the_sparse_backward_gives_the_dense_backwards_training(config, model_na
 
 
 def test_the_dense_gradient_holds_only_the_last_batchs_rows():
-    from attnexp.train import _EmbeddingGradients
+    from attnexp.train.parts import EmbeddingGradients
 
     class Embedded(nn.Module):
         def __init__(self):
@@ -249,7 +241,7 @@ def test_the_dense_gradient_holds_only_the_last_batchs_rows():
             return self.embedding(tokens)
 
     model = Embedded()
-    gradients = _EmbeddingGradients(model, {"embedding_update": "dense", "grad_clip": None})
+    gradients = EmbeddingGradients(model, {"embedding_update": "dense", "grad_clip": None})
     with gradients.sparse():
         for tokens in ([[1, 2, 3, 1, 0, 0]], [[4, 5, 5, 0, 0, 0]]):
             model.zero_grad(set_to_none=True)
@@ -320,14 +312,20 @@ def test_lazy_training_is_deterministic_and_leaves_the_embedding_dense(config):
     results = []
     for _ in range(2):
         model = lstm(settings)
-        results.append(train_model(model, tiny_splits(), settings, "dev", 0, CPU, log=quiet))
+        results.append(train_model(model, tiny_splits(), settings, select_on="dev", seed=0, device=CPU, log=quiet))
         assert model.embedding.sparse is False  # restored after training
     assert results[0].history == results[1].history
     assert all(torch.equal(results[0].state_dict[k], results[1].state_dict[k]) for k in results[0].state_dict)
     # <UNK> (row 1) is in no batch: lazy Adam leaves it as initialised, dense Adam moves it
     start = lstm(settings).embedding.weight.detach()
     dense = train_model(
-        lstm(settings), tiny_splits(), settings | {"embedding_update": "dense"}, "dev", 0, CPU, log=quiet
+        lstm(settings),
+        tiny_splits(),
+        settings | {"embedding_update": "dense"},
+        select_on="dev",
+        seed=0,
+        device=CPU,
+        log=quiet,
     )
     assert torch.equal(results[0].state_dict["embedding.weight"][1], start[1])
     assert not torch.equal(dense.state_dict["embedding.weight"][1], start[1])
@@ -337,7 +335,7 @@ def test_lazy_embedding_update_refuses_gradient_clipping(config):
     settings = tiny_settings(config, "lstm-tanh", embedding_update="lazy", grad_clip=1.0)
     model = lstm(settings)
     with pytest.raises(ValueError, match="grad_clip"):
-        train_model(model, tiny_splits(), settings, "dev", 0, CPU, log=quiet)
+        train_model(model, tiny_splits(), settings, select_on="dev", seed=0, device=CPU, log=quiet)
     assert model.embedding.sparse is False
 
 
@@ -347,8 +345,8 @@ def test_lazy_embedding_update_refuses_gradient_clipping(config):
 
 def test_train_epochs_yields_each_epoch_and_returns_train_models_result(config):
     settings = tiny_settings(config, "lstm-tanh", epochs=3, lr=1e-2)
-    expected = train_model(lstm(settings), tiny_splits(), settings, "dev", 0, CPU, log=quiet)
-    epochs = train_epochs(lstm(settings), tiny_splits(), settings, "dev", 0, CPU, log=quiet)
+    expected = train_model(lstm(settings), tiny_splits(), settings, select_on="dev", seed=0, device=CPU, log=quiet)
+    epochs = train_epochs(lstm(settings), tiny_splits(), settings, select_on="dev", seed=0, device=CPU, log=quiet)
     records = [next(epochs) for _ in range(3)]
     with pytest.raises(StopIteration) as finished:
         next(epochs)

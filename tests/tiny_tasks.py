@@ -87,18 +87,18 @@ def run_fit(config, data, out_dir, model="lstm-tanh", select_on="dev", guide=Non
     """`fit` one tiny model of the binary task -> (metrics, checkpoint path)."""
     out_dir = Path(out_dir)
     job = TrainingJob(
-        data,
-        None,
-        guide,
-        tiny_settings(config, model, **overrides),
-        select_on,
-        seed,
-        1,
-        "cpu",
-        out_dir / "model.pt",
-        out_dir / "metrics.json",
-        out_dir / "timing.json",
-        {"test": True},
+        data=data,
+        vectors_path=None,
+        guide_path=guide,
+        settings=tiny_settings(config, model, **overrides),
+        select_on=select_on,
+        seed=seed,
+        threads=1,
+        device_setting="cpu",
+        out_model=out_dir / "model.pt",
+        out_metrics=out_dir / "metrics.json",
+        out_timing=out_dir / "timing.json",
+        provenance={"test": True},
     )
     metrics = fit(parse_model_name(model, "binary"), job, log=log)
     return metrics, out_dir / "model.pt"

@@ -8,16 +8,7 @@ folder (as `snakemake --directory RUN` would run them), and the config's relativ
 own files) are read from there.
 
 Each measured job gives a rate, seconds per unit of work, where the unit is what the job's cost grows
-with:
-
-| job type | unit |
-|---|---|
-| train_model | training tokens x the protocol's epochs (so the rate carries what early stopping saves) |
-| explain loo (the explain_together job: attention, gradient and leave-one-out) | test tokens x mean test length (every instance re-run once per token) |
-| explain_together with more methods (`explain.together`) | its leave-one-out, plus each added method at its own job's rate |
-| faithfulness_eraser | test tokens x (70 + mean test length) (~70 + n forward passes per instance) |
-| other per-run jobs (explain by method, J&W, S&S, W&P, attention attribution, export) | test tokens (export: every split's) |
-| preprocess_dataset, build_embeddings | training tokens |
+with (`attnexp.cost_units`; `attnexp.cost_rates` fits the rates).
 
 A planned job's seconds = a start-up cost (the fastest measured explanation job: interpreter, torch
 import, model restore) + the median rate of the measured jobs of its type and model family (`lstm`,
@@ -37,30 +28,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from attnexp.cost_units import PRETRAINED, family, job_types, split_sizes, units
+
 __all__ = [
-    "job_type",
-    "job_types",
-    "family",
-    "tokens",
-    "units",
-    "parse_benchmark_path",
-    "measured_jobs",
     "planned_jobs",
     "run_sizes",
-    "fit_rates",
-    "merge_rates",
     "declared_sizes",
     "price",
+    "wall_seconds",
     "price_markdown",
     "RATES_PATH",
     "main",
@@ -68,12 +51,6 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 RATES_PATH = REPO / "benchmarks" / "cost_rates.json"
-QUADRATIC = {("explain", "loo")}
-TOGETHER_AS_LOO = ("attention", "gradient", "loo")  # explain_together's default methods, priced as its leave-one-out
-PRETRAINED = "pretrained-"  # the family of a pretrained encoder, never priced at another family's rate
-ERASER_PASSES = 70  # config.yaml faithfulness: the battery costs ~70 + n forward passes per instance
-TRAINING_TOKENS = {"preprocess_dataset", "build_embeddings"}
-ALL_SPLITS = {"export_attention"}
 # job types that always count as compute, priced or not
 HEAVY = {
     "train_model",
@@ -89,149 +66,6 @@ HEAVY = {
     "preprocess_dataset",
     "build_embeddings",
 }
-
-
-def _together(config: dict) -> tuple[str, ...]:
-    """The explain_together job's methods in a run's config (a run from before `explain.together`: the three)."""
-    return tuple(config["explain"].get("together", TOGETHER_AS_LOO))
-
-
-def job_types(rule: str, wildcards: dict, config: dict) -> tuple[tuple[str, str | None], ...]:
-    """The job types a planned job is priced as: its own, except an explain_together job computing more
-    than the three, priced as its leave-one-out plus each added method's own job (IG, say)."""
-    if rule != "explain_together":
-        return (job_type(rule, wildcards),)
-    together = _together(config)
-    if "loo" not in together:  # each method at its own job's rate
-        return tuple(("explain", method) for method in together)
-    return (("explain", "loo"), *(("explain", method) for method in together if method not in TOGETHER_AS_LOO))
-
-
-def job_type(rule: str, wildcards: dict) -> tuple[str, str | None]:
-    if (
-        rule == "explain_together"
-    ):  # attention, gradient and leave-one-out: leave-one-out's cost, the others add two passes
-        return ("explain", "loo")
-    return (rule, wildcards.get("method")) if rule == "explain" else (rule, None)
-
-
-def family(config: dict, dataset: str, model: str | None) -> str:
-    from attnexp.plan import model_spec
-
-    if model is None:
-        return "-"
-    spec = model_spec(config, dataset, model)
-    named = {
-        "flat": spec.encoder,
-        "qa": f"qa-{spec.encoder}",
-        "hierarchical": spec.name,  # its encoder sets the cost: han-rnn runs several times slower than han-none
-        "transformer": "transformer",
-        "pretrained": PRETRAINED + spec.encoder,  # each encoder its own size
-    }
-    return named.get(spec.family, spec.family)  # a family registered by a plug-in: its name
-
-
-def tokens(stats: dict, split: str) -> float:
-    part = stats["splits"][split]
-    return part["n"] * part["mean_length"]
-
-
-def units(kind: tuple[str, str | None], stats: dict, epochs: float | None) -> float:
-    rule, method = kind
-    if rule == "train_model":
-        return tokens(stats, "train") * epochs
-    if rule in TRAINING_TOKENS:
-        return tokens(stats, "train")
-    if rule in ALL_SPLITS:
-        return sum(tokens(stats, s) for s in stats["splits"])
-    test = tokens(stats, "test")
-    if (rule, method) in QUADRATIC:
-        return test * stats["splits"]["test"]["mean_length"]
-    if rule == "faithfulness_eraser":
-        return test * (ERASER_PASSES + stats["splits"]["test"]["mean_length"])
-    return test
-
-
-def parse_benchmark_path(path: Path, root: Path) -> tuple[str, dict]:
-    """results/benchmarks/<rule>/<dataset>[/<model>/seed<seed>[/<method>]].tsv -> (rule, wildcards)."""
-    parts = path.relative_to(root).with_suffix("").parts
-    rule, rest = parts[0], parts[1:]
-    wildcards = {"dataset": rest[0]}
-    if len(rest) >= 3:
-        wildcards |= {"model": rest[1], "seed": rest[2].removeprefix("seed")}
-    if len(rest) == 4:
-        wildcards["method"] = rest[3]
-    return rule, wildcards
-
-
-def measured_jobs(results: Path, config: dict) -> list[dict]:
-    """Every measured job of one results folder: type, family, seconds, units. `config` is the
-    config the run ran with (its `results/run/config.yaml`): a training's units count the epochs its
-    protocol planned there."""
-    from attnexp.config import training_settings
-
-    jobs = []
-    stats_of = {}
-
-    def stats(dataset):
-        if dataset not in stats_of:
-            path = results / "data" / dataset / "stats.json"
-            stats_of[dataset] = json.loads(path.read_text()) if path.exists() else None
-        return stats_of[dataset]
-
-    root = results / "benchmarks"
-    for path in sorted(root.rglob("*.tsv")) if root.exists() else []:
-        rule, wildcards = parse_benchmark_path(path, root)
-        if rule == "train_model":
-            continue  # timing.json below: the training loop's own seconds
-        if rule == "explain_together" and set(_together(config)) != set(TOGETHER_AS_LOO):
-            continue  # its seconds are several methods' that it cannot split
-        with path.open() as f:
-            seconds = float(next(csv.DictReader(f, delimiter="\t"))["s"])
-        data = stats(wildcards["dataset"])
-        if data is None or wildcards["dataset"] not in config["datasets"]:
-            continue
-        kind = job_type(rule, wildcards)
-        try:
-            fam = family(config, wildcards["dataset"], wildcards.get("model"))
-        except ValueError:
-            continue
-        jobs.append(
-            {
-                "type": kind,
-                "family": fam,
-                "dataset": wildcards["dataset"],
-                "seconds": seconds,
-                "units": units(kind, data, None),
-                "generated": config["datasets"][wildcards["dataset"]]["protocol"] == "generated",
-            }
-        )
-    for path in sorted((results / "models").glob("*/*/seed*/timing.json")):
-        dataset, model = path.parts[-4], path.parts[-3]
-        timing, data = json.loads(path.read_text()), stats(dataset)
-        if data is None or dataset not in config["datasets"] or "epochs_run" not in timing:
-            continue
-        try:
-            fam = family(config, dataset, model)
-        except ValueError:
-            continue
-        kind = ("train_model", None)
-        jobs.append(
-            {
-                "type": kind,
-                "family": fam,
-                "dataset": dataset,
-                "seconds": timing["train_seconds"],
-                "units": units(kind, data, training_settings(config, dataset, model)["epochs"]),
-                "generated": config["datasets"][dataset]["protocol"] == "generated",
-            }
-        )
-    return jobs
-
-
-def split_sizes(stats: dict) -> dict:
-    """What pricing needs of a dataset's `stats.json`: each split's instances and mean length."""
-    return {"splits": {s: {"n": p["n"], "mean_length": p["mean_length"]} for s, p in stats["splits"].items()}}
 
 
 def declared_sizes(datasets: dict[str, dict], config: dict) -> dict[str, dict]:
@@ -253,64 +87,6 @@ def declared_sizes(datasets: dict[str, dict], config: dict) -> dict[str, dict]:
                 splits[split]["n"] = declared
         sizes[name] = {**measured, "splits": splits}
     return sizes
-
-
-def _rate_order(row: dict) -> tuple[str, ...]:
-    """The order of a rates file's rows: by job type, method, family and dataset (None as 'None')."""
-    return tuple(str(row[k]) for k in ("rule", "method", "family", "dataset"))
-
-
-def fit_rates(jobs: list[dict], datasets: dict[str, dict], about: str) -> dict:
-    """Measured jobs -> the rates file's content: the start-up seconds, the median seconds per unit
-    per (type, method, family, dataset), per (type, method, family) and per (type, method), and each
-    measured dataset's split sizes. Generated datasets (whose presets train reduced models) give only
-    their own dataset's rates, not the pooled ones."""
-    # every job pays the interpreter, torch import and model restore before any work: the fastest
-    # measured explanation job's seconds; the rest scales with the units
-    overhead = min((j["seconds"] for j in jobs if j["type"][0] == "explain"), default=0.0)
-    rates = defaultdict(list)
-    for job in jobs:
-        if job["units"] > 0:
-            rate = max(job["seconds"] - (0.0 if job["type"][0] == "train_model" else overhead), 0.0) / job["units"]
-            rates[(*job["type"], job["family"], job["dataset"])].append(rate)
-            if not job.get("generated"):
-                rates[(*job["type"], job["family"], None)].append(rate)
-                rates[(*job["type"], None, None)].append(rate)
-    return {
-        "about": about,
-        "overhead_seconds": overhead,
-        "rates": sorted(
-            (
-                {
-                    "rule": r,
-                    "method": m,
-                    "family": f,
-                    "dataset": d,
-                    "seconds_per_unit": statistics.median(v),
-                    "jobs": len(v),
-                }
-                for (r, m, f, d), v in rates.items()
-            ),
-            key=_rate_order,
-        ),
-        "datasets": {name: split_sizes(stats) for name, stats in sorted(datasets.items())},
-    }
-
-
-def merge_rates(rates: dict, added: dict) -> dict:
-    """`rates` with the per-family rates of `added` (fitted on other runs) for the model families it
-    never measured. Its own rows, its pooled rates (a job type's median over families) and its start-up
-    seconds stay as they are, so that nothing it priced before changes price."""
-    families = {r["family"] for r in rates["rates"]}
-    new = [r for r in added["rates"] if r["family"] is not None and r["family"] not in families]
-    if not new:
-        return rates
-    return {
-        "about": f"{rates['about']}; the families {', '.join(sorted({r['family'] for r in new}))}: {added['about']}",
-        "overhead_seconds": rates["overhead_seconds"],
-        "rates": sorted(rates["rates"] + new, key=_rate_order),
-        "datasets": added["datasets"] | rates["datasets"],
-    }
 
 
 def run_sizes(results: Path, config: dict) -> dict[str, dict]:
@@ -379,11 +155,30 @@ def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict
             continue
         for kind in kinds:  # a job pays one start-up, with its first type
             start_up = 0.0 if rule == "train_model" or kind != kinds[0] else overhead
-            _price_job(by_type[kind], kind, rule, wildcards, table, datasets, config, start_up)
+            _price_job(
+                by_type[kind],
+                kind,
+                rule=rule,
+                wildcards=wildcards,
+                table=table,
+                datasets=datasets,
+                config=config,
+                start_up=start_up,
+            )
     return dict(by_type), dict(light), overhead
 
 
-def _price_job(row: dict, kind, rule: str, wildcards: dict, table: dict, datasets: dict, config: dict, start_up: float):
+def _price_job(
+    row: dict,
+    kind: tuple[str, str | None],
+    *,
+    rule: str,
+    wildcards: dict,
+    table: dict,
+    datasets: dict,
+    config: dict,
+    start_up: float,
+) -> None:
     """Add one planned job of type `kind` to its row: `start_up` + the rate of its type, family and
     dataset (else the family's on any dataset, else the type's) x its units; unpriced without one."""
     from attnexp.config import training_settings

@@ -39,7 +39,7 @@ class Family:
     # None when the name is not one of its own. The four families of the papers are parsed below.
     parse_name: Callable[[str, str], ModelSpec | None] | None = None
     # reads every word of the dataset, not only the training vocabulary's (a pretrained encoder's
-    # tokenizer covers words the training split lacks; `attnexp.runtime.open_words`)
+    # tokenizer covers words the training split lacks; `attnexp.data.splits.open_words`)
     open_vocabulary: bool = False
 
 

@@ -27,10 +27,11 @@ from attnexp.models import (
 )
 from attnexp.models.attention import AdditiveAttention, real_token_mask
 from attnexp.models.inputs import Batch, Encoded, to_examples
+from attnexp.models.splits import SplitData
 from attnexp.papers.jain_wallace import experiment as jw
-from attnexp.runtime import SplitData
 from attnexp.spec import FAMILIES, Family, ModelSpec, parse_model_name
-from attnexp.train import build_and_initialise, train_model
+from attnexp.train import build_and_initialise
+from attnexp.train.loop import train_model
 from tests.tiny_tasks import load_config, quiet, tiny_settings
 
 # one model of every family and architecture, with the task it is defined for
@@ -164,7 +165,7 @@ def test_a_family_registered_through_its_record_trains_explains_and_runs_jain_wa
     torch.manual_seed(0)
     model, _ = build_and_initialise(spec, vocab, 2, None, settings)
     assert isinstance(model, AttentionModel) and model.spec is spec
-    result = train_model(model, splits, settings, "dev", 0, torch.device("cpu"), log=quiet)
+    result = train_model(model, splits, settings, select_on="dev", seed=0, device=torch.device("cpu"), log=quiet)
     losses = [epoch["train_loss"] for epoch in result.history]
     assert len(losses) == 3 and losses[-1] < losses[0]  # it learns
     model.load_state_dict(result.state_dict)

@@ -8,15 +8,8 @@ import pytest
 import torch
 from tiny_tasks import VOCAB
 
-from attnexp.models.inputs import (
-    UNK,
-    Example,
-    collate,
-    label_classes,
-    length_bucketed_batches,
-    sorted_batches,
-    to_examples,
-)
+from attnexp.data.splits import label_classes
+from attnexp.models.inputs import UNK, Example, collate, length_bucketed_batches, sorted_batches, to_examples
 
 # --------------------------------------------------------------------------------------------------
 # batching

@@ -250,7 +250,7 @@ def test_an_open_vocabulary_reads_the_words_training_lacks(tmp_path):
     import json
 
     from attnexp.data.documents import DataFiles
-    from attnexp.runtime import open_words
+    from attnexp.data.splits import open_words
 
     splits = {"train": [["good", "film"]], "dev": [["good", "unreal"]], "test": [["unreal", "greatly", "film"]]}
     for split, rows in splits.items():

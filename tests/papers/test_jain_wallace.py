@@ -414,7 +414,7 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
     the bytes `io.write_csv` writes for the experiment's table."""
     from tiny_tasks import load_config, run_fit, write_dataset
 
-    from attnexp.runtime import restore_run
+    from attnexp.runs import restore_run
 
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)

@@ -23,11 +23,12 @@ from attnexp.data.documents import DataFiles
 from attnexp.metrics import f1_per_class, kl
 from attnexp.models.inputs import collate
 from attnexp.models.outputs import probabilities
+from attnexp.models.splits import SplitData
 from attnexp.papers.wiegreffe_pinter import experiment as wp
 from attnexp.papers.wiegreffe_pinter import plots as wpp
 from attnexp.papers.wiegreffe_pinter import tables as wpt
 from attnexp.plan import RunKey, wiegreffe_pinter_companions
-from attnexp.runtime import SplitData, predict
+from attnexp.runtime import predict
 
 EPS = 1e-10  # D-KL: inside the logarithms
 LN2 = math.log(2)

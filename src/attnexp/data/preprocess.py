@@ -94,7 +94,7 @@ def write_dataset(out_dir: str | Path, splits: dict[str, list[Document]], vocab:
     for split in SPLITS:
         io.write_jsonl(out_dir / f"{split}.jsonl", (d.to_record() for d in splits[split]))
     io.write_text(out_dir / "vocab.txt", "\n".join(vocab) + "\n")
-    # the digests every reader checks (`read_records`, `runtime.read_vocab`)
+    # the digests every reader checks (`read_records`, `data.splits.read_vocab`)
     files = {name: io.file_digest(out_dir / name) for name in [f"{split}.jsonl" for split in SPLITS] + ["vocab.txt"]}
     io.write_json(out_dir / "stats.json", stats | {"files": files})
 

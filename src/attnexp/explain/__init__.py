@@ -52,7 +52,8 @@ from attnexp.explanations import (
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.models.outputs import probabilities
 from attnexp.plan import SELF_ATTENTION_METHODS, require
-from attnexp.runtime import model_device, restore_run, set_determinism
+from attnexp.runs import restore_run
+from attnexp.runtime import model_device, set_determinism
 
 __all__ = [
     "gradient_importance",

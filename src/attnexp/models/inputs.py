@@ -27,7 +27,6 @@ __all__ = [
     "Example",
     "Batch",
     "Encoded",
-    "label_classes",
     "to_examples",
     "collate",
     "length_bucketed_batches",
@@ -86,14 +85,6 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.ids)
-
-
-def label_classes(train_records: list[dict]) -> list:
-    """Sorted labels of the training split (numbers numerically). bAbI answers are words: the
-    candidate set is the answers seen in training (J&W score every vocabulary word, but a word that
-    never answers a training question can only be wrong)."""
-    labels = {r["label"] for r in train_records}
-    return sorted(labels, key=lambda x: (0, int(x), "") if str(x).lstrip("-").isdigit() else (1, 0, str(x)))
 
 
 def to_examples(records: list[dict], vocab: list[str], classes: list) -> list[Example]:

@@ -27,7 +27,8 @@ from attnexp.data.documents import DataFiles
 from attnexp.explain.attention_attribution import attention_attribution
 from attnexp.models.inputs import Batch, Example, collate, sorted_batches
 from attnexp.plan import require
-from attnexp.runtime import model_device, restore_run, set_determinism
+from attnexp.runs import restore_run
+from attnexp.runtime import model_device, set_determinism
 
 __all__ = [
     "ORDERS",

@@ -63,7 +63,8 @@ from attnexp.papers.faithfulness.bounds import (
     widen,
 )
 from attnexp.plan import require
-from attnexp.runtime import model_device, restore_run, set_determinism
+from attnexp.runs import restore_run
+from attnexp.runtime import model_device, set_determinism
 
 __all__ = [
     "BINS",

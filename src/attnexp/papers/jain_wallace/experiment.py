@@ -36,6 +36,7 @@ from attnexp.metrics import JSD_EPS, ground_truth_scores, jsd, neg_entropy, pair
 from attnexp.models.attention import masked_softmax
 from attnexp.models.inputs import Encoded, Example
 from attnexp.models.outputs import probabilities
+from attnexp.models.splits import SplitData
 from attnexp.papers.jain_wallace.correlations import (
     PAIRS,
     class_groups,
@@ -44,7 +45,8 @@ from attnexp.papers.jain_wallace.correlations import (
     write_correlations,
 )
 from attnexp.plan import require
-from attnexp.runtime import Run, SplitData, frozen, model_device, predict, restore_run, set_determinism
+from attnexp.runs import Run, restore_run
+from attnexp.runtime import frozen, model_device, predict, set_determinism
 
 if TYPE_CHECKING:  # the tables are built where asked for: the model jobs write their rows without pandas
     import pandas as pd

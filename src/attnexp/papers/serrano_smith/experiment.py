@@ -43,7 +43,8 @@ from attnexp.models.inputs import Example
 from attnexp.models.outputs import probabilities
 from attnexp.papers.serrano_smith import RANKINGS, TOP_BY  # §6's orders and §5's top items
 from attnexp.plan import require
-from attnexp.runtime import restore_run, set_determinism
+from attnexp.runs import restore_run
+from attnexp.runtime import set_determinism
 
 __all__ = [
     "erase",

@@ -3,7 +3,7 @@ model-consistent adversary and the per-instance comparisons between trained runs
 
 Every W&P model is an ordinary cached training job (`attnexp.plan.wiegreffe_pinter_companions`):
 the uniform twin (§3.2), the seed models (§3.3), the diagnostic MLPs (§3.4) and the adversaries
-(§4). What they are compared on is each run's export (`runtime.export_attention`: per instance of
+(§4). What they are compared on is each run's export (`runs.export_attention`: per instance of
 every split its id, length, attention and probabilities), matched by id and length, never re-aligned
 (D-ALIGN).
 
@@ -30,10 +30,12 @@ from torch import nn
 
 from attnexp import io
 from attnexp.data.documents import DataFiles, read_records
+from attnexp.data.splits import split_labels
 from attnexp.metrics import f1_per_class, jsd, kl, tvd
 from attnexp.models.inputs import Batch
 from attnexp.models.outputs import probabilities
-from attnexp.runtime import SplitData, predict, split_labels
+from attnexp.models.splits import SplitData
+from attnexp.runtime import predict
 
 __all__ = [
     "Exported",
