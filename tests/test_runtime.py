@@ -1,6 +1,7 @@
-"""Run-time services (attnexp.runtime): probabilities, prediction, checkpoints (metadata, loading,
-refusals), restoring a trained run from its own spec (`restore_run`), test examples and attention
-export. Tiny models on the tiny task of tiny_tasks, settings from the real config.yaml."""
+"""What every job after training shares: probabilities, prediction, determinism and device
+(attnexp.runtime), checkpoints (attnexp.checkpoints: metadata, loading, refusals), restoring a trained
+run from its own spec, test examples and attention export (attnexp.runs), and a split's guides checked
+(attnexp.models.splits). Tiny models on the tiny task of tiny_tasks, settings from the real config.yaml."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ from tiny_tasks import VOCAB, load_config, run_fit, task_examples, tiny_settings
 
 from attnexp import io
 from attnexp.checkpoints import CheckpointError, checkpoint_metadata, load_checkpoint, save_checkpoint, weights_digest
-from attnexp.data.documents import DataFiles
-from attnexp.data.splits import read_classes, read_guides, read_vocab, split_labels
+from attnexp.data.splits import read_classes, read_guides, read_vocab
 from attnexp.models import parse_model_name
 from attnexp.models.inputs import collate
 from attnexp.models.outputs import probabilities
@@ -587,22 +587,6 @@ def test_an_exported_attention_passes_the_guide_check(fitted, data, tmp_path):
     assert sum(len(s.guides) for s in splits.values()) == 48 + 24 + 24
 
 
-def test_split_labels_are_ids_and_class_indices_in_file_order(tmp_path):
-    data = write_dataset(tmp_path / "named", relabel=lambda label: "pos" if label else "neg")
-    for split in ("train", "dev", "test"):
-        records = io.read_jsonl(data.path(split))
-        ids, labels = split_labels(data, split)
-        assert ids == [r["id"] for r in records]
-        assert labels.tolist() == [{"neg": 0, "pos": 1}[r["label"]] for r in records]
-        assert labels.dtype.kind == "i" and set(labels.tolist()) == {0, 1}
-    assert read_classes(data) == ["neg", "pos"]
-    # the class order is the training split's: a test split relabelled to a class unseen in training fails
-    records = io.read_jsonl(data.test)
-    io.write_jsonl(data.test, [records[0] | {"label": "other"}, *records[1:]])
-    with pytest.raises(KeyError):
-        split_labels(data, "test")
-
-
 # --------------------------------------------------------------------------------------------------
 # start-up: what a job pays before its work (benchmarks/job_startup.py)
 
@@ -650,35 +634,6 @@ def test_the_model_jobs_modules_leave_out_what_they_do_not_use():
         "print([m for m in ('torch', 'scipy.stats', 'pandas') if m in sys.modules])"
     )
     assert out == "[]"
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        '{"id":"a","tokens":["x","y"],"label":1,"sentences":[[0,2]]}',
-        '{"id":"a","tokens":["x"],"label":"pos"}',
-        '{"label":0,"id":"a","tokens":[]}',
-        '{"id":"a","tokens":["{","\\"label\\":7"],"label":2}',  # a brace and a quoted key inside tokens
-        '{"id":"a","meta":{"label":9},"label":3}',  # a nested key of the same name first
-        '{"id": "a", "tokens": ["x"], "label": 4}',  # whitespace after the colon
-        '{"id":"a\\"label\\":5","label":[1, 2]}',
-        '{"id":"a","tokens":["x"],"label":null}',
-    ],
-)
-def test_read_classes_reads_each_label_as_a_full_parse_would(tmp_path, line):
-    from attnexp.data.splits import _read_labels
-
-    (tmp_path / "train.jsonl").write_text(line + "\n" + line + "\n", encoding="utf-8")
-    assert _read_labels(tmp_path / "train.jsonl") == [r["label"] for r in io.read_jsonl(tmp_path / "train.jsonl")]
-
-
-def test_read_classes_of_a_real_training_split_and_its_errors(data, tmp_path):
-    from attnexp.data.splits import label_classes
-
-    assert read_classes(data) == label_classes(io.read_jsonl(data.train))
-    (tmp_path / "train.jsonl").write_text('{"id":"a","label":1}\nnot json\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"train.jsonl:2: not a JSON object per line"):
-        read_classes(DataFiles(train=tmp_path / "train.jsonl"))
 
 
 def test_set_determinism_keeps_freed_memory_and_skips_nan_fills():

@@ -8,7 +8,6 @@ import pytest
 import torch
 from tiny_tasks import VOCAB
 
-from attnexp.data.splits import label_classes
 from attnexp.models.inputs import UNK, Example, collate, length_bucketed_batches, sorted_batches, to_examples
 
 # --------------------------------------------------------------------------------------------------
@@ -116,12 +115,6 @@ def test_to_examples_maps_words_and_labels():
     assert e.question.tolist() == [VOCAB.index("w1"), UNK] and e.sentences == [(0, 3)]
     with pytest.raises(ValueError, match="'x'.*not one of the training labels"):
         to_examples(records, VOCAB, ["neg", "neutral"])
-
-
-def test_label_classes_sorts_numbers_numerically():
-    records = [{"label": x} for x in ["10", "2", "b", "-1", "a", "2"]]
-    assert label_classes(records) == ["-1", "2", "10", "a", "b"]
-    assert label_classes([{"label": 1}, {"label": 0}]) == [0, 1]
 
 
 def test_example_length_per_layout():

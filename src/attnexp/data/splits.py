@@ -102,7 +102,7 @@ def open_words(data: DataFiles, vocab: list[str]) -> list[str]:
 
 
 def read_guides(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
-    """A source model's exported attention (`export_attention`) -> {split: {id: weights}}."""
+    """A source model's exported attention (`attnexp.runs.export_attention`) -> {split: {id: weights}}."""
     guides: dict[str, dict[str, np.ndarray]] = {}
     for record in io.read_jsonl(path, sealed=True):
         if len(record["attention"]) != record["length"]:

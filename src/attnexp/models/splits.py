@@ -43,8 +43,8 @@ def _check_guides(examples: list[Example], guides: dict[str, np.ndarray], split:
 
 
 def load_splits(data: DataFiles, vocab: list[str], classes: list, guides: dict | None = None) -> dict[str, SplitData]:
-    """train/dev/test as model inputs; another model's attention (`guides`, read_guides) must match
-    every instance of every split."""
+    """train/dev/test as model inputs; another model's attention (`guides`, from
+    `data.splits.read_guides`) must match every instance of every split."""
     splits = {}
     for split in ("train", "dev", "test"):
         examples = to_examples(read_split(data, split), vocab, classes)
