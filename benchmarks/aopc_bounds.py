@@ -52,7 +52,17 @@ def main() -> None:
             rows.append((label, 0, "", ""))
             continue
         started = time.perf_counter()
-        found[label] = aopc_bounds(run.model, examples, BINS, "delete", 20_000, None, exact_max, width, chosen)
+        found[label] = aopc_bounds(
+            run.model,
+            examples,
+            BINS,
+            op="delete",
+            max_tokens=20_000,
+            units=None,
+            exact_max_units=exact_max,
+            beam_width=width,
+            chosen=chosen,
+        )
         seconds = time.perf_counter() - started
         rows.append((label, len(chosen), f"{seconds / len(chosen):.3f}", f"{np.median(lengths[chosen]):.0f}"))
     reference = found.get(f"beam, width {args.widths[-1]}")

@@ -13,7 +13,7 @@ with fail_cleanly(EmbeddingSourceError, ValueError):
         snakemake.input.corpus,
         snakemake.output.vectors,
         snakemake.output.meta,
-        plan,
+        plan=plan,
         seed=snakemake.config["seed"],
         log=log,
     )

@@ -36,6 +36,6 @@ with fail_cleanly(SplitSizeError, DamagedResourceError, ValueError):
         SourceFiles([*readable, *snakemake.input.local, *snakemake.input.base]),
         sources,
         Path(snakemake.output.stats).parent,
-        snakemake.params.missing_bound,
+        missing_bound=snakemake.params.missing_bound,
         log=log,
     )

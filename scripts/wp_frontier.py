@@ -11,12 +11,12 @@ with fail_cleanly(ValueError, KeyError):
     table = write_frontier(
         snakemake.input.base,
         snakemake.input.uniform,
-        list(snakemake.input.adversaries),
-        list(snakemake.input.adversary_metrics),
-        snakemake.params.lambdas,
-        snakemake.input.variance,
-        DataFiles.of(snakemake.input),
-        snakemake.output.frontier,
-        snakemake.output.epochs,
+        adversary_exports=list(snakemake.input.adversaries),
+        adversary_metrics=list(snakemake.input.adversary_metrics),
+        lambdas=snakemake.params.lambdas,
+        variance_csv=snakemake.input.variance,
+        data=DataFiles.of(snakemake.input),
+        out_frontier=snakemake.output.frontier,
+        out_epochs=snakemake.output.epochs,
     )
 log(table.to_string())

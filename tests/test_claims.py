@@ -27,7 +27,16 @@ from attnexp.verdicts import share
 
 def jw_row(quantity="mean tau", ours=0.45, published=0.40, tolerance=0.07, **overrides):
     return claim(
-        "Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, quantity, ours, published, tolerance, **overrides
+        "Jain & Wallace 2019",
+        "Table 2",
+        "sst",
+        "lstm-tanh",
+        10,
+        quantity,
+        ours=ours,
+        published=published,
+        tolerance=tolerance,
+        **overrides,
     )
 
 
@@ -75,12 +84,14 @@ def test_claim_row_computes_its_verdict_unless_given():
         "han-rnn",
         10,
         "gradient flips sooner",
-        0.8,
+        ours=0.8,
         verdict="holds",
         source="S&S §5",
     )
     assert qualitative["verdict"] == "holds" and qualitative["published"] is None and qualitative["tolerance"] is None
-    assert claim("P", "T", "d", "m", 1, "q", 1.0)["verdict"] == "reference only"  # no published value, no tolerance
+    assert (
+        claim("P", "T", "d", "m", 1, "q", ours=1.0)["verdict"] == "reference only"
+    )  # no published value, no tolerance
 
 
 # --------------------------------------------------------------------------------------------------
@@ -124,7 +135,19 @@ def test_read_claims_refuses_other_columns(tmp_path):
 
 
 def test_concatenate_keeps_the_order_given(tmp_path):
-    ss = [claim("Serrano & Smith 2019", "Table 3", "yelp", "han-rnn", 10, "flip share", 0.7, 0.65, 0.1)]
+    ss = [
+        claim(
+            "Serrano & Smith 2019",
+            "Table 3",
+            "yelp",
+            "han-rnn",
+            10,
+            "flip share",
+            ours=0.7,
+            published=0.65,
+            tolerance=0.1,
+        )
+    ]
     jw = [jw_row(), jw_row("sig_frac", 0.6, 0.59, 0.12)]
     write_claims(tmp_path / "ss.csv", ss)
     write_claims(tmp_path / "jw.csv", jw)
@@ -141,7 +164,18 @@ def test_concatenate_keeps_the_order_given(tmp_path):
 
 
 def seeded(seed, ours, **overrides):
-    return claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", seed, "mean tau", ours, 0.40, 0.05, **overrides)
+    return claim(
+        "Jain & Wallace 2019",
+        "Table 2",
+        "sst",
+        "lstm-tanh",
+        seed,
+        "mean tau",
+        ours=ours,
+        published=0.40,
+        tolerance=0.05,
+        **overrides,
+    )
 
 
 def test_a_numeric_claim_over_seeds_matches_when_the_seed_mean_is_within_the_tolerance():
@@ -165,7 +199,9 @@ def test_a_numeric_claim_over_seeds_matches_when_the_seed_mean_is_within_the_tol
 def test_pooling_keeps_single_seeds_findings_and_other_claims_apart_in_their_order():
     rows = [
         seeded(10, 0.41),
-        claim("Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, "sig frac", 0.5, 0.6, 0.1),
+        claim(
+            "Jain & Wallace 2019", "Table 2", "sst", "lstm-tanh", 10, "sig frac", ours=0.5, published=0.6, tolerance=0.1
+        ),
         seeded(11, 0.50),
         finding(
             "Jain & Wallace 2019",
@@ -190,7 +226,7 @@ def test_pooling_keeps_single_seeds_findings_and_other_claims_apart_in_their_ord
 
 def test_pooling_a_qualitative_claim_is_three_valued_and_leaves_unlike_verdicts_apart():
     def sign(seed, verdict):
-        return claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", seed, "ΔJS > 0", 0.1, verdict=verdict)
+        return claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", seed, "ΔJS > 0", ours=0.1, verdict=verdict)
 
     pooled = over_seeds(claims_frame([sign(10, "holds"), sign(11, "does not hold"), sign(12, "holds")]))
     assert pooled["verdict"].tolist() == ["inconclusive"] and "holds on 2 of 3 seeds" in pooled.iloc[0]["condition"]
@@ -217,8 +253,10 @@ def test_claims_markdown_counts_verdicts_per_paper_and_lists_every_row():
         jw_row(),  # match
         jw_row("sig_frac", 0.6, 0.8, 0.12),  # differs
         jw_row("other", 0.1, 0.2, 0.5, verdict="not comparable: selected on dev"),
-        claim("Serrano & Smith 2019", "§5", "yelp", "han-rnn", 10, "gradient flips sooner", 0.81234, verdict="holds"),
-        claim("Serrano & Smith 2019", "§5", "yahoo", "han-rnn", 10, "gradient flips sooner", 0.5, verdict="holds"),
+        claim(
+            "Serrano & Smith 2019", "§5", "yelp", "han-rnn", 10, "gradient flips sooner", ours=0.81234, verdict="holds"
+        ),
+        claim("Serrano & Smith 2019", "§5", "yahoo", "han-rnn", 10, "gradient flips sooner", ours=0.5, verdict="holds"),
     ]
     text = claims_markdown(claims_frame(rows))
     assert text.startswith("# Claims: our numbers beside the published ones")

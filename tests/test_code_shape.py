@@ -1,6 +1,7 @@
-"""The package's code stays readable in parts: no module over 500 lines, no function over 60 lines of statements (a call
-the formatter wraps over several lines counts once), and `fit` takes its job as
-one object rather than a long list of parameters. And every rule script reads its inputs inside its
+"""The package's code stays readable in parts: no module over 500 lines, no function over 60 lines of statements (a
+call the formatter wraps over several lines counts once), no function takes more than six parameters positionally
+(the rest are keyword-only), and `fit` takes its job as one object rather than a long list of parameters. And every
+rule script reads its inputs inside its
 `fail_cleanly` block, where a damaged one is one line naming it rather than a traceback."""
 
 import ast
@@ -27,6 +28,21 @@ READERS = {
 MAX_LINES = 60
 MAX_MODULE_LINES = 500
 MAX_FIT_PARAMETERS = 6
+MAX_POSITIONAL = 6
+# Functions that still take more than MAX_POSITIONAL parameters positionally, each to be given keyword-only
+# parameters in its own module. This list must be empty: remove an entry once its function is fixed (the
+# test fails while an entry is stale), and never add one.
+STILL_POSITIONAL = {
+    "attnexp/experiments/debate_matrix.py write_debate_matrix",
+    "attnexp/papers/faithfulness/experiment.py eraser",
+    "attnexp/papers/faithfulness/experiment.py write_faithfulness",
+    "attnexp/papers/faithfulness/experiment.py _battery",
+    "attnexp/papers/jain_wallace/experiment.py write_shifted_accuracy",
+    "attnexp/papers/jain_wallace/experiment.py write_permutation",
+    "attnexp/papers/jain_wallace/experiment.py write_adversarial",
+    "attnexp/papers/serrano_smith/experiment.py write_interventions",
+    "attnexp/papers/serrano_smith/tables.py write_tables",
+}
 
 
 def statement_lines(node: ast.AST) -> int:
@@ -82,6 +98,58 @@ def test_a_long_module_is_found(tmp_path):
     (tmp_path / "package" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
     assert long_modules(tmp_path) == [f"package/long.py ({MAX_MODULE_LINES + 1} lines)"]
+
+
+def positional_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    """The parameters a call may pass positionally, a method's `self` or `cls` not counted."""
+    names = [a.arg for a in node.args.posonlyargs + node.args.args]
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
+
+
+def many_positional(path: Path, root: Path = SRC.parent) -> dict[str, str]:
+    """`file name` -> `file:line name (n positional parameters)` of every function, method or lambda in
+    `path` that accepts more than MAX_POSITIONAL parameters positionally."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            n = len(positional_parameters(node))
+            if n > MAX_POSITIONAL:
+                name = getattr(node, "name", "<lambda>")
+                found[f"{path.relative_to(root)} {name}"] = (
+                    f"{path.relative_to(root)}:{node.lineno} {name} ({n} positional parameters)"
+                )
+    return found
+
+
+def test_no_function_takes_more_than_six_positional_parameters():
+    files = sorted(SRC.rglob("*.py"))
+    assert files, f"no Python files under {SRC}"
+    found = {key: entry for path in files for key, entry in many_positional(path).items()}
+    too_many = [entry for key, entry in found.items() if key not in STILL_POSITIONAL]
+    assert not too_many, (
+        f"functions taking more than {MAX_POSITIONAL} parameters positionally (make the ones after the "
+        "leading subject parameters keyword-only, after `*`):\n" + "\n".join(too_many)
+    )
+    fixed = sorted(STILL_POSITIONAL - set(found))
+    assert not fixed, "STILL_POSITIONAL names functions that no longer need it; remove them:\n" + "\n".join(fixed)
+
+
+def test_a_function_of_many_positional_parameters_is_found(tmp_path):
+    (tmp_path / "wide.py").write_text(
+        "def wide(a, b, c, d, e, f, g):\n    pass\n\n\n"
+        "def cut(a, b, c, d, e, f, *, g, h):\n    pass\n\n\n"
+        "def only(a, b, c, d, /, e, f, g):\n    pass\n\n\n"
+        "class C:\n    def method(self, a, b, c, d, e, f):\n        pass\n\n"
+        "    def over(self, a, b, c, d, e, f, g):\n        pass\n\n\n"
+        "spread = lambda a, b, c, d, e, f, g: a\n"
+    )
+    assert sorted(many_positional(tmp_path / "wide.py", tmp_path).values()) == [
+        "wide.py:1 wide (7 positional parameters)",
+        "wide.py:17 over (7 positional parameters)",
+        "wide.py:21 <lambda> (7 positional parameters)",
+        "wide.py:9 only (7 positional parameters)",
+    ]
 
 
 def test_fit_takes_at_most_six_parameters():

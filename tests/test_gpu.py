@@ -170,8 +170,8 @@ def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
             data,
             {method: out / f"{method}.jsonl" for method in METHODS},
             EXPLAIN_SETTINGS,
-            10,
-            1,
+            seed=10,
+            threads=1,
             log=quiet,
             device=device,
         )
@@ -294,7 +294,9 @@ def test_attention_attribution_on_the_gpu_equals_the_cpus():
     cpu, gpu = (aa.pruning_curves(m, examples, orders, [0.0, 0.5, 1.0], 3) for m in (model, on_gpu))
     pd.testing.assert_frame_equal(gpu, cpu)  # accuracies of the same decisions
     for example in examples[:3]:
-        cpu, gpu = (aa.attribution_graph(m, example, 1, 10, "right", 0.4) for m in (model, on_gpu))
+        cpu, gpu = (
+            aa.attribution_graph(m, example, 1, steps=10, riemann="right", threshold=0.4) for m in (model, on_gpu)
+        )
         assert gpu["root"] == cpu["root"] and [(e["layer"], e["i"], e["j"]) for e in gpu["edges"]] == [
             (e["layer"], e["i"], e["j"]) for e in cpu["edges"]
         ]
@@ -327,8 +329,8 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
             data,
             {path.stem: path for path in explanations},
             EXPLAIN_SETTINGS,
-            10,
-            1,
+            seed=10,
+            threads=1,
             log=quiet,
             device="cpu",
         )

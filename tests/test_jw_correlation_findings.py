@@ -270,10 +270,10 @@ def test_write_tables_adds_the_correlation_findings_given_the_thresholds(tmp_pat
         paths[0],
         paths[1],
         ROOT / "references" / "jain_wallace_table2.csv",
-        0.05,
-        TOLERANCE,
-        "delete",
-        out,
+        significance=0.05,
+        tolerance=TOLERANCE,
+        loo_op="delete",
+        out=out,
         permutation_paths=paths[2],
         adversarial_paths=paths[3],
         findings=THRESHOLDS,
@@ -292,6 +292,12 @@ def test_write_tables_adds_the_correlation_findings_given_the_thresholds(tmp_pat
     )  # the permutation and adversarial findings, still
     # without the thresholds: no finding at all
     jwt.write_tables(
-        paths[0], paths[1], ROOT / "references" / "jain_wallace_table2.csv", 0.05, TOLERANCE, "delete", out
+        paths[0],
+        paths[1],
+        ROOT / "references" / "jain_wallace_table2.csv",
+        significance=0.05,
+        tolerance=TOLERANCE,
+        loo_op="delete",
+        out=out,
     )
     assert not read_claims(out["claims"])["table"].str.startswith("§").any()

@@ -48,9 +48,9 @@ def table2(
         model,
         10,
         quantity,
-        ours,
-        0.40,
-        tolerance,
+        ours=ours,
+        published=0.40,
+        tolerance=tolerance,
         source="J&W Table 2",
         condition=NOTE,
         setting=setting,
@@ -66,7 +66,7 @@ def qualitative(paper=WP, verdict="does not hold", setting=PRETRAINED, model="ls
         model,
         10,
         "F1(Base model guide) - F1(Uniform guide); holds above 0",
-        -0.01,
+        ours=-0.01,
         verdict=verdict,
         condition="epochs=8",
         setting=setting,
@@ -95,9 +95,9 @@ def test_the_cause_is_read_from_the_setting_not_the_conditions_words():
         "lstm-tanh",
         10,
         "mean tau(attention, gradient), class 0",
-        0.6,
-        0.4,
-        0.07,
+        ours=0.6,
+        published=0.4,
+        tolerance=0.07,
         condition="embeddings=word2vec_local; stand-ins=x.csv; our sst stands for S&S's yahoo (D-DATA)",
         setting=PRETRAINED,
     )
@@ -117,9 +117,9 @@ def test_the_committed_mean_tau_rows_have_a_registered_tolerance_basis():
         "lstm-tanh",
         10,
         "mean tau(gradient, loo), all classes",
-        0.55,
-        0.66,
-        0.07,
+        ours=0.55,
+        published=0.66,
+        tolerance=0.07,
         setting=W2V,
     )
     assert tolerance_basis(row).startswith(
@@ -197,7 +197,7 @@ def test_a_named_deviation_is_a_protocol_deviation():
         "han-rnn",
         10,
         "q",
-        None,
+        ours=None,
         verdict="not comparable: not trained",
         setting=Setting(deviations=("D-SS-BUDGET",)),
     )
@@ -220,9 +220,9 @@ def test_checkpoint_selection_explains_a_qualitative_miss_only():
         "lstm-tanh",
         10,
         "accuracy",
-        0.70,
-        0.808,
-        0.03,
+        ours=0.70,
+        published=0.808,
+        tolerance=0.03,
         setting=Setting("dev", "fasttext_simple", "none"),
     )
     assert same_selection["verdict"] == "differs" and cause(same_selection) == "unexplained"
@@ -241,10 +241,10 @@ def test_a_model_outside_the_paper_is_named_before_the_other_causes():
         "flan-rnn vs han-rnn",
         10,
         "FLAN minus HAN",
-        -0.1,
-        0.5,
-        None,
-        "does not hold",
+        ours=-0.1,
+        published=0.5,
+        tolerance=None,
+        verdict="does not hold",
         condition="our 20news20 stands for S&S's yahoo",
         setting=Setting(stands_for="yahoo"),
     )
@@ -262,7 +262,7 @@ def test_a_miss_without_a_known_difference_is_unexplained():
                 "transformer-cls",
                 10,
                 "AOPC gap",
-                -0.01,
+                ours=-0.01,
                 verdict="does not hold",
                 condition="1725 test instances, ranked tokens",
             )
@@ -270,19 +270,46 @@ def test_a_miss_without_a_known_difference_is_unexplained():
         == "unexplained"
     )
     assert (
-        cause(claim("A new paper", "Table 9", "sst", "lstm-tanh", 10, "q", 0.1, verdict="does not hold"))
+        cause(claim("A new paper", "Table 9", "sst", "lstm-tanh", 10, "q", ours=0.1, verdict="does not hold"))
         == "unexplained"
     )
 
 
 def test_not_compared_rows_other_than_not_comparable_have_no_cause():
     assert (
-        cause(claim(SS, "prob_predictor.py shares", "sst", "han-rnn", 10, "share", 0.3, 0.6, None, "reference only"))
+        cause(
+            claim(
+                SS,
+                "prob_predictor.py shares",
+                "sst",
+                "han-rnn",
+                10,
+                "share",
+                ours=0.3,
+                published=0.6,
+                tolerance=None,
+                verdict="reference only",
+            )
+        )
         == ""
     )
-    assert cause(claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", 0.8, verdict="not public: no value")) == ""
+    assert cause(claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", ours=0.8, verdict="not public: no value")) == ""
     assert (
-        cause(claim(SS, "x", "sst", "han-rnn", 10, "q", 0.3, 0.6, None, "not comparable: other data")) == "other data"
+        cause(
+            claim(
+                SS,
+                "x",
+                "sst",
+                "han-rnn",
+                10,
+                "q",
+                ours=0.3,
+                published=0.6,
+                tolerance=None,
+                verdict="not comparable: other data",
+            )
+        )
+        == "other data"
     )
 
 
@@ -293,20 +320,35 @@ def test_not_compared_rows_other_than_not_comparable_have_no_cause():
 def test_tolerance_basis_from_the_registry_or_qualitative():
     assert tolerance_basis(table2()).startswith("jain_wallace.table2_tolerance.<encoder>.mean (D-TARGETS)")
     assert "0.015 BiLSTM" in tolerance_basis(table2(quantity="sig_frac tau(attention, gradient), class 0"))
-    perf = claim(WP, "test performance", "sst", "lstm-uniform", 10, "f1_class1", 0.8, 0.79, 0.03)
+    perf = claim(
+        WP, "test performance", "sst", "lstm-uniform", 10, "f1_class1", ours=0.8, published=0.79, tolerance=0.03
+    )
     assert tolerance_basis(perf).startswith("claims.performance_tolerance")
     assert tolerance_basis(qualitative()) == "qualitative"
     assert (
-        tolerance_basis(claim(SS, "shares", "sst", "han-rnn", 10, "share", 0.3, 0.6, None, "reference only"))
+        tolerance_basis(
+            claim(
+                SS,
+                "shares",
+                "sst",
+                "han-rnn",
+                10,
+                "share",
+                ours=0.3,
+                published=0.6,
+                tolerance=None,
+                verdict="reference only",
+            )
+        )
         == "none: reference only"
     )
     assert (
-        tolerance_basis(claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", 0.8, verdict="not public: no value"))
+        tolerance_basis(claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", ours=0.8, verdict="not public: no value"))
         == "none: no published value"
     )
-    assert tolerance_basis(claim("A new paper", "Table 9", "sst", "m", 1, "q", 0.1, 0.2, 0.05)).startswith(
-        "unregistered: no entry for ('A new paper', 'Table 9')"
-    )
+    assert tolerance_basis(
+        claim("A new paper", "Table 9", "sst", "m", 1, "q", ours=0.1, published=0.2, tolerance=0.05)
+    ).startswith("unregistered: no entry for ('A new paper', 'Table 9')")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -326,7 +368,7 @@ def example_claims() -> pd.DataFrame:
             ),
             qualitative(verdict="holds"),
             qualitative(model="transformer-cls", setting=Setting("dev", "random", "none")),
-            claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", 0.8, verdict="not public: no value"),
+            claim(WP, "Table 4", "sst", "lstm-tanh", 10, "F1", ours=0.8, verdict="not public: no value"),
         ]
     )
 
@@ -628,10 +670,30 @@ def test_a_model_that_does_not_learn_its_task_is_not_compared():
 
     jw = "Jain & Wallace 2019"
     rows = [
-        claim(jw, "test performance", "snli", "lstm-tanh", 10, "accuracy", 0.59, 0.784, 0.03),
-        claim(jw, "Table 2", "snli", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.30, 0.31, 0.04),
-        claim(jw, "test performance", "sst", "lstm-tanh", 10, "f1_class1", 0.78, 0.81, 0.03),
-        claim(jw, "Table 2", "sst", "lstm-tanh", 10, "mean tau(attention, gradient), class 0", 0.30, 0.31, 0.04),
+        claim(jw, "test performance", "snli", "lstm-tanh", 10, "accuracy", ours=0.59, published=0.784, tolerance=0.03),
+        claim(
+            jw,
+            "Table 2",
+            "snli",
+            "lstm-tanh",
+            10,
+            "mean tau(attention, gradient), class 0",
+            ours=0.30,
+            published=0.31,
+            tolerance=0.04,
+        ),
+        claim(jw, "test performance", "sst", "lstm-tanh", 10, "f1_class1", ours=0.78, published=0.81, tolerance=0.03),
+        claim(
+            jw,
+            "Table 2",
+            "sst",
+            "lstm-tanh",
+            10,
+            "mean tau(attention, gradient), class 0",
+            ours=0.30,
+            published=0.31,
+            tolerance=0.04,
+        ),
     ]
     card = scorecard(claims_frame(rows))
     assert card["verdict"].tolist() == [

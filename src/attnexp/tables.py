@@ -190,11 +190,11 @@ def performance_claims(table: pd.DataFrame, tolerance: float) -> list[dict]:
                 r.model,
                 int(r.seed),
                 r.metric,
-                float(r.ours),
-                float(r.published),
-                tolerance,
-                numeric_verdict(float(r.ours), float(r.published), tolerance, why),
-                r.source,
+                ours=float(r.ours),
+                published=float(r.published),
+                tolerance=tolerance,
+                verdict=numeric_verdict(float(r.ours), float(r.published), tolerance, why),
+                source=r.source,
                 setting=setting,
             )
         )

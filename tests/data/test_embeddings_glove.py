@@ -170,7 +170,7 @@ def test_build_from_the_package_rows_pad_and_zero_rule(fake_package, tmp_path):
         [],
         tmp_path / "v.npy",
         tmp_path / "v.json",
-        _plan(fake_package),
+        plan=_plan(fake_package),
         seed=3,
         log=lambda _: None,
     )
@@ -202,7 +202,7 @@ def test_build_from_the_package_normal_rule_is_seeded(fake_package, tmp_path):
             [],
             tmp_path / f"{name}.npy",
             tmp_path / f"{name}.json",
-            plan,
+            plan=plan,
             seed=3,
             log=lambda _: None,
         )
@@ -221,7 +221,7 @@ def test_glove_text_file_rows_and_the_datasets_missing_word_rule(tmp_path, missi
     plan = plan_embeddings({**DATASETS["sst"], "missing_words": missing}, {**EMB, "source": "pretrained"}, None)
     plan = {**plan, "path": str(tmp_path / "g.txt"), "dim": 2}
     meta = build_embeddings(
-        tmp_path / "vocab.txt", [], tmp_path / "v.npy", tmp_path / "v.json", plan, seed=3, log=lambda _: None
+        tmp_path / "vocab.txt", [], tmp_path / "v.npy", tmp_path / "v.json", plan=plan, seed=3, log=lambda _: None
     )
     matrix = np.load(tmp_path / "v.npy")
     assert matrix[2:4].tolist() == [[1, 2], [3, 4]] and not matrix[0].any()

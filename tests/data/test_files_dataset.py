@@ -86,7 +86,7 @@ def test_labels_are_sorted_strings_unless_listed_and_the_names_reach_stats(tmp_p
         "size_tolerance": 0.0,
         "protocol": "jain_wallace",
     }
-    stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "out", "none", log=lambda m: None)
+    stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "out", missing_bound="none", log=lambda m: None)
     assert stats["classes"] == ["bad", "good"]
     records = read_records(tmp_path / "out" / "test.jsonl")
     assert records[0]["label"] == 1 and records[0]["label_name"] == "good"
@@ -181,7 +181,7 @@ def test_each_bad_input_is_one_named_error_and_nothing_is_written(tmp_path, case
     }
     out = tmp_path / "out"
     with pytest.raises(FileDatasetError, match=pattern) as err:
-        build_dataset("mine", cfg, SourceFiles([]), [], out, "none", log=lambda m: None)
+        build_dataset("mine", cfg, SourceFiles([]), [], out, missing_bound="none", log=lambda m: None)
     assert "\n" not in str(err.value)
     assert not out.exists()
 

@@ -374,7 +374,7 @@ def _read_jsonl(path):
 def test_build_dataset_end_to_end(tmp_path, fake_reader):
     out = tmp_path / "out"
     messages = []
-    stats = build_dataset("toy", _cfg(), "FILES", SOURCES, out, "split_extreme", log=messages.append)
+    stats = build_dataset("toy", _cfg(), "FILES", SOURCES, out, missing_bound="split_extreme", log=messages.append)
 
     # the reader got the files and the config with the dataset's name
     assert len(fake_reader) == 1
@@ -440,14 +440,20 @@ def test_build_dataset_end_to_end(tmp_path, fake_reader):
 
 
 def test_build_dataset_missing_bound_none(tmp_path, fake_reader):
-    stats = build_dataset("toy", _cfg(expected={}), None, [], tmp_path, "none", log=lambda m: None)
+    stats = build_dataset("toy", _cfg(expected={}), None, [], tmp_path, missing_bound="none", log=lambda m: None)
     # only lo = 2 filters: t3 and x3 go, the longest documents stay
     assert [stats["splits"][s]["n"] for s in ("train", "dev", "test")] == [4, 2, 3]
 
 
 def test_build_dataset_without_length_filter(tmp_path, fake_reader):
     stats = build_dataset(
-        "toy", _cfg(length_filter=None, expected={}), None, [], tmp_path, "split_extreme", log=lambda m: None
+        "toy",
+        _cfg(length_filter=None, expected={}),
+        None,
+        [],
+        tmp_path,
+        missing_bound="split_extreme",
+        log=lambda m: None,
     )
     assert [stats["splits"][s]["n"] for s in ("train", "dev", "test")] == [5, 2, 4]
 
@@ -455,7 +461,9 @@ def test_build_dataset_without_length_filter(tmp_path, fake_reader):
 def test_build_dataset_size_mismatch_raises_and_writes_nothing(tmp_path, fake_reader):
     out = tmp_path / "out"
     with pytest.raises(SplitSizeError, match="train label 0: expected 99"):
-        build_dataset("toy", _cfg(expected={"train": {"0": 99}}), None, [], out, "split_extreme", log=lambda m: None)
+        build_dataset(
+            "toy", _cfg(expected={"train": {"0": 99}}), None, [], out, missing_bound="split_extreme", log=lambda m: None
+        )
     assert not out.exists() or list(out.iterdir()) == []
 
 
@@ -463,13 +471,15 @@ def test_build_dataset_substitute_skips_only_affected_splits(tmp_path, fake_read
     sources = [{"file": "b.csv", "sha256": "1" * 64, "substitute": "first rows only", "splits_affected": ["train"]}]
     messages = []
     wrong_train = _cfg(expected={"train": {"0": 99}, "test": {"all": 2}})
-    build_dataset("toy", wrong_train, None, sources, tmp_path / "a", "split_extreme", log=messages.append)
+    build_dataset("toy", wrong_train, None, sources, tmp_path / "a", missing_bound="split_extreme", log=messages.append)
     assert (tmp_path / "a" / "stats.json").is_file()
     assert any("stand-in files change the ['train'] splits" in m for m in messages)
 
     wrong_test = _cfg(expected={"train": {"0": 99}, "test": {"all": 3}})
     with pytest.raises(SplitSizeError) as err:
-        build_dataset("toy", wrong_test, None, sources, tmp_path / "b", "split_extreme", log=lambda m: None)
+        build_dataset(
+            "toy", wrong_test, None, sources, tmp_path / "b", missing_bound="split_extreme", log=lambda m: None
+        )
     assert "test label all: expected 3" in str(err.value)
     assert "train" not in str(err.value).split("\n", 1)[1]
 
@@ -481,7 +491,7 @@ def test_build_dataset_generated_protocol_keeps_tokens(tmp_path, fake_reader):
         None,
         [],
         tmp_path,
-        "split_extreme",
+        missing_bound="split_extreme",
         log=lambda m: None,
     )
     train = _read_jsonl(tmp_path / "train.jsonl")
@@ -494,7 +504,7 @@ def test_build_dataset_rejects_wrong_splits(tmp_path, monkeypatch):
         "attnexp.data.preprocess.reader_for", lambda name, cfg=None: lambda files, cfg: {"train": [], "test": []}
     )
     with pytest.raises(ValueError, match="expected"):
-        build_dataset("toy", _cfg(), None, [], tmp_path, "split_extreme", log=lambda m: None)
+        build_dataset("toy", _cfg(), None, [], tmp_path, missing_bound="split_extreme", log=lambda m: None)
 
 
 GOOD = {"id": "test-00001", "tokens": ["a", "good", "film"], "label": 1, "sentences": [[0, 3]]}

@@ -77,4 +77,4 @@ def test_attribution_graph_keeps_edges_above_the_threshold_from_the_root_down():
         reachable |= {j for _, j in expected}
     assert all(e["score"] > 0.4 for e in rest)
     with pytest.raises(ValueError, match="at least two layers"):
-        aa.attribution_graph(transformer(layers=1), example, 1, 5, "right", 0.4, skip_top=True)
+        aa.attribution_graph(transformer(layers=1), example, 1, steps=5, riemann="right", threshold=0.4, skip_top=True)

@@ -234,13 +234,13 @@ def wp_findings(case: dict, lambdas=LAMBDAS) -> dict[str, pd.Series]:
     rows = wpt.wiegreffe_pinter_claims(
         [],
         bases,
-        pd.DataFrame(),
-        wpt.seeds_table(bases, variances),
-        wpt.diagnostic_table(bases, diagnostics),
-        wpt.adversary_table(bases, frontiers, lambdas[1]),
-        frontiers,
-        0.02,
-        variances,
+        uniform=pd.DataFrame(),
+        seeds=wpt.seeds_table(bases, variances),
+        diagnostic=wpt.diagnostic_table(bases, diagnostics),
+        adversary=wpt.adversary_table(bases, frontiers, lambdas[1]),
+        frontiers=frontiers,
+        tolerance=0.02,
+        variances=variances,
     )
     return {f"{row['table']}: {row['quantity']}": pd.Series(row) for row in rows if row["seed"] is None}
 

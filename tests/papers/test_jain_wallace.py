@@ -1014,10 +1014,10 @@ def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
         [r[0] for r in runs],
         [r[1] for r in runs],
         ROOT / "references" / "jain_wallace_table2.csv",
-        0.05,
-        tolerance,
-        "delete",
-        out,
+        significance=0.05,
+        tolerance=tolerance,
+        loo_op="delete",
+        out=out,
     )
     assert set(zip(summary["dataset"], summary["model"], summary["seed"])) == {
         ("sst", "lstm-tanh", 10),
@@ -1052,10 +1052,10 @@ def test_write_tables_takes_each_run_from_its_metrics_json(tmp_path):
             [lstm[0], average[0]],
             [r[1] for r in runs],
             ROOT / "references" / "jain_wallace_table2.csv",
-            0.05,
-            tolerance,
-            "delete",
-            out,
+            significance=0.05,
+            tolerance=tolerance,
+            loo_op="delete",
+            out=out,
         )
 
 
@@ -1078,10 +1078,10 @@ def test_mean_tau_claims_compare_every_pair_with_the_committed_means(tmp_path):
         [lstm[0], average[0]],
         [lstm[1], average[1]],
         ROOT / "references" / "jain_wallace_table2.csv",
-        0.05,
-        tolerance,
-        "delete",
-        out,
+        significance=0.05,
+        tolerance=tolerance,
+        loo_op="delete",
+        out=out,
         mean_tau_path=ROOT / "references" / "jain_wallace_mean_tau.csv",
     )
     claims = read_claims(out["claims"])

@@ -563,13 +563,13 @@ def test_files_to_files(tmp_path):
     table = wp.write_frontier(
         base,
         uniform,
-        adversaries,
-        logs,
-        [1.0, 0.1],
-        tmp_path / "variance.csv",
-        data,
-        tmp_path / "frontier.csv",
-        tmp_path / "epochs.csv",
+        adversary_exports=adversaries,
+        adversary_metrics=logs,
+        lambdas=[1.0, 0.1],
+        variance_csv=tmp_path / "variance.csv",
+        data=data,
+        out_frontier=tmp_path / "frontier.csv",
+        out_epochs=tmp_path / "epochs.csv",
     )
     frontier = pd.read_csv(tmp_path / "frontier.csv")
     assert list(frontier["kind"]) == ["adversary", "adversary", "uniform", "jw_adversary", "seeds"]
@@ -761,11 +761,11 @@ def tables(tmp_path):
     wpt.write_tables(
         base_metrics,
         uniform_metrics,
-        [base_metrics[0], base_metrics[1]],
-        diagnostic_metrics,
-        variances,
-        frontiers,
-        write_published(tmp_path / "performance.csv"),
+        full_base_metrics=[base_metrics[0], base_metrics[1]],
+        diagnostic_metrics=diagnostic_metrics,
+        variances=variances,
+        frontiers=frontiers,
+        published=write_published(tmp_path / "performance.csv"),
         table_lambda=1e-2,
         tolerance=0.02,
         out=out,
@@ -925,11 +925,11 @@ def test_findings_on_three_seeds_of_each_base_model(tmp_path):
     wpt.write_tables(
         bases[:2],
         bases[:2],
-        bases,
-        diagnostics,
-        variances,
-        frontiers,
-        write_published(tmp_path / "performance.csv"),
+        full_base_metrics=bases,
+        diagnostic_metrics=diagnostics,
+        variances=variances,
+        frontiers=frontiers,
+        published=write_published(tmp_path / "performance.csv"),
         table_lambda=1e-2,
         tolerance=0.02,
         out=out,
@@ -985,7 +985,16 @@ def test_write_tables_refuses_a_wrong_number_of_diagnostic_models(tmp_path):
     base = write_metrics(tmp_path, "sst", "lstm-tanh", 0.8)
     with pytest.raises(ValueError, match="3 diagnostic models for 1 base runs: expected 4 each"):
         wpt.write_tables(
-            [base], [base], [base], [base] * 3, [], [], write_published(tmp_path / "p.csv"), 1e-2, 0.02, {}
+            [base],
+            [base],
+            full_base_metrics=[base],
+            diagnostic_metrics=[base] * 3,
+            variances=[],
+            frontiers=[],
+            published=write_published(tmp_path / "p.csv"),
+            table_lambda=1e-2,
+            tolerance=0.02,
+            out={},
         )
 
 
@@ -1006,7 +1015,16 @@ def test_table3_markdown_keeps_every_base_run_of_a_dataset(tmp_path):
     }
     out["claims"] = tmp_path / "claims.csv"
     wpt.write_tables(
-        bases, bases, bases, diagnostics, variances, frontiers, write_published(tmp_path / "p.csv"), 1e-2, 0.02, out
+        bases,
+        bases,
+        full_base_metrics=bases,
+        diagnostic_metrics=diagnostics,
+        variances=variances,
+        frontiers=frontiers,
+        published=write_published(tmp_path / "p.csv"),
+        table_lambda=1e-2,
+        tolerance=0.02,
+        out=out,
     )
     shown = out["diagnostic_md"].read_text()
     assert "0.81" in shown and "0.43" in shown, (
@@ -1172,11 +1190,11 @@ def test_numbers_the_paper_never_reports_are_not_in_the_paper(tmp_path):
     wpt.write_tables(
         [base],
         [base],
-        [base],
-        diagnostics,
-        [write_variance(tmp_path / "v.csv", [0.01, 0.02], [0.1, 0.1])],
-        [write_frontier_csv(tmp_path / "f.csv", [0.1, 0.2, 0.3])],
-        write_published(tmp_path / "p.csv"),
+        full_base_metrics=[base],
+        diagnostic_metrics=diagnostics,
+        variances=[write_variance(tmp_path / "v.csv", [0.01, 0.02], [0.1, 0.1])],
+        frontiers=[write_frontier_csv(tmp_path / "f.csv", [0.1, 0.2, 0.3])],
+        published=write_published(tmp_path / "p.csv"),
         table_lambda=1e-2,
         tolerance=0.02,
         out=out,

@@ -226,7 +226,7 @@ def embedding_matrix(vocab: list[str], vectors: dict[str, np.ndarray], dim: int,
     return matrix, covered
 
 
-def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, plan: dict, seed: int, log=print) -> dict:
+def build_embeddings(vocab_path, corpus_paths, out_vectors, out_meta, *, plan: dict, seed: int, log=print) -> dict:
     """Write the (V, dim) float32 matrix as .npy and a JSON record of what produced it."""
     from attnexp import io
     from attnexp.data.documents import read_records

@@ -116,7 +116,7 @@ def check_expected_sizes(name: str, stats: dict, expected: dict, tolerance: floa
         raise SplitSizeError(f"dataset {name!r}: split sizes differ from the protocol:\n  " + "\n  ".join(problems))
 
 
-def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, missing_bound: str, log=print) -> dict:
+def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, *, missing_bound: str, log=print) -> dict:
     """Read -> normalise -> length filter -> vocabulary -> check sizes -> write. Returns the stats."""
     splits = reader_for(name, cfg)(files, {**cfg, "name": name})
     if set(splits) != set(SPLITS):

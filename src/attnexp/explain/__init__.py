@@ -245,6 +245,7 @@ def write_explanations(
     data: DataFiles,
     outputs: Mapping[str, str | Path],
     settings: dict,
+    *,
     seed: int,
     threads: int,
     log: Callable[[str], None] = print,

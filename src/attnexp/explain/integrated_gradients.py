@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import torch
@@ -47,8 +48,9 @@ class IGResult(NamedTuple):
     converged: torch.Tensor  # (B,) whether |δ| met the tolerance
 
 
-def _target(model, embedded, tokens, lengths, question, question_lengths, cls, objective):
-    """F for a batch of (possibly interpolated) embeddings (N, L, E) -> (N,)."""
+def _target(embedded, tokens, lengths, question, question_lengths, cls, *, model, objective):
+    """F for a batch of (possibly interpolated) embeddings (N, L, E) -> (N,). captum calls it with the
+    embeddings, then the batch's tensors (`additional_forward_args`) positionally."""
     batch = Batch([], tokens, lengths, cls, question=question, question_lengths=question_lengths)
     logits, _ = model.decode(model.encode(batch, embedded))
     return class_logit(logits, cls) if objective == "logit" else class_probability(logits, cls)
@@ -84,15 +86,26 @@ def integrated_gradients(
         embedded = model.embedding(batch.tokens)  # (B, L, E)
         mask = real_token_mask(batch.lengths, batch.tokens.shape[1])  # (B, L) w_1..w_n (passage for QA)
         reference = _baseline(model, batch, embedded, mask, baseline)
-    args = (batch.tokens, batch.lengths, batch.question, batch.question_lengths, cls, target)
-    forward = lambda e, *a: _target(model, e, *a)  # noqa: E731 (captum wants a plain callable)
+    args = (batch.tokens, batch.lengths, batch.question, batch.question_lengths, cls)
+    forward = partial(_target, model=model, objective=target)
     with torch.no_grad():
         gap = forward(embedded, *args) - forward(reference, *args)  # (B,) F(e) − F(e′)
 
     from captum.attr import IntegratedGradients  # ~0.5 s to import: only the IG job loads it
 
     if method == "adaptive":
-        return _adaptive(forward, embedded, reference, mask, args, gap, steps, max_steps, tolerance, max_tokens)
+        return _adaptive(
+            forward,
+            embedded,
+            reference,
+            mask,
+            args,
+            gap,
+            steps=steps,
+            max_steps=max_steps,
+            tolerance=tolerance,
+            max_tokens=max_tokens,
+        )
     device = embedded.device
     attributions = torch.zeros(batch.tokens.shape, device=device)
     deltas = torch.full((len(batch),), float("nan"), device=device)
@@ -122,7 +135,7 @@ def integrated_gradients(
     return IGResult(attributions, deltas, points, converged)
 
 
-def _segments_ig(forward, embedded, reference, mask, args, rows, start, end, max_tokens):
+def _segments_ig(forward, embedded, reference, mask, args, *, rows, start, end, max_tokens):
     """IG of the straight path's pieces [start, end] (fractions of e′ → e) of instances `rows` ->
     (per-segment (S, L) scores, (S,) completeness gaps of the pieces)."""
     from captum.attr import IntegratedGradients
@@ -141,7 +154,7 @@ def _segments_ig(forward, embedded, reference, mask, args, rows, start, end, max
     return (ig.sum(dim=-1) * mask[rows]).detach(), delta.detach().float()
 
 
-def _adaptive(forward, embedded, reference, mask, args, gap, steps, max_steps, tolerance, max_tokens) -> IGResult:
+def _adaptive(forward, embedded, reference, mask, args, gap, *, steps, max_steps, tolerance, max_tokens) -> IGResult:
     """`ig_method: adaptive` (module docstring): segments halved where their own completeness gap is
     largest, until δ meets the tolerance or `max_steps` points are used."""
     n, device = len(embedded), embedded.device
@@ -151,7 +164,9 @@ def _adaptive(forward, embedded, reference, mask, args, gap, steps, max_steps, t
     owner = torch.arange(n, device=device).repeat_interleave(first)
     start = torch.arange(first, device=device).repeat(n) / first
     end = start + 1 / first
-    scores, gaps = _segments_ig(forward, embedded, reference, mask, args, owner, start, end, max_tokens)
+    scores, gaps = _segments_ig(
+        forward, embedded, reference, mask, args, rows=owner, start=start, end=end, max_tokens=max_tokens
+    )
     while True:
         delta = torch.zeros(n, device=device).index_add_(0, owner, gaps)
         count = torch.bincount(owner, minlength=n)
@@ -167,7 +182,15 @@ def _adaptive(forward, embedded, reference, mask, args, gap, steps, max_steps, t
         new_owner = owner[halve].repeat(2)
         new_start, new_end = torch.cat([start[halve], middle]), torch.cat([middle, end[halve]])
         new_scores, new_gaps = _segments_ig(
-            forward, embedded, reference, mask, args, new_owner, new_start, new_end, max_tokens
+            forward,
+            embedded,
+            reference,
+            mask,
+            args,
+            rows=new_owner,
+            start=new_start,
+            end=new_end,
+            max_tokens=max_tokens,
         )
         keep = ~halve
         owner, start, end = (

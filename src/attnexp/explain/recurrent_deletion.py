@@ -114,7 +114,7 @@ def _full_run(
 
 
 def _restart(
-    projected, hs, cs, totals, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor
+    projected, hs, cs, totals, *, owner, deleted, lengths, w_hh, reverse: bool, states: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run the changed part of one direction of every variant, its N states into `states` (N, h);
     -> each state's variant (N,) and flat input position (N,).
@@ -234,7 +234,18 @@ def _batch_probabilities(model: nn.Module, examples: list[Example], max_tokens: 
         changed, begin = [], 2 * B * L
         for half, ((projected, hs, cs, totals, w_hh, reverse), count) in enumerate(zip(directions, counts)):
             states = table[begin : begin + count]
-            rows, at = _restart(projected, hs, cs, totals, owner, deleted, lengths, w_hh, reverse, states)
+            rows, at = _restart(
+                projected,
+                hs,
+                cs,
+                totals,
+                owner=owner,
+                deleted=deleted,
+                lengths=lengths,
+                w_hh=w_hh,
+                reverse=reverse,
+                states=states,
+            )
             slot = rows * width + at % L - (0 if reverse else 1)  # flat variant position: forward, input position − 1
             index[slot, half] = torch.arange(begin, begin + count, device=slot.device)
             changed.append((states, at, slot))

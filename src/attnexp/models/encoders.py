@@ -96,7 +96,9 @@ class BiRNN(nn.Module):
             torch.stack(self.rnn._flat_weights[k::4]) for k in range(4)
         )  # (2, ·): forwards, backwards
         rows = torch.stack([first + torch.arange(L, device=x.device), first + mirror]).transpose(1, 2)  # (2, L, B)
-        states = bidirectional_recurrence(x.reshape(B * L, E), rows, w_ih, w_hh, b_ih, b_hh, self.cell)  # (2, L, B, h)
+        states = bidirectional_recurrence(
+            x.reshape(B * L, E), rows, w_ih=w_ih, w_hh=w_hh, b_ih=b_ih, b_hh=b_hh, cell=self.cell
+        )  # (2, L, B, h)
         # backwards, position p of row b was read at step mirror[b, p]
         at = (mirror * B + torch.arange(B, device=x.device)[:, None]).view(-1)  # (B L,)
         backwards = states[1].reshape(L * B, -1).index_select(0, at).view(B, L, -1)

@@ -64,7 +64,7 @@ class _Probe:
         self.imposed, self.head_mask, self.maps = imposed or {}, head_mask, {}
 
 
-def _probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+def _probed_attention(module, query, key, value, attention_mask, *, scaling=None, dropout=0.0, **kwargs):
     """Eager attention (as `transformers`' own) whose probabilities a `_Probe` reads and replaces."""
     scores = torch.matmul(query, key.transpose(2, 3)) * (query.size(-1) ** -0.5 if scaling is None else scaling)
     if attention_mask is not None:

@@ -164,6 +164,7 @@ class _GRU(torch.autograd.Function):
 def bidirectional_recurrence(
     inputs: torch.Tensor,
     rows: torch.Tensor,
+    *,
     w_ih: torch.Tensor,
     w_hh: torch.Tensor,
     b_ih: torch.Tensor,

@@ -135,7 +135,14 @@ def pruning_curves(
 
 
 def attribution_graph(
-    model: nn.Module, example: Example, target: int, steps: int, riemann: str, threshold: float, skip_top: bool = False
+    model: nn.Module,
+    example: Example,
+    target: int,
+    *,
+    steps: int,
+    riemann: str,
+    threshold: float,
+    skip_top: bool = False,
 ) -> dict:
     """One example's attribution tree -> {root, edges: [{layer, i, j, score}]}, layers 1-based,
     positions in the `<SOS>=[CLS] w_1 .. w_n <EOS>` sequence, scores normalised (step 2)."""
@@ -180,6 +187,7 @@ def write_head_pruning(
     out_heads,
     out_pruning,
     settings: dict,
+    *,
     seed: int,
     threads: int,
     log=print,
@@ -220,7 +228,7 @@ def write_head_pruning(
 
 
 def write_attribution_graphs(
-    checkpoint, data: DataFiles, out, settings: dict, seed: int, threads: int, device: str = "cpu"
+    checkpoint, data: DataFiles, out, settings: dict, *, seed: int, threads: int, device: str = "cpu"
 ) -> None:
     """graphs.json: the attribution trees of the first `graph_examples` test instances with
     2..`graph_max_tokens` tokens, each with its tokens and predicted class (model on `device`)."""
@@ -239,10 +247,10 @@ def write_attribution_graphs(
             run.model,
             example,
             predicted,
-            settings["steps"],
-            settings["riemann"],
-            settings["graph_threshold"],
-            settings["graph_skip_top"],
+            steps=settings["steps"],
+            riemann=settings["riemann"],
+            threshold=settings["graph_threshold"],
+            skip_top=settings["graph_skip_top"],
         )
         tokens = run.model.position_labels(collate([example], "sos_eos"), run.vocab)[0]
         graphs.append(

@@ -182,6 +182,7 @@ def aopc_bounds(
     model: nn.Module,
     examples: list[Example],
     bins: tuple[float, ...],
+    *,
     op: str = "delete",
     max_tokens: int = 20_000,
     units: list[list[np.ndarray]] | None = None,

@@ -348,13 +348,13 @@ def with_bounds(
         model,
         examples,
         tuple(settings["bins"]),
-        op,
-        settings["max_tokens"],
-        units,
-        config["exact_max_units"],
-        config["beam_width"],
-        bounded,
-        config["beam_max_units"],
+        op=op,
+        max_tokens=settings["max_tokens"],
+        units=units,
+        exact_max_units=config["exact_max_units"],
+        beam_width=config["beam_width"],
+        chosen=bounded,
+        beam_max_units=config["beam_max_units"],
     )
     per_instance = frame.groupby(["ranking", "id"], sort=False)[["comprehensiveness", "sufficiency"]].mean()
     found = widen(found, per_instance.reset_index())

@@ -154,7 +154,7 @@ def violation_claims(table: pd.DataFrame) -> list[dict]:
                 model,
                 int(seed),
                 quantity,
-                float(value),
+                ours=float(value),
                 verdict=verdict,
                 source=VIOLATION_SOURCE,
                 condition=condition,
@@ -210,7 +210,7 @@ def faithfulness_claims(table: pd.DataFrame) -> list[dict]:
                             int(seed),
                             f"{prefix}AOPC-{metric}({ranking}) - {prefix}AOPC-{metric}(random); "
                             f"holds {'above' if better > 0 else 'below'} 0",
-                            gap,
+                            ours=gap,
                             verdict="holds" if better * gap > 0 else "does not hold",
                             source=source,
                             condition=f"{counted}, ranked {r.unit}",

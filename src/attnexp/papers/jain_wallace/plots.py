@@ -150,6 +150,7 @@ def _legend_outside(fig: plt.Figure, colors: dict, title: str) -> None:
 def _grouped_bars(
     ax: plt.Axes,
     table: pd.DataFrame,
+    *,
     x: str,
     x_order: list,
     hue: str,
@@ -377,7 +378,17 @@ def encoder_comparison(summary: pd.DataFrame, title: str = "Kendall τ by encode
     colors = {e: COLORS[i % len(COLORS)] for i, e in enumerate(encoders)}
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True, layout="constrained")
     for ax, pair in zip(axes, ("attention~gradient", "attention~loo")):
-        _grouped_bars(ax, rows[rows["pair"] == pair], "dataset", datasets, "encoder", encoders, colors, "mean", "std")
+        _grouped_bars(
+            ax,
+            rows[rows["pair"] == pair],
+            x="dataset",
+            x_order=datasets,
+            hue="encoder",
+            hue_order=encoders,
+            colors=colors,
+            mean="mean",
+            std="std",
+        )
         ax.axhline(0, color="0.3", linewidth=0.8)
         ax.set(xlabel="dataset", ylabel="mean Kendall τ ± std", title=_tau_label(pair))
     _legend_outside(fig, colors, "encoder")
@@ -407,7 +418,16 @@ def ground_truth_bars(summary: pd.DataFrame, title: str = "Explanations against 
         axes, (("precision", "precision@|G|"), ("auprc", "AUPRC"), ("mass", "attribution mass on G"))
     ):
         _grouped_bars(
-            ax, rows, "column", columns, "method", methods, colors, f"{metric}_mean", f"{metric}_std", bounds=(0.0, 1.0)
+            ax,
+            rows,
+            x="column",
+            x_order=columns,
+            hue="method",
+            hue_order=methods,
+            colors=colors,
+            mean=f"{metric}_mean",
+            std=f"{metric}_std",
+            bounds=(0.0, 1.0),
         )
         ax.set(xlabel="model", ylabel="mean ± std (within [0, 1])", title=label, ylim=(0, 1.05))
     _legend_outside(fig, colors, "method")

@@ -367,6 +367,7 @@ def test_labels(data: DataFiles, base: Exported) -> np.ndarray:
 def write_frontier(
     base_export,
     uniform_export,
+    *,
     adversary_exports: list[str],
     adversary_metrics: list[str],
     lambdas: list[float],
