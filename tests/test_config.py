@@ -205,9 +205,8 @@ def test_transformers_is_needed_only_by_a_pretrained_encoder(monkeypatch):
     default["datasets"]["sst"]["models"] = ["lstm-tanh", "minilm-cls"]
     message = _error(default)
     assert message.splitlines() == [
-        "invalid configuration:",
-        "  config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs the transformers "
-        "package: pip install -r requirements-pretrained.txt",
+        "invalid configuration: config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs "
+        "the transformers package: pip install -r requirements-pretrained.txt",
     ]
 
 

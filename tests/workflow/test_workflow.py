@@ -131,11 +131,122 @@ def test_a_refused_configuration_reaches_the_console_as_its_message_alone(tmp_pa
     assert result.returncode != 0
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     refusal = lines.index("error: invalid configuration:")
+    # each problem after the line of config.yaml that set the key (--config changed what it depends on)
+    line = 1 + next(i for i, text in enumerate(CONFIG_LINES) if text.startswith("  datasets: [20news20, imdb_ratings]"))
     assert lines[refusal + 1 : refusal + 3] == [
-        "  config key 'serrano_smith.datasets.0': dataset '20news20' is not enabled",
-        "  config key 'serrano_smith.datasets.1': dataset 'imdb_ratings' is not enabled",
+        f"  {REPO / 'config.yaml'}:{line}: config key 'serrano_smith.datasets.0': dataset '20news20' is not enabled",
+        f"  {REPO / 'config.yaml'}:{line}: config key 'serrano_smith.datasets.1': dataset 'imdb_ratings' is not enabled",
     ]
     assert not any(line.lstrip().startswith('File "') or "ConfigError in file" in line for line in lines)
+
+
+CONFIG_LINES = (REPO / "config.yaml").read_text(encoding="utf-8").splitlines()
+
+
+def default_profile_console(tmp_path: Path, *args: str, dry: bool = True) -> tuple[int, list[str]]:
+    """A (dry) run of the workflow as a user types it in the checkout (`snakemake --cores 1 -n ...`: the
+    default profile), in the folder `run` of `tmp_path`: the exit status and the console's non-empty lines."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path / "run")]
+    command += ["--cores", "1", *(["-n"] if dry else []), *args]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    return result.returncode, [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+
+
+def one_error_line(lines: list[str]) -> str:
+    """The console's one `error:` line, after checking that it is the only one and that no traceback or
+    Snakemake exception surrounds it."""
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1, lines
+    assert not any(
+        line.startswith(("Traceback", "WorkflowError", "FileNotFoundError")) or line.lstrip().startswith('File "')
+        for line in lines
+    ), lines
+    return errors[0]
+
+
+def test_a_missing_overlay_is_one_line_naming_it(tmp_path):
+    status, lines = default_profile_console(tmp_path, "--configfile", "presets/quick.yaml", "my_changes.yaml")
+    assert status != 0
+    assert one_error_line(lines) == (
+        "error: --configfile my_changes.yaml: no such file; expected the path of a YAML config file, "
+        f"relative to the folder the command runs in ({REPO})"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_yaml_syntax_error_in_an_overlay_is_one_line_naming_its_file_line_and_what_yaml_expected(tmp_path):
+    broken = tmp_path / "my_changes.yaml"
+    broken.write_text("train:\n  seeds: [10, 11\n  threads: 2\n", encoding="utf-8")
+    status, lines = default_profile_console(tmp_path, "--configfile", str(broken))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: --configfile {broken}, line 3, column 10: not valid YAML (expected ',' or ']', but got ':' "
+        "while parsing a flow sequence opened on line 2)"
+    )
+    broken.write_text("- train\n", encoding="utf-8")  # valid YAML, but not a mapping of keys
+    status, lines = default_profile_console(tmp_path, "--configfile", str(broken))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: --configfile {broken}: expected a mapping of config keys (key: value lines), got a YAML list"
+    )
+
+
+def users_dataset(tmp_path: Path, labels: str, train_rows: str) -> Path:
+    """The overlay of a user's binary dataset `reviews` from the tables train.csv (`train_rows` after its
+    header) and test.csv in the run folder (docs/own-data.md), with `labels` (YAML) on its line 11."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "train.csv").write_text("Text,Label\n" + train_rows, encoding="utf-8")
+    (tmp_path / "run" / "test.csv").write_text("Text,Label\nfine film,good\ndull film,bad\n", encoding="utf-8")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "datasets_enabled: [reviews]\n"
+        "datasets:\n"
+        "  reviews:\n"
+        "    task: binary\n"
+        "    protocol: jain_wallace\n"
+        "    files:\n"
+        "      train: train.csv\n"
+        "      test: test.csv\n"
+        "      text: Text\n"
+        "      label: Label\n"
+        f"      labels: {labels}\n"
+        "      rationale: null\n"  # the columns the worked example's preset names, which these tables lack
+        "      id: null\n"
+        "    dev_fraction: 0.25\n",
+        encoding="utf-8",
+    )
+    return mine
+
+
+def test_a_label_mapping_for_a_users_dataset_is_one_line_naming_the_overlays_line(tmp_path):
+    """docs/own-data.md: `labels` lists the classes in index order; a mapping of label values to
+    indexes (what other tools take) is refused with the overlay's file and line and what it expects."""
+    mine = users_dataset(tmp_path, "{bad: 0, good: 1}", "fine film,good\ndull film,bad\n")
+    status, lines = default_profile_console(tmp_path, "--configfile", "presets/own_data_example.yaml", str(mine))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: invalid configuration: {mine}:11: config key 'datasets.reviews.files.labels': "
+        "{'bad': 0, 'good': 1} is not of type 'array', 'null' (the classes in index order (binary: the second is "
+        "the positive class); null: the training labels, sorted)"
+    )
+
+
+@pytest.mark.slow
+def test_a_mistyped_label_in_a_users_table_is_one_line_naming_its_file_and_line(tmp_path):
+    """A label value outside the two of a binary task (a typo) stops the dataset's build with one line
+    naming the table and the line of its first row, with the count of each label value."""
+    rows = "".join(f"good film {i},good\ndull film {i},bad\n" for i in range(4)) + "nice film,goood\n"
+    mine = users_dataset(tmp_path, "null", rows)
+    target = "results/data/reviews/stats.json"
+    status, lines = default_profile_console(
+        tmp_path, "--configfile", "presets/own_data_example.yaml", str(mine), "--", target, dry=False
+    )
+    assert status != 0
+    assert one_error_line(lines) == (
+        "error: train.csv:10: the label 'goood' makes a class too many: a binary task needs 2, the training split "
+        "has 3 (bad 3, good 3, goood 1 rows) [log: results/logs/preprocess_dataset/reviews.log]"
+    )
+    assert not (tmp_path / "run" / target).exists()
 
 
 def test_misspelt_target_gets_the_closest_rule_and_the_targets(tmp_path):
