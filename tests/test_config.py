@@ -20,8 +20,8 @@ from attnexp.config import (
     training_settings,
     validate_config,
 )
-from attnexp.workflow import refuse_unreadable_overlays
 from attnexp.plan import RunKey, model_spec, wiegreffe_pinter_companions
+from attnexp.workflow import refuse_unreadable_overlays
 
 ROOT = Path(__file__).resolve().parents[1]
 

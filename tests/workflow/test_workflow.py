@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,41 @@ def test_the_default_config_plans_exactly_the_replication_presets_jobs():
     assert default == replication
     rules = Counter(job.split("'")[1] for job in default)
     assert rules["train_model"] > 100 and rules["jw_adversarial"] and rules["ss_interventions"] and rules["wp_frontier"]
+
+
+def test_the_job_counts_the_docs_state_are_those_a_dry_run_plans(tmp_path):
+    """The README's and getting-started's job counts are the plans' (`attnexp.cost.planned_jobs`: the
+    jobs that write outputs), and the number the README gives for Snakemake's own count is its dry run's
+    total, one more (the rule `all`). Dry runs: no data needed."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    cost = re.search(r"\*\*What `snakemake --cores 8` runs, and its cost\.\*\*(.*?)\n- \*\*", readme, re.S)
+    stated, snakemakes = re.search(
+        r"(\d+) jobs \(a dry run lists (\d+): Snakemake also counts the rule `all`", cost[1]
+    ).groups()
+    default = planned_jobs()
+    assert int(stated) == len(default) and not any(rule == "all" for rule, _ in default)
+    totals = re.findall(r"^total\s+(\d+)$", snakemake(tmp_path, "-n", "--cores", "1").stdout, re.M)
+    assert totals and int(snakemakes) == int(totals[-1]) == len(default) + 1
+    started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert re.search(r"the published replication: (\d+) jobs", started)[1] == stated
+    quick = re.search(r"two runs of its (\d+) jobs", readme)[1]
+    assert int(quick) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
+
+
+def test_every_job_the_plan_runs_is_a_job_the_provenance_counts(tmp_path):
+    """The published provenance counts the jobs from their logs (`record.job_commits`): a run folder
+    holding the log of every job the quick preset plans counts each of them, training's included."""
+    from attnexp.publish.record import job_commits
+
+    done = snakemake(tmp_path / "plan", "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"))
+    logs = [log for line in re.findall(r"^    log: (.+)$", done.stdout, re.M) for log in line.split(", ")]
+    assert any(log.endswith("/train.log") for log in logs)
+    for log in logs:
+        (tmp_path / "run" / log).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "run" / log).write_text("attnexp commit: " + "a" * 40 + "\n", encoding="utf-8")
+    counted = job_commits(tmp_path / "run")
+    assert list(counted) == ["a" * 40]
+    assert len(counted["a" * 40]) == len(set(logs)) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
 
 
 def test_a_planted_dataset_gets_a_shifted_test_set_from_its_base_and_each_model_is_scored_on_it():
