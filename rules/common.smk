@@ -14,6 +14,7 @@ os.environ.update(
 
 from attnexp.config import (
     ConfigError,
+    config_origins,
     training_selection,
     training_settings,
     validate_config,
@@ -53,7 +54,15 @@ from snakemake.logging import logger as snakemake_logger
 # The console of a run shows progress and errors; Snakemake's per-job chatter stays in its log. First,
 # so that a refused configuration reaches the console as its message alone
 progress_display(snakemake_logger, dry_run=command_line_dry_run(sys.argv[1:]))
-validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
+# A refused key is named with the file and line that set it (config.yaml, an overlay, or --config)
+validate_config(
+    config,
+    Path(workflow.basedir) / "schemas" / "config.schema.yaml",
+    origins=config_origins(
+        [Path(workflow.basedir) / "config.yaml", *workflow.overwrite_configfiles],
+        workflow.config_settings.config,
+    ),
+)
 
 # Jobs that run a model request a GPU only where the config pins `device: cuda`: with `auto` they
 # use one when their node has it, and must not keep a CPU-only cluster waiting for a GPU slot.

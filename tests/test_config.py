@@ -10,8 +10,18 @@ import pytest
 import yaml
 from tiny_tasks import full_grid_raw
 
-from attnexp.config import SCHEMA_PATH, ConfigError, load_config, training_selection, training_settings, validate_config
+from attnexp.config import (
+    SCHEMA_PATH,
+    ConfigError,
+    config_origins,
+    load_config,
+    read_overlay,
+    training_selection,
+    training_settings,
+    validate_config,
+)
 from attnexp.plan import RunKey, model_spec, wiegreffe_pinter_companions
+from attnexp.workflow import refuse_unreadable_overlays
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -205,10 +215,59 @@ def test_transformers_is_needed_only_by_a_pretrained_encoder(monkeypatch):
     default["datasets"]["sst"]["models"] = ["lstm-tanh", "minilm-cls"]
     message = _error(default)
     assert message.splitlines() == [
-        "invalid configuration:",
-        "  config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs the transformers "
-        "package: pip install -r requirements-pretrained.txt",
+        "invalid configuration: config key 'datasets.sst.models.1': 'minilm-cls' is a pretrained encoder, which needs "
+        "the transformers package: pip install -r requirements-pretrained.txt",
     ]
+
+
+def test_an_overlay_that_is_missing_not_yaml_or_not_a_mapping_is_one_line_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        read_overlay("mine.yaml")
+    assert str(err.value) == (
+        f"mine.yaml: no such file; expected the path of a YAML config file, relative to the folder the command runs in ({tmp_path})"
+    )
+    (tmp_path / "mine.yaml").write_text("train:\n\tseeds: [1]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        read_overlay("mine.yaml")
+    assert str(err.value) == (
+        "mine.yaml, line 2, column 1: not valid YAML (found character '\\t' that cannot start any token; indent with "
+        "spaces, not tabs)"
+    )
+    (tmp_path / "mine.yaml").write_text("12\n", encoding="utf-8")
+    with pytest.raises(
+        ConfigError, match=r"^mine\.yaml: expected a mapping of config keys \(key: value lines\), got a YAML int$"
+    ):
+        read_overlay("mine.yaml")
+    (tmp_path / "mine.yaml").write_text("", encoding="utf-8")
+    assert read_overlay("mine.yaml") == {}
+    # what the default workflow profile runs on Snakemake's command line: the same line, and exit status 1
+    with pytest.raises(SystemExit) as stop:
+        refuse_unreadable_overlays(["--cores", "1", "--configfile", "mine.yaml", "other.yaml", "--", "all"])
+    assert str(stop.value).startswith("error: --configfile other.yaml: no such file; ")
+    refuse_unreadable_overlays(["--cores", "1", "--configfile", "mine.yaml"])  # an empty overlay is no keys
+
+
+def test_a_refused_key_is_named_with_the_file_and_line_that_set_it_last(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.yaml").write_text("a:\n  b: 1\n  c: [1, 2, 3]\nd: 4\n", encoding="utf-8")
+    (tmp_path / "mine.yaml").write_text("# changes\na:\n  c:\n    - 9\n", encoding="utf-8")
+    origins = config_origins([tmp_path / "base.yaml", "mine.yaml"], {"d": "5"})
+    assert origins == {
+        ("a",): "mine.yaml:2",
+        ("a", "b"): "base.yaml:2",
+        ("a", "c"): "mine.yaml:3",  # a list replaces the one before, items and all
+        ("a", "c", "0"): "mine.yaml:4",
+        ("d",): "--config",
+    }
+    config = load_config()
+    config["datasets"]["sst"]["min_count"] = "five"
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, origins={("datasets", "sst"): "mine.yaml:7"})
+    assert str(err.value) == (
+        "invalid configuration: mine.yaml:7: config key 'datasets.sst.min_count': 'five' is not of type 'integer' "
+        "(vocabulary threshold on the training split)"
+    )
 
 
 def test_error_lists_every_schema_problem(config):

@@ -62,3 +62,17 @@ def test_the_configuration_reference_is_generated_from_the_schema_and_up_to_date
     text = page.read_text(encoding="utf-8")
     assert "| `train.protocols.jain_wallace.epochs` | integer | `8` |" in text
     assert "| `datasets.<name>.select_on` |" in text and "| `embeddings.source` |" in text
+
+
+def test_the_readmes_measured_cost_is_the_published_provenances():
+    """The README's job-hours and wall time of the default config (and getting-started's wall time) are
+    those docs/replication's provenance gives (compute and wall time of the published run), rounded: not
+    numbers of their own."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    provenance = (REPO / "docs" / "replication" / "README.md").read_text(encoding="utf-8")
+    hours, wall = re.search(r"\*\*measured at ([\d.]+) job-hours, (\d+ h \d+ min) on 2 cores\*\*", readme).groups()
+    h, m, s = map(int, re.search(r"^\| compute time \| (\d+) h (\d+) min (\d+) s:", provenance, re.M).groups())
+    assert hours == f"{h + m / 60 + s / 3600:.1f}"
+    assert re.search(r"^\| wall time \| (\d+ h \d+ min) \d+ s:", provenance, re.M)[1] == wall
+    started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert re.search(r"the published replication: \d+ jobs,\s+(\d+ h \d+ min) on 2 cores", started)[1] == wall

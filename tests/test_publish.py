@@ -464,7 +464,8 @@ def test_a_run_from_another_commit_or_without_a_record_says_so(tmp_path):
 
 
 def job_log(root: Path, relative: str, first_line: str) -> None:
-    path = root / "results" / "logs" / relative
+    """A job's log at `relative` to the run's results/, opening with `first_line`."""
+    path = root / "results" / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(first_line + "\nepoch 1/8 ...\n")
 
@@ -499,15 +500,16 @@ def test_a_run_of_the_replication_preset_with_a_mirror_is_the_default_config(tmp
 
 def test_the_commit_every_job_ran_under_is_named_and_a_mixture_refused(tmp_path, capsys):
     run, out = fake_run(tmp_path / "run", commit="a" * 40), tmp_path / "out"
-    job_log(run, "train_model/sst/lstm-tanh/seed10.log", "attnexp commit: " + "a" * 40)
-    job_log(run, "explain_together/sst/lstm-tanh/seed10.log", "attnexp commit: " + "a" * 40)
+    # a training's log lies beside its model (rules/train.smk), every other job's under results/logs
+    job_log(run, "models/sst/lstm-tanh/seed10/train.log", "attnexp commit: " + "a" * 40)
+    job_log(run, "logs/explain_together/sst/lstm-tanh/seed10.log", "attnexp commit: " + "a" * 40)
     assert publish(run, out) == 0
     assert (
         f"| jobs | every one of the 2 jobs ran at commit `{'a' * 40}` (the first line of its log) |"
         in (out / "README.md").read_text()
     )
     # one job of another commit: refused in one line, nothing written
-    job_log(run, "jw_tables.log", "attnexp commit: " + "b" * 40 + " with uncommitted changes")
+    job_log(run, "logs/jw_tables.log", "attnexp commit: " + "b" * 40 + " with uncommitted changes")
     capsys.readouterr()
     assert publish(run, tmp_path / "mixed") == 1
     err = capsys.readouterr().err

@@ -17,7 +17,16 @@ from attnexp.messages import close_match
 from attnexp.papers import PAPERS
 from attnexp.plan import model_spec, selection_problems
 
-__all__ = ["ConfigError", "validate_config", "load_config", "merge_overlay", "training_settings", "SCHEMA_PATH"]
+__all__ = [
+    "ConfigError",
+    "validate_config",
+    "config_origins",
+    "read_overlay",
+    "load_config",
+    "merge_overlay",
+    "training_settings",
+    "SCHEMA_PATH",
+]
 
 # Config sections with a `datasets` / `models` selection of runs (attnexp.plan)
 
@@ -113,13 +122,19 @@ def _message(error) -> str:
             lines.append(f"unknown key {key!r}{hint} (valid keys here: {', '.join(allowed)})")
         if lines:
             return "; ".join(lines)
+    described = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "type" and described:  # what the key holds, besides the types it allows
+        return f"{error.message} ({described})"
     return error.message
 
 
-def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict:
+def validate_config(
+    config: dict, schema_path: str | Path = SCHEMA_PATH, origins: dict[tuple[str, ...], str] | None = None
+) -> dict:
     """Validate `config` in place (defaults filled, command-line strings read as the numbers,
     booleans or nulls the schema wants) and return it; raise ConfigError listing every problem as
-    `config key 'a.b.c': message`."""
+    `config key 'a.b.c': message`, after where that key (or the nearest key above it) was set where
+    `origins` (`config_origins`) says: `overlay.yaml:12: config key ...`. One problem is one line."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     _coerce_command_line_strings(config, validator)
@@ -128,9 +143,26 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
     problems += _enable_listed_datasets(config) if not problems else []
     problems += _leave_out_models(config) if not problems else []
     problems += _consistency_problems(config) if not problems else []
+    problems = [_set_where(problem, origins or {}) for problem in problems]
+    if len(problems) == 1:
+        raise ConfigError(f"invalid configuration: {problems[0]}")
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     return config
+
+
+_PROBLEM_KEY = re.compile(r"^config key '([^']*)'")
+
+
+def _set_where(problem: str, origins: dict[tuple[str, ...], str]) -> str:
+    """`problem` after the place that set its key, or the nearest key above it (a default the schema
+    filled in is set by the block that holds it); unchanged where no origin is known."""
+    found = _PROBLEM_KEY.match(problem)
+    path = tuple(found.group(1).split(".")) if found and found.group(1) != "<top level>" else ()
+    for end in range(len(path), 0, -1):
+        if path[:end] in origins:
+            return f"{origins[path[:end]]}: {problem}"
+    return problem
 
 
 def _enable_listed_datasets(config: dict) -> list[str]:
@@ -185,13 +217,95 @@ def merge_overlay(base: dict, overlay: dict) -> None:
 
 
 def read_config_file(path: str | Path):
-    """A config file's YAML; a syntax error is one ConfigError naming the file, line and column."""
+    """A config file's YAML; a missing or unreadable file, or a syntax error, is one ConfigError naming
+    the file (and the line and column of the mistake, with what YAML expected there)."""
     try:
         return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+        raise ConfigError(f"{path}{_yaml_where(err)}: not valid YAML ({_yaml_problem(err)})") from None
+    except FileNotFoundError:
+        relative = "" if Path(path).is_absolute() else f", relative to the folder the command runs in ({Path.cwd()})"
+        raise ConfigError(f"{path}: no such file; expected the path of a YAML config file{relative}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        what = err.strerror if isinstance(err, OSError) else f"not UTF-8 text ({err.reason})"
+        raise ConfigError(f"{path}: {what}; expected a readable YAML config file") from None
+
+
+def _yaml_where(err: yaml.YAMLError) -> str:
+    mark = getattr(err, "problem_mark", None)
+    return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """What YAML found wrong, with the construct it was reading and the line that construct opened on
+    (`expected ',' or ']', but got ':' while parsing a flow sequence opened on line 2`)."""
+    problem = getattr(err, "problem", None) or " ".join(str(err).split())
+    context, opened = getattr(err, "context", None), getattr(err, "context_mark", None)
+    if context and opened is not None:
+        problem += f" {context} opened on line {opened.line + 1}"
+    if "'\\t'" in problem:
+        problem += "; indent with spaces, not tabs"
+    return problem
+
+
+def read_overlay(path: str | Path) -> dict:
+    """The mapping of config keys in an overlay file (`--configfile`); an empty file is no keys. Any
+    other content is one ConfigError naming the file (`read_config_file`)."""
+    layer = read_config_file(path)
+    if layer is not None and not isinstance(layer, dict):
+        raise ConfigError(
+            f"{path}: expected a mapping of config keys (key: value lines), got a YAML {type(layer).__name__}"
+        )
+    return layer or {}
+
+
+def config_origins(files: list[str | Path], command_line: dict | None = None) -> dict[tuple[str, ...], str]:
+    """Where each key of the config merged from `files` (config.yaml first, then the overlays) and the
+    `--config` settings was set last: {key path (list items by index): "file:line" or "--config"}, for
+    `validate_config` to name. A value that is not a mapping replaces everything below it, as
+    `merge_overlay` merges."""
+    origins: dict[tuple[str, ...], str] = {}
+
+    def replace(path: tuple[str, ...]) -> None:
+        for key in [k for k in origins if k[: len(path)] == path and len(k) > len(path)]:
+            del origins[key]
+
+    def from_yaml(node, path: tuple[str, ...], shown: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
+                    key = (*path, key_node.value)
+                    origins[key] = f"{shown}:{key_node.start_mark.line + 1}"
+                    if not isinstance(value_node, yaml.MappingNode):
+                        replace(key)
+                    from_yaml(value_node, key, shown)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                origins[(*path, str(index))] = f"{shown}:{item.start_mark.line + 1}"
+                from_yaml(item, (*path, str(index)), shown)
+
+    def from_settings(value, path: tuple[str, ...]) -> None:
+        for key, item in value.items():
+            origins[(*path, str(key))] = "--config"
+            if isinstance(item, dict):
+                from_settings(item, (*path, str(key)))
+            else:
+                replace((*path, str(key)))
+
+    for file in files:
+        try:
+            node = yaml.compose(Path(file).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # read_overlay refuses it; the other files' keys are still placed
+        from_yaml(node, (), _shown_path(file))
+    from_settings(command_line or {}, ())
+    return origins
+
+
+def _shown_path(file: str | Path) -> str:
+    """A file as an error names it: relative to the current folder when inside it."""
+    path = Path(file).absolute()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
@@ -200,11 +314,8 @@ def load_config(*overlays: str | Path, base: str | Path = CONFIG_PATH) -> dict:
     config = {}
     merge_overlay(config, read_config_file(base) or {})  # copied as Snakemake loads it: no shared mappings
     for overlay in overlays:
-        layer = read_config_file(overlay) or {}
-        if not isinstance(layer, dict):
-            raise ConfigError(f"{overlay}: expected a mapping of config keys, got {type(layer).__name__}")
-        merge_overlay(config, layer)
-    return validate_config(config)
+        merge_overlay(config, read_overlay(overlay))
+    return validate_config(config, origins=config_origins([base, *overlays]))
 
 
 # The datasets with a reader of their own (`attnexp.data.readers.reader_for`, which a test keeps in step),

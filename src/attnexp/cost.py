@@ -102,8 +102,8 @@ def run_sizes(results: Path, config: dict) -> dict[str, dict]:
 def planned_jobs(
     *configfiles: Path, config_overrides: list[str] = (), directory: Path | None = None
 ) -> list[tuple[str, dict]]:
-    """(rule, wildcards) of every job `snakemake --dry-run` plans for the config: from scratch, or what
-    is still to run in the run folder `directory`."""
+    """(rule, wildcards) of every job `snakemake --dry-run` plans for the config that writes outputs (all
+    but the target rule `all`): from scratch, or what is still to run in the run folder `directory`."""
     # from scratch: an empty folder of its own; else the run folder as it stands
     with contextlib.nullcontext(directory) if directory is not None else tempfile.TemporaryDirectory() as workdir:
         command = [
@@ -130,14 +130,18 @@ def planned_jobs(
     if done.returncode != 0:
         lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
         raise ValueError("the dry run failed: " + (lines[-1] if lines else f"exit status {done.returncode}"))
-    jobs, rule = [], None
+    # (rule, wildcards, whether it writes outputs) per job block
+    blocks: list[tuple[str, dict, bool]] = []
     for line in done.stdout.splitlines():
         if m := re.match(r"^(?:local)?rule (\w+):", line):
-            rule = m.group(1)
-            jobs.append((rule, {}))
-        elif rule and (m := re.match(r"^\s+wildcards: (.*)", line)):
-            jobs[-1] = (rule, dict(item.split("=", 1) for item in m.group(1).split(", ")))
-    return jobs
+            blocks.append((m.group(1), {}, False))
+        elif blocks and (m := re.match(r"^\s+wildcards: (.*)", line)):
+            blocks[-1] = (blocks[-1][0], dict(item.split("=", 1) for item in m.group(1).split(", ")), blocks[-1][2])
+        elif blocks and re.match(r"^\s+output: ", line):
+            blocks[-1] = (*blocks[-1][:2], True)
+    # a target rule's job (`all`) writes nothing and runs nothing: not a job of the plan here, though
+    # Snakemake's dry run and progress display count it (one more than this)
+    return [(rule, wildcards) for rule, wildcards, writes in blocks if writes]
 
 
 def price(plan: list[tuple[str, dict]], rates: dict, config: dict) -> tuple[dict, dict, float]:

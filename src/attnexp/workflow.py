@@ -277,6 +277,21 @@ def command_line_targets(argv: list[str]) -> list[str]:
     return list(getattr(_parsed_command_line(argv), "targets", None) or [])
 
 
+def refuse_unreadable_overlays(argv: list[str]) -> None:
+    """Stop a `snakemake` command line whose `--configfile` overlay is missing, not valid YAML or not a
+    mapping of config keys, with one `error:` line naming the file (and the line and column of a
+    syntax error: `attnexp.config.read_overlay`). Snakemake reads the overlays before the Snakefile,
+    and says neither which file nor where (a missing one is a traceback), so the default workflow
+    profile calls this while Snakemake reads the profile, just before it loads the overlays."""
+    from attnexp.config import ConfigError, read_overlay  # jsonschema and the papers: not for every job
+
+    for path in getattr(_parsed_command_line(argv), "configfile", None) or []:
+        try:
+            read_overlay(path)
+        except ConfigError as err:
+            raise SystemExit(f"error: --configfile {err}") from None
+
+
 def unknown_targets(requested: list[str], rules: list[str], target_rules: list[str], workdir: str | Path = ".") -> None:
     """Raise UnknownTargetError, one line per target, for a requested target written like a rule name
     that is neither a rule nor an existing file, with the closest rule name and the target rules, in

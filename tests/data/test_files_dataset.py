@@ -159,16 +159,20 @@ BAD_INPUTS = {
         ROWS + [("Short text.", "good", "1 0 1")],
         r"test\.csv:8: the rationale mask has 3 entries; expected .* 0/1 mask of 2 entries",
     ),
-    "three classes for a binary task": (dict(labels=None), None, None),
+    "a mistyped label in a binary task": (dict(labels=None), None, None),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_each_bad_input_is_one_named_error_and_nothing_is_written(tmp_path, case):
     files, test_rows, pattern = BAD_INPUTS[case]
-    if case == "three classes for a binary task":
-        cfg = _cfg(tmp_path, rows=ROWS + [("So so.", "mixed", ""), ("Fine.", "mixed", "")])
-        pattern = r"train\.csv: a binary task needs 2 classes, the training split has 3 \(bad, good, mixed\)"
+    if case == "a mistyped label in a binary task":
+        # a mistyped label is a third class: the error names the first row of the rarest one
+        cfg = _cfg(tmp_path, rows=ROWS + [("So so.", "mixed", ""), ("Fine.", "goood", ""), ("Fine.", "mixed", "")])
+        pattern = (
+            r"train\.csv:9: the label 'goood' makes a class too many: a binary task needs 2, the training split has 4 "
+            r"\(bad 2, good 2, goood 1, mixed 1 rows\)"
+        )
     else:
         cfg = _cfg(tmp_path, test_rows=ROWS if test_rows is None else test_rows, **files)
     cfg |= {

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +99,41 @@ def test_the_default_config_plans_exactly_the_replication_presets_jobs():
     assert rules["train_model"] > 100 and rules["jw_adversarial"] and rules["ss_interventions"] and rules["wp_frontier"]
 
 
+def test_the_job_counts_the_docs_state_are_those_a_dry_run_plans(tmp_path):
+    """The README's and getting-started's job counts are the plans' (`attnexp.cost.planned_jobs`: the
+    jobs that write outputs), and the number the README gives for Snakemake's own count is its dry run's
+    total, one more (the rule `all`). Dry runs: no data needed."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    cost = re.search(r"\*\*What `snakemake --cores 8` runs, and its cost\.\*\*(.*?)\n- \*\*", readme, re.S)
+    stated, snakemakes = re.search(
+        r"(\d+) jobs \(a dry run lists (\d+): Snakemake also counts the rule `all`", cost[1]
+    ).groups()
+    default = planned_jobs()
+    assert int(stated) == len(default) and not any(rule == "all" for rule, _ in default)
+    totals = re.findall(r"^total\s+(\d+)$", snakemake(tmp_path, "-n", "--cores", "1").stdout, re.M)
+    assert totals and int(snakemakes) == int(totals[-1]) == len(default) + 1
+    started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert re.search(r"the published replication: (\d+) jobs", started)[1] == stated
+    quick = re.search(r"two runs of its (\d+) jobs", readme)[1]
+    assert int(quick) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
+
+
+def test_every_job_the_plan_runs_is_a_job_the_provenance_counts(tmp_path):
+    """The published provenance counts the jobs from their logs (`record.job_commits`): a run folder
+    holding the log of every job the quick preset plans counts each of them, training's included."""
+    from attnexp.publish.record import job_commits
+
+    done = snakemake(tmp_path / "plan", "-n", "--cores", "1", "--configfile", str(REPO / "presets" / "quick.yaml"))
+    logs = [log for line in re.findall(r"^    log: (.+)$", done.stdout, re.M) for log in line.split(", ")]
+    assert any(log.endswith("/train.log") for log in logs)
+    for log in logs:
+        (tmp_path / "run" / log).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "run" / log).write_text("attnexp commit: " + "a" * 40 + "\n", encoding="utf-8")
+    counted = job_commits(tmp_path / "run")
+    assert list(counted) == ["a" * 40]
+    assert len(counted["a" * 40]) == len(set(logs)) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
+
+
 def test_a_planted_dataset_gets_a_shifted_test_set_from_its_base_and_each_model_is_scored_on_it():
     jobs = planned_jobs(REPO / "presets" / "transformer_checks.yaml")
     shifted = {w["dataset"] for rule, w in jobs if rule == "shifted_test"}
@@ -131,11 +167,122 @@ def test_a_refused_configuration_reaches_the_console_as_its_message_alone(tmp_pa
     assert result.returncode != 0
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     refusal = lines.index("error: invalid configuration:")
+    # each problem after the line of config.yaml that set the key (--config changed what it depends on)
+    line = 1 + next(i for i, text in enumerate(CONFIG_LINES) if text.startswith("  datasets: [20news20, imdb_ratings]"))
     assert lines[refusal + 1 : refusal + 3] == [
-        "  config key 'serrano_smith.datasets.0': dataset '20news20' is not enabled",
-        "  config key 'serrano_smith.datasets.1': dataset 'imdb_ratings' is not enabled",
+        f"  {REPO / 'config.yaml'}:{line}: config key 'serrano_smith.datasets.0': dataset '20news20' is not enabled",
+        f"  {REPO / 'config.yaml'}:{line}: config key 'serrano_smith.datasets.1': dataset 'imdb_ratings' is not enabled",
     ]
     assert not any(line.lstrip().startswith('File "') or "ConfigError in file" in line for line in lines)
+
+
+CONFIG_LINES = (REPO / "config.yaml").read_text(encoding="utf-8").splitlines()
+
+
+def default_profile_console(tmp_path: Path, *args: str, dry: bool = True) -> tuple[int, list[str]]:
+    """A (dry) run of the workflow as a user types it in the checkout (`snakemake --cores 1 -n ...`: the
+    default profile), in the folder `run` of `tmp_path`: the exit status and the console's non-empty lines."""
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path / "run")]
+    command += ["--cores", "1", *(["-n"] if dry else []), *args]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    return result.returncode, [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+
+
+def one_error_line(lines: list[str]) -> str:
+    """The console's one `error:` line, after checking that it is the only one and that no traceback or
+    Snakemake exception surrounds it."""
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1, lines
+    assert not any(
+        line.startswith(("Traceback", "WorkflowError", "FileNotFoundError")) or line.lstrip().startswith('File "')
+        for line in lines
+    ), lines
+    return errors[0]
+
+
+def test_a_missing_overlay_is_one_line_naming_it(tmp_path):
+    status, lines = default_profile_console(tmp_path, "--configfile", "presets/quick.yaml", "my_changes.yaml")
+    assert status != 0
+    assert one_error_line(lines) == (
+        "error: --configfile my_changes.yaml: no such file; expected the path of a YAML config file, "
+        f"relative to the folder the command runs in ({REPO})"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_yaml_syntax_error_in_an_overlay_is_one_line_naming_its_file_line_and_what_yaml_expected(tmp_path):
+    broken = tmp_path / "my_changes.yaml"
+    broken.write_text("train:\n  seeds: [10, 11\n  threads: 2\n", encoding="utf-8")
+    status, lines = default_profile_console(tmp_path, "--configfile", str(broken))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: --configfile {broken}, line 3, column 10: not valid YAML (expected ',' or ']', but got ':' "
+        "while parsing a flow sequence opened on line 2)"
+    )
+    broken.write_text("- train\n", encoding="utf-8")  # valid YAML, but not a mapping of keys
+    status, lines = default_profile_console(tmp_path, "--configfile", str(broken))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: --configfile {broken}: expected a mapping of config keys (key: value lines), got a YAML list"
+    )
+
+
+def users_dataset(tmp_path: Path, labels: str, train_rows: str) -> Path:
+    """The overlay of a user's binary dataset `reviews` from the tables train.csv (`train_rows` after its
+    header) and test.csv in the run folder (docs/own-data.md), with `labels` (YAML) on its line 11."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "train.csv").write_text("Text,Label\n" + train_rows, encoding="utf-8")
+    (tmp_path / "run" / "test.csv").write_text("Text,Label\nfine film,good\ndull film,bad\n", encoding="utf-8")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "datasets_enabled: [reviews]\n"
+        "datasets:\n"
+        "  reviews:\n"
+        "    task: binary\n"
+        "    protocol: jain_wallace\n"
+        "    files:\n"
+        "      train: train.csv\n"
+        "      test: test.csv\n"
+        "      text: Text\n"
+        "      label: Label\n"
+        f"      labels: {labels}\n"
+        "      rationale: null\n"  # the columns the worked example's preset names, which these tables lack
+        "      id: null\n"
+        "    dev_fraction: 0.25\n",
+        encoding="utf-8",
+    )
+    return mine
+
+
+def test_a_label_mapping_for_a_users_dataset_is_one_line_naming_the_overlays_line(tmp_path):
+    """docs/own-data.md: `labels` lists the classes in index order; a mapping of label values to
+    indexes (what other tools take) is refused with the overlay's file and line and what it expects."""
+    mine = users_dataset(tmp_path, "{bad: 0, good: 1}", "fine film,good\ndull film,bad\n")
+    status, lines = default_profile_console(tmp_path, "--configfile", "presets/own_data_example.yaml", str(mine))
+    assert status != 0
+    assert one_error_line(lines) == (
+        f"error: invalid configuration: {mine}:11: config key 'datasets.reviews.files.labels': "
+        "{'bad': 0, 'good': 1} is not of type 'array', 'null' (the classes in index order (binary: the second is "
+        "the positive class); null: the training labels, sorted)"
+    )
+
+
+@pytest.mark.slow
+def test_a_mistyped_label_in_a_users_table_is_one_line_naming_its_file_and_line(tmp_path):
+    """A label value outside the two of a binary task (a typo) stops the dataset's build with one line
+    naming the table and the line of its first row, with the count of each label value."""
+    rows = "".join(f"good film {i},good\ndull film {i},bad\n" for i in range(4)) + "nice film,goood\n"
+    mine = users_dataset(tmp_path, "null", rows)
+    target = "results/data/reviews/stats.json"
+    status, lines = default_profile_console(
+        tmp_path, "--configfile", "presets/own_data_example.yaml", str(mine), "--", target, dry=False
+    )
+    assert status != 0
+    assert one_error_line(lines) == (
+        "error: train.csv:10: the label 'goood' makes a class too many: a binary task needs 2, the training split "
+        "has 3 (bad 3, good 3, goood 1 rows) [log: results/logs/preprocess_dataset/reviews.log]"
+    )
+    assert not (tmp_path / "run" / target).exists()
 
 
 def test_misspelt_target_gets_the_closest_rule_and_the_targets(tmp_path):

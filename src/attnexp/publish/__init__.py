@@ -19,9 +19,9 @@ or figure is refused with one line:
   until they fit; their captions come from `report/*.rst`;
 - `results/run/run.json`, `results/run/config.yaml` (rule `record_run`): the effective config, its
   config files, the commit, the run's targets (what counts as missing);
-- `results/logs/**/*.log`: the commit each job ran under (each log's first line); a run whose jobs
-  ran under several commits is refused unless `--allow-mixed-commits`, and then the provenance says
-  which jobs ran under which;
+- `results/logs/**/*.log` and `results/models/**/train.log` (`record.JOB_LOGS`): the commit each job ran
+  under (each log's first line); a run whose jobs ran under several commits is refused unless
+  `--allow-mixed-commits`, and then the provenance says which jobs ran under which;
 - `results/benchmarks/**/*.tsv` (compute time) and `.snakemake/log/*.snakemake.log` (wall time).
 
 With `--embeddings-comparison RUN2` (a run of `presets/replication_word2vec.yaml`), the J&W page also

@@ -30,6 +30,7 @@ from attnexp.publish.record import (
     compute_by_stage,
     config_digest,
     invocations,
+    log_stage,
 )
 from attnexp.publish.text import (
     _count,
@@ -398,7 +399,7 @@ def _job_commit_table(run: Run) -> list[str]:
     for commit, logs in sorted(run.job_commits.items()):
         stages: dict[str, int] = {}
         for log in logs:
-            stage = log.split("/")[0].removesuffix(".log")
+            stage = log_stage(log)
             stages[stage] = stages.get(stage, 0) + 1
         rows.append(
             {
@@ -408,7 +409,7 @@ def _job_commit_table(run: Run) -> list[str]:
             }
         )
     return [
-        "Jobs per commit (from the first line of each job's log under `results/logs/`):",
+        "Jobs per commit (from the first line of each job's log):",
         "",
         to_markdown(pd.DataFrame(rows)),
     ]

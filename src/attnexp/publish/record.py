@@ -178,19 +178,31 @@ def read_run(root: str | Path) -> Run:
 NOT_RECORDED = "not recorded"
 
 
+# Where the jobs write their logs, under results/ (each log opens with the commit that ran the job,
+# `attnexp.workflow.log_to`): every rule's under logs/, except a training's, which lies beside its model
+# (rules/train.smk). Snakemake's target rule `all` runs no script and writes none.
+JOB_LOGS = ("logs/**/*.log", "models/**/train.log")
+
+
 def job_commits(root: str | Path) -> dict[str, list[str]]:
-    """The commit each job of the run folder ran under, from the first line of its log
-    (`results/logs/**/*.log`, written by `attnexp.workflow.log_to`): {commit in words: [its logs,
-    relative to results/logs]}. A log without that line (a job run before jobs recorded their commit)
-    counts under `NOT_RECORDED`."""
+    """The commit each job of the run folder ran under, from the first line of its log (`JOB_LOGS`):
+    {commit in words: [its logs, relative to results/]}. A log without that line (a job run before
+    jobs recorded their commit) counts under `NOT_RECORDED`."""
     found: dict[str, list[str]] = {}
-    base = Path(root) / "results" / "logs"
-    for path in sorted(base.rglob("*.log")) if base.is_dir() else []:
+    base = Path(root) / "results"
+    for path in sorted({path for pattern in JOB_LOGS for path in base.glob(pattern)}):
         with open(path, encoding="utf-8", errors="replace") as f:
             first = f.readline().rstrip("\n")
         commit = first[len(JOB_COMMIT) :] if first.startswith(JOB_COMMIT) else NOT_RECORDED
         found.setdefault(commit, []).append(path.relative_to(base).as_posix())
     return found
+
+
+def log_stage(log: str) -> str:
+    """The stage a job log (as `job_commits` names it) belongs to: its folder under logs/ (the rule,
+    or the paper's stage), or `train_model` for a training's log."""
+    parts = log.split("/")
+    return "train_model" if parts[0] == "models" else parts[1].removesuffix(".log")
 
 
 def _job_seconds(root: Path) -> list[tuple[str, float]]:

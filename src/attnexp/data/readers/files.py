@@ -218,6 +218,13 @@ def _class_order(train: list[Document], given: list | None, task: str, where: st
             )
     else:
         names = sorted(seen, key=lambda x: (0, int(x), "") if x.lstrip("-").isdigit() else (1, 0, x))
+    if task == "binary" and len(names) > 2:  # the rarest label is the likely typo: name its first row
+        rarest = min(names, key=lambda name: (seen[name], names.index(name)))
+        first = next(d for d in train if d.label == rarest)
+        counts = ", ".join(f"{name} {seen[name]}" for name in names)
+        raise FileDatasetError(
+            f"{first.extra['where']}: the label {rarest!r} makes a class too many: a binary task needs 2, the training split has {len(names)} ({counts} rows)"
+        )
     if task == "binary" and len(names) != 2:
         raise FileDatasetError(
             f"{where}: a binary task needs 2 classes, the training split has {len(names)} ({', '.join(names)})"
