@@ -165,7 +165,8 @@ rule ss_debate_cells:
             for run in sorted(SS_RUNS)
         ],
         removal=[
-            f"{run.path('results/serrano_smith')}/removal.csv" for run in sorted(SS_RUNS)
+            f"{run.path('results/serrano_smith')}/removal.csv"
+            for run in sorted(SS_RUNS)
         ],
     output:
         "results/debate_cells/serrano_smith.csv",

@@ -143,10 +143,6 @@ class Paper:
         return next(iter(self.anchors), None)
 
     @property
-    def rule_file(self) -> str:
-        return f"rules/{self.key}.smk"
-
-    @property
     def claims_file(self) -> str:
         """Its claims (`attnexp.claims`), which `tabulate_claims` stacks."""
         return f"results/claims/{self.key}.csv"
