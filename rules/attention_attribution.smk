@@ -124,8 +124,6 @@ TARGETS["attention_attribution"] = [
     if AA_RUNS
     else []
 )
-if AA_RUNS:
-    CLAIMS.append("results/claims/attention_attribution.csv")
 
 
 rule attention_attribution:

@@ -1,8 +1,11 @@
-# Every comparison with a paper in one table: each paper's claims (results/claims/<name>.csv, registered
-# in CLAIMS by its rule file) stacked into results/tables/claims.{csv,md} (`attnexp.claims`), then the
-# scorecard: each claim's tolerance basis and, for a miss, its named cause (`attnexp.scorecard`).
+# Every comparison with a paper in one table: the models' test performance and each paper's claims
+# (`Paper.claims_file`, results/claims/<paper>.csv) stacked into results/tables/claims.{csv,md}
+# (`attnexp.claims`), then the scorecard: each claim's tolerance basis and, for a miss, its named cause
+# (`attnexp.scorecard`).
 
-CLAIMS.close()  # read below: a paper's rule file included after this one fails loudly
+CLAIMS = (["results/claims/performance.csv"] if performance_targets() else []) + [
+    paper.claims_file for paper in papers_made("rules/claims.smk")
+]
 
 
 rule tabulate_claims:

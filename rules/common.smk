@@ -1,4 +1,5 @@
-# Config validation, target lists and input functions. Input functions live here and nowhere else.
+# Config validation, target lists, what the papers make, and the input functions several rule files
+# share; a rule file's own input functions are defined beside its rules.
 import os
 import sys
 from functools import cache
@@ -41,8 +42,9 @@ from attnexp.plan import (
     training_seeds,
     wiegreffe_pinter_companions,
 )
+from attnexp.papers import PAPERS
 from attnexp.workflow import (
-    Registration,
+    check_papers_included,
     command_line_dry_run,
     command_line_targets,
     end_rescheduling_timers,
@@ -286,13 +288,13 @@ def all_targets():
     return [path for stage in TARGETS.values() for path in stage]
 
 
-# Each paper's claims file (results/claims/<name>.csv, `attnexp.claims`); `tabulate_claims` stacks them.
-# claims.smk closes the list when it reads it: a paper's rule file included after it fails loudly.
-CLAIMS = Registration("claims files", "rules/claims.smk")
-# What each paper gives the debate matrix, as (kind, file) pairs that its stage appends. A kind is
-# one `attnexp.experiments.debate_matrix` reads per run, or `cells` for a per-run `debate_cells.csv`
-# (measure, value). debate_matrix.smk closes the list when it reads it.
-DEBATE_INPUTS = Registration("debate-matrix inputs", "rules/debate_matrix.smk")
+# What the papers make, read by the rule files after theirs (claims.smk, debate_matrix.smk, report.smk):
+# every paper found in `attnexp.papers` whose rule file recorded targets, with what its descriptor
+# names by convention (its claims file, its debate cells, its report tables).
+def papers_made(reader):
+    """The registered papers that run in this config, each rule file included before `reader`."""
+    check_papers_included(PAPERS, TARGETS, reader)
+    return [paper for paper in PAPERS.values() if TARGETS[paper.key]]
 
 
 def model_files(wildcards):

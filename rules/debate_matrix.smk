@@ -1,16 +1,18 @@
-# Stage 6: the debate matrix. Every paper's test on every model it ran on, side by side: what each
-# paper's stage registered in DEBATE_INPUTS (rules/common.smk), one number per test (the Transformer
-# beside the recurrent models). Every run any of them covers is shown, blank where a stage did not run it.
+# Stage 6: the debate matrix. Every paper's test on every model it ran on, side by side: each paper's
+# debate cells (`Paper.debate_cells_file`, results/debate_cells/<paper>.csv: one number per run and
+# test, the Transformer beside the recurrent models) merged. Every run any of them covers is shown,
+# blank where a stage did not run it.
 
-DEBATE_INPUTS.close()  # read below: a paper's rule file included after this one fails loudly
-DEBATE_KINDS = {kind: [] for kind, _ in DEBATE_INPUTS}
-for kind, path in DEBATE_INPUTS:
-    DEBATE_KINDS[kind].append(path)
+DEBATE_CELLS = [
+    paper.debate_cells_file
+    for paper in papers_made("rules/debate_matrix.smk")
+    if paper.debate_cells_file
+]
 
 
 rule debate_matrix:
     input:
-        **DEBATE_KINDS,
+        cells=DEBATE_CELLS,
     output:
         csv="results/tables/debate_matrix.csv",
         md="results/tables/debate_matrix.md",
@@ -18,15 +20,13 @@ rule debate_matrix:
         "results/logs/debate_matrix.log",
     conda:
         "../envs/attnexp.yaml"
-    params:
-        kinds=list(DEBATE_KINDS),
     script:
         "../scripts/debate_matrix.py"
 
 
 TARGETS["debate_matrix"] = (
     ["results/tables/debate_matrix.csv", "results/tables/debate_matrix.md"]
-    if DEBATE_KINDS
+    if DEBATE_CELLS
     else []
 )
 

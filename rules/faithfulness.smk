@@ -128,12 +128,21 @@ TARGETS["faithfulness"] = [
     if FF_RUNS
     else []
 )
-if FF_RUNS:
-    CLAIMS.append("results/claims/faithfulness.csv")
-DEBATE_INPUTS += [
-    ("ff_eraser", f"{run.path('results/faithfulness')}/eraser.csv")
-    for run in sorted(FF_RUNS)
-]
+
+
+rule faithfulness_debate_cells:
+    input:
+        eraser=[
+            f"{run.path('results/faithfulness')}/eraser.csv" for run in sorted(FF_RUNS)
+        ],
+    output:
+        "results/debate_cells/faithfulness.csv",
+    log:
+        "results/logs/faithfulness/debate_cells.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/faithfulness_debate_cells.py"
 
 
 rule faithfulness:

@@ -273,17 +273,25 @@ TARGETS["jain_wallace"] = (
         else []
     )
 )
-if JW_RUNS:
-    CLAIMS.append("results/claims/jain_wallace.csv")
-DEBATE_INPUTS += [
-    (kind, f"{run.path('results/jain_wallace')}/{name}")
-    for kind, name in (
-        ("jw_correlations", "correlations.csv"),
-        ("jw_permutation", "permutation.csv"),
-        ("jw_adversarial", "adversarial.csv"),
-    )
-    for run in sorted(JW_RUNS)
-]
+
+
+rule jw_debate_cells:
+    input:
+        **{
+            kind: [
+                f"{run.path('results/jain_wallace')}/{kind}.csv"
+                for run in sorted(JW_RUNS)
+            ]
+            for kind in ("correlations", "permutation", "adversarial")
+        },
+    output:
+        "results/debate_cells/jain_wallace.csv",
+    log:
+        "results/logs/jain_wallace/debate_cells.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/jw_debate_cells.py"
 
 
 rule jain_wallace:

@@ -1,64 +1,17 @@
+from dataclasses import astuple
+
 # The report's tables: each results/tables/<name>.md rendered as an HTML page (`attnexp.tables.
 # markdown_html`), so that `snakemake --report` shows it instead of offering a file to download.
-# Per table: its caption (report/<caption>.rst), category, subcategory and label.
+# Per table: its caption (report/<caption>.rst), category, subcategory and label; a paper's tables are
+# those its descriptor's page puts in the report (`Table.report`), the workflow's own are listed here.
 REPORT_TABLES = {
-    "jain_wallace_table2": (
-        "jain_wallace_table2",
-        "Jain & Wallace 2019",
-        "tables",
-        "Table 2",
-    ),
-    "ground_truth": ("ground_truth", "Jain & Wallace 2019", "tables", "ground truth"),
     **{
-        f"serrano_smith_{name}": (
-            f"serrano_smith_{name}",
-            "Serrano & Smith 2019",
-            "tables",
-            name,
-        )
-        for name in SS_TABLES
+        table.name: (table.caption, *astuple(table.report))
+        for paper in PAPERS.values()
+        if paper.page
+        for table in paper.page.tables
+        if table.report
     },
-    **{
-        f"wiegreffe_pinter_{name}": (
-            f"wiegreffe_pinter_{name}",
-            "Wiegreffe & Pinter 2019",
-            "tables",
-            name,
-        )
-        for name in WP_TABLES
-    },
-    "faithfulness_aopc": ("faithfulness_aopc", "Beyond - faithfulness", "AOPC", "AOPC"),
-    "faithfulness_seed_envelopes": (
-        "faithfulness_seed_envelopes",
-        "Beyond - faithfulness",
-        "seed envelopes",
-        "seed envelopes",
-    ),
-    "faithfulness_violation": (
-        "faithfulness_violation",
-        "Beyond - faithfulness",
-        "violation test",
-        "violation test",
-    ),
-    "zoo": ("zoo", "Beyond - the zoo", "Mohankumar et al. 2020", "zoo"),
-    "zoo_comparison": (
-        "zoo_comparison",
-        "Beyond - the zoo",
-        "against the vanilla BiLSTM",
-        "zoo against vanilla",
-    ),
-    "attention_attribution_pruning": (
-        "attention_attribution_tables",
-        "Beyond - attention attribution",
-        "head pruning",
-        "head pruning",
-    ),
-    "attention_attribution_agreement": (
-        "attention_attribution_tables",
-        "Beyond - attention attribution",
-        "rollout agreement",
-        "rollout agreement",
-    ),
     "debate_matrix": (
         "debate_matrix",
         "Beyond - debate matrix",

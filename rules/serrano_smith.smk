@@ -156,16 +156,26 @@ TARGETS["serrano_smith"] = (
         else []
     )
 )
-if SS_RUNS:
-    CLAIMS.append("results/claims/serrano_smith.csv")
-DEBATE_INPUTS += [
-    (kind, f"{run.path('results/serrano_smith')}/{name}")
-    for kind, name in (
-        ("ss_erasure", "single_erasure.csv"),
-        ("ss_removal", "removal.csv"),
-    )
-    for run in sorted(SS_RUNS)
-]
+
+
+rule ss_debate_cells:
+    input:
+        erasure=[
+            f"{run.path('results/serrano_smith')}/single_erasure.csv"
+            for run in sorted(SS_RUNS)
+        ],
+        removal=[
+            f"{run.path('results/serrano_smith')}/removal.csv"
+            for run in sorted(SS_RUNS)
+        ],
+    output:
+        "results/debate_cells/serrano_smith.csv",
+    log:
+        "results/logs/serrano_smith/debate_cells.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/ss_debate_cells.py"
 
 
 rule serrano_smith:

@@ -79,5 +79,3 @@ rule models:
 
 
 TARGETS["models"] = model_targets("metrics.json") + performance_targets()
-if performance_targets():
-    CLAIMS.append("results/claims/performance.csv")

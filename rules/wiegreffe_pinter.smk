@@ -153,14 +153,27 @@ TARGETS["wiegreffe_pinter"] = [
     if WP_COMPANIONS
     else []
 )
-if WP_COMPANIONS:
-    CLAIMS.append("results/claims/wiegreffe_pinter.csv")
+
+
 # the W&P tables hold every base run's numbers (the uniform twin for each; MLPs and adversary for full ones)
-DEBATE_INPUTS += [
-    (f"wp_{name}", f"results/tables/wiegreffe_pinter_{name}.csv")
-    for name in ("uniform", "diagnostic", "adversary")
-    if (WP_FULL if name != "uniform" else WP_COMPANIONS)
-]
+rule wp_debate_cells:
+    input:
+        **{
+            name: (
+                [f"results/tables/wiegreffe_pinter_{name}.csv"]
+                if (WP_FULL if name != "uniform" else WP_COMPANIONS)
+                else []
+            )
+            for name in ("uniform", "diagnostic", "adversary")
+        },
+    output:
+        "results/debate_cells/wiegreffe_pinter.csv",
+    log:
+        "results/logs/wiegreffe_pinter/debate_cells.log",
+    conda:
+        "../envs/attnexp.yaml"
+    script:
+        "../scripts/wp_debate_cells.py"
 
 
 rule wiegreffe_pinter:

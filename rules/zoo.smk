@@ -75,8 +75,6 @@ TARGETS["zoo"] = (
     if ZOO_RUNS
     else []
 )
-if ZOO_RUNS:
-    CLAIMS.append("results/claims/zoo.csv")
 
 
 rule zoo:

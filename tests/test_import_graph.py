@@ -79,3 +79,22 @@ def test_the_graph_is_read_from_the_source():
 
 def test_no_import_cycle_in_the_package():
     assert cycles(import_graph()) == []
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for target in graph[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_the_debate_matrix_imports_no_paper():
+    """The debate matrix merges the papers' debate cells in their common format: it knows no paper's
+    package, not even the registry (its measures are handed to it), directly or through another module."""
+    graph = import_graph()
+    assert reachable({"a": {"b"}, "b": {"c"}, "c": {"a"}}, "a") == {"a", "b", "c"}
+    papers = sorted(m for m in reachable(graph, "attnexp.experiments.debate_matrix") if m.startswith("attnexp.papers"))
+    assert papers == []

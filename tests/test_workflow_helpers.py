@@ -277,39 +277,29 @@ def test_a_dry_run_is_read_from_the_command_line():
     assert not command_line_dry_run(["all", "--cores", "1"]) and not command_line_dry_run(["--not-a-snakemake-option"])
 
 
-def test_a_registration_closed_by_its_reader_refuses_late_rule_files():
-    from attnexp.workflow import Registration, RegistrationClosed
+def test_a_paper_whose_rule_file_did_not_run_before_the_reader_stops_the_workflow():
+    from attnexp.workflow import IncludeError, check_papers_included
 
-    claims = Registration("claims files", "rules/claims.smk")
-    claims.append("results/claims/a.csv")
-    claims += ["results/claims/b.csv"]
-    assert list(claims.close()) == ["results/claims/a.csv", "results/claims/b.csv"]
-    for late in (lambda: claims.append("x"), lambda: claims.extend(["x"]), lambda: claims.__iadd__(["x"])):
-        with pytest.raises(
-            RegistrationClosed,
-            match=r"claims files registered after rules/claims.smk read them: include this rule file before",
-        ):
-            late()
-    assert len(claims) == 2
+    check_papers_included(["a", "b"], {"a": [], "b": ["x"], "data": []}, "rules/claims.smk")
+    with pytest.raises(IncludeError) as refused:
+        check_papers_included(["a", "b", "c"], {"b": []}, "rules/claims.smk")
+    assert str(refused.value).splitlines() == [
+        f"paper {key} is registered but rules/{key}.smk is not included (in the Snakefile, before rules/claims.smk)"
+        for key in ("a", "c")
+    ]
 
 
-def test_every_rule_file_that_registers_is_included_before_its_reader():
-    import re
-    from pathlib import Path
+def test_every_paper_is_included_before_the_rule_files_that_read_what_the_papers_make():
+    """Each registered paper's rule file is included once, before claims.smk and debate_matrix.smk (the
+    workflow refuses otherwise at parse time; this says so without Snakemake)."""
+    from attnexp.papers import PAPERS
 
     repo = Path(__file__).resolve().parents[1]
     included = re.findall(r'^include: "rules/(\w+)\.smk"', (repo / "Snakefile").read_text(), re.M)
-    for registry, reader in (("CLAIMS", "claims"), ("DEBATE_INPUTS", "debate_matrix")):
-        writers = [
-            name
-            for name in included
-            if re.search(rf"^\s*{registry}(\.append\(| \+=)", (repo / "rules" / f"{name}.smk").read_text(), re.M)
-        ]
-        assert all(included.index(name) < included.index(reader) for name in writers), (registry, writers)
-        assert {"jain_wallace", "serrano_smith", "wiegreffe_pinter", "faithfulness"} <= set(writers), (
-            registry,
-            writers,
-        )
+    assert sorted(PAPERS) == sorted(set(PAPERS) & set(included)), sorted(set(PAPERS) - set(included))
+    for key in PAPERS:
+        assert included.count(key) == 1, key
+        assert included.index(key) < min(included.index("claims"), included.index("debate_matrix")), key
 
 
 def test_the_schedulers_pending_passes_end_with_the_run():

@@ -448,7 +448,12 @@ def _consistency_problems(config: dict) -> list[str]:
     for paper in PAPERS.values():  # each paper's own checks of its section
         problems += paper.config_problems(config) if paper.config_problems else []
     # each paper's selection (`<experiment>.datasets` / `.models`) must name something runnable
-    return problems + [p for experiment in PAPERS for p in selection_problems(config, experiment)]
+    return problems + [
+        p
+        for experiment, paper in PAPERS.items()
+        if paper.selected_in_config
+        for p in selection_problems(config, experiment)
+    ]
 
 
 def training_settings(config: dict, dataset: str, model: str) -> dict:

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from attnexp.messages import close_match
-from attnexp.papers import JAIN_WALLACE, JobSettings, RegistryView
+from attnexp.papers import JobSettings, RegistryView
 from attnexp.papers.faithfulness import RANKINGS as FAITHFULNESS_RANKINGS
+from attnexp.papers.jain_wallace import JAIN_WALLACE
 from attnexp.spec import ModelSpec, adversary_name, parse_model_name
 
 __all__ = [

@@ -1,7 +1,8 @@
 """What every rule script shares: its stderr goes to the rule's log, which opens with the commit of
 the code that runs the job (`JOB_COMMIT`), progress of long jobs to the console, and expected
-failures end the job with one readable line instead of a traceback. And the Snakefile's check of the
-targets a command line asks for (`unknown_targets`)."""
+failures end the job with one readable line instead of a traceback. And the Snakefile's checks of the
+targets a command line asks for (`unknown_targets`) and of the papers' rule files
+(`check_papers_included`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TextIO
 
@@ -91,9 +92,10 @@ _FAILURE_ECHOES = re.compile(
     re.DOTALL,
 )
 _INCOMPLETE = "At least one job did not complete successfully."
-# A refusal of the configuration before any job (attnexp.config.ConfigError): Snakemake prints it with
-# where the Snakefile raised it and the traceback's lines; the console keeps what the user must change
-_REFUSALS = {"ConfigError"}
+# A refusal of the configuration or of the Snakefile's includes before any job (attnexp.config.ConfigError,
+# IncludeError): Snakemake prints it with where the Snakefile raised it and the traceback's lines; the
+# console keeps what the user must change
+_REFUSALS = {"ConfigError", "IncludeError"}
 _RAISED_AT = re.compile(r'^\w+ in file "?[^\n]*"?, line \d+:$')
 _TRACEBACK_LINE = re.compile(r'^\s*File "[^"]+", line \d+')
 _WILL_EXIT = "Will exit after finishing currently running jobs"
@@ -212,40 +214,24 @@ def end_rescheduling_timers() -> None:
             thread.cancel()
 
 
-class RegistrationClosed(ValueError):
-    pass
+class IncludeError(ValueError):
+    """A registered paper whose rule file the Snakefile does not include, or includes too late."""
 
 
-class Registration(list):
-    """What rule files register for a later rule file to read (each paper's claims file, its
-    debate-matrix cells): a list that the reading rule file closes before it reads it, so that a rule
-    file included after the reader fails loudly instead of being left out in silence."""
-
-    def __init__(self, what: str, reader: str):
-        super().__init__()
-        self.what, self.reader, self.closed = what, reader, False
-
-    def close(self) -> Registration:
-        self.closed = True
-        return self
-
-    def _open(self) -> None:
-        if self.closed:
-            raise RegistrationClosed(
-                f"{self.what} registered after {self.reader} read them: include this rule file before {self.reader} in the Snakefile"
+def check_papers_included(papers: Iterable[str], included: Collection[str], reader: str) -> None:
+    """Refuse, one line per paper, a registered paper (`attnexp.papers.PAPERS`) whose rule file
+    `rules/<key>.smk` has not run by the time `reader`, the rule file that reads what the papers make,
+    does: each paper's rule file records its targets (`TARGETS[<key>]`), `included` are those recorded.
+    Left unchecked, a paper whose `include:` is forgotten or comes after the reader would be left out
+    of the claims and the debate matrix in silence."""
+    missing = [key for key in papers if key not in included]
+    if missing:
+        raise IncludeError(
+            "\n".join(
+                f"paper {key} is registered but rules/{key}.smk is not included (in the Snakefile, before {reader})"
+                for key in missing
             )
-
-    def append(self, item) -> None:
-        self._open()
-        super().append(item)
-
-    def extend(self, items) -> None:
-        self._open()
-        super().extend(items)
-
-    def __iadd__(self, items):
-        self._open()
-        return super().__iadd__(items)
+        )
 
 
 # A target written like a rule name (no folder, no suffix); anything else is a file Snakemake resolves

@@ -1,5 +1,6 @@
-"""The debate matrix (attnexp.experiments.debate_matrix): each stage's per-run files summarised by hand,
-runs a stage did not cover left blank, the W&P tables matched by run, and the markdown layout."""
+"""The debate matrix (attnexp.experiments.debate_matrix): each paper's debate cells (its `debate` module)
+summarised by hand from its stage's per-run files, runs a stage did not cover left blank, the W&P tables
+matched by run, the cells merged in the registry's measure order, and the markdown layout."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ import pandas as pd
 import pytest
 
 from attnexp import io
-from attnexp.experiments.debate_matrix import MEASURES, debate_matrix, write_debate_matrix
+from attnexp.experiments.debate_matrix import CELL_COLUMNS, debate_matrix, write_debate_cells, write_debate_matrix
+from attnexp.papers import DEBATE_MEASURES as MEASURES
+from attnexp.papers.faithfulness.debate import debate_cells as faithfulness_cells
+from attnexp.papers.jain_wallace.debate import debate_cells as jain_wallace_cells
+from attnexp.papers.serrano_smith.debate import debate_cells as serrano_smith_cells
+from attnexp.papers.wiegreffe_pinter.debate import debate_cells as wiegreffe_pinter_cells
+from attnexp.plan import RunKey
 
 
 def write(path: Path, rows: list[dict]) -> str:
@@ -89,8 +96,26 @@ def merged(*dicts) -> dict[str, list[str]]:
     return out
 
 
+def cells(root: Path, files: dict[str, list[str]], uniform=None, diagnostic=None, adversary=None) -> list[Path]:
+    """Each paper's debate cells as its rule writes them (results/debate_cells/<paper>.csv)."""
+    per_paper = {
+        "jain_wallace": jain_wallace_cells(
+            *(files.get(f"jw_{k}", []) for k in ("correlations", "permutation", "adversarial"))
+        ),
+        "serrano_smith": serrano_smith_cells(files.get("ss_erasure", []), files.get("ss_removal", [])),
+        "faithfulness": faithfulness_cells(files.get("ff_eraser", [])),
+        "wiegreffe_pinter": wiegreffe_pinter_cells(uniform, diagnostic, adversary),
+    }
+    paths = []
+    for paper, numbers in per_paper.items():
+        paths.append(root / "debate_cells" / f"{paper}.csv")
+        paths[-1].parent.mkdir(parents=True, exist_ok=True)
+        write_debate_cells(paths[-1], numbers)
+    return paths
+
+
 def test_each_stage_is_summarised_as_by_hand(tmp_path):
-    matrix = debate_matrix(merged(stage_files(tmp_path, "transformer-cls")))
+    matrix = debate_matrix(cells(tmp_path, merged(stage_files(tmp_path, "transformer-cls"))), MEASURES)
     value = matrix.set_index("measure")["value"]
     assert value["jw_tau_gradient"] == pytest.approx(0.3) and value["jw_tau_loo"] == pytest.approx(-0.2)
     assert value["jw_permutation"] == pytest.approx(0.2) and value["jw_adversarial_jsd"] == pytest.approx(0.3)
@@ -119,7 +144,7 @@ def test_wiegreffe_pinter_rows_are_matched_by_run_and_missing_stages_stay_blank(
         ]
     )
     adversary = pd.DataFrame([run | {"jsd": 0.4}])
-    matrix = debate_matrix(files, uniform, diagnostic, adversary)
+    matrix = debate_matrix(cells(tmp_path, files, uniform, diagnostic, adversary), MEASURES)
     by_model = {model: part.set_index("measure")["value"] for model, part in matrix.groupby("model")}
     t = by_model["transformer-cls"]
     assert (
@@ -139,7 +164,7 @@ def test_wiegreffe_pinter_rows_are_matched_by_run_and_missing_stages_stay_blank(
 def test_markdown_puts_models_side_by_side_and_refuses_an_empty_matrix(tmp_path):
     files = merged(stage_files(tmp_path, "transformer-cls"), stage_files(tmp_path, "lstm-tanh", stages=("jw",)))
     out = {"out_csv": tmp_path / "m.csv", "out_md": tmp_path / "m.md"}
-    write_debate_matrix(files, **out)
+    write_debate_matrix(cells(tmp_path, files), MEASURES, **out)
     text = out["out_md"].read_text()
     assert "## sst" in text and "| paper | test | lstm-tanh | transformer-cls | reading |" in text
     assert (
@@ -148,6 +173,16 @@ def test_markdown_puts_models_side_by_side_and_refuses_an_empty_matrix(tmp_path)
     assert "| Jain & Wallace | τ(attention, gradient magnitude), mean | 0.300 | 0.300 |" in text
     assert pd.read_csv(out["out_csv"]).shape[1] == 8
     with pytest.raises(ValueError, match="no numbers"):
-        write_debate_matrix({}, out_csv=tmp_path / "e.csv", out_md=tmp_path / "e.md")
-    with pytest.raises(ValueError, match="unknown kinds of debate-matrix input: \\['jw_typo'\\]"):
-        debate_matrix({"jw_typo": []})
+        write_debate_matrix([], MEASURES, out_csv=tmp_path / "e.csv", out_md=tmp_path / "e.md")
+
+
+def test_cells_keep_every_digit_and_a_table_of_another_shape_is_refused(tmp_path):
+    path = tmp_path / "cells.csv"
+    value = 0.1234995678901234  # 6 significant digits would round it to 0.1235, and the matrix's 3 decimals up
+    written = write_debate_cells(path, {RunKey("sst", "lstm-tanh", 10): {"jw_tau_gradient": value}})
+    assert list(written.columns) == CELL_COLUMNS
+    matrix = debate_matrix([path], MEASURES)
+    assert matrix["value"].tolist() == [value] and matrix["seed"].tolist() == [10]
+    write(path, [{"run": "sst/lstm-tanh/seed10", "measure": "jw_tau_gradient", "value": 1.0}])
+    with pytest.raises(ValueError, match=r"cells.csv: columns \['run', 'measure', 'value'\], expected \['dataset'"):
+        debate_matrix([path], MEASURES)

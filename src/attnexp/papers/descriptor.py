@@ -12,6 +12,7 @@ __all__ = [
     "PRETRAINED_VECTORS",
     "Protocol",
     "Finding",
+    "InReport",
     "Table",
     "Figures",
     "Page",
@@ -53,13 +54,24 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class InReport:
+    """Where a table's HTML page (`results/report/<name>.html`, rules/report.smk) goes in the Snakemake
+    report: its category, subcategory and label."""
+
+    category: str
+    subcategory: str
+    label: str
+
+
+@dataclass(frozen=True)
 class Table:
     """`results/tables/<name>.md` in the published results (`attnexp.publish`), with the caption
-    `report/<caption>.rst`."""
+    `report/<caption>.rst`; `report`: also rendered into the Snakemake report, there."""
 
     name: str
     caption: str
     fold: bool = True  # a long table is folded away; a headline table never
+    report: InReport | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,12 @@ BEYOND_THE_PAPERS = "beyond-the-papers"  # the page the extension studies share 
 
 @dataclass(frozen=True)
 class Paper:
-    key: str  # its config section, rule file and experiment name
+    """A paper or extension study: a package `attnexp.papers.<key>` whose `__init__` holds this record
+    (found there, `attnexp.papers`) and one rule file `rules/<key>.smk`. What its rule file makes is
+    read by convention: `TARGETS[key]` its targets, and, once it has any, its claims `claims_file`
+    and, where it has debate-matrix rows (`measures`), its `debate_cells_file`."""
+
+    key: str  # its package, rule file, config section and experiment name
     title: str  # as messages name it
     requirements: tuple[tuple[str, str], ...]  # (spec capability, what it means) its models need
     tasks: tuple[str, ...] | None = None  # the dataset tasks it is defined for; None: every task
@@ -114,11 +131,27 @@ class Paper:
     page: Page | None = (
         None  # where its tables and figures are published (`attnexp.publish`); `papers` filled from `anchors`
     )
+    # where it comes among the papers (ascending): the order of their claims, debate-matrix rows and pages
+    order: int = 1000
+    # its runs are narrowed by a config section `<key>:` with `datasets` / `models`; False: its rule file
+    # derives them (the zoo: every dataset that trains a zoo model)
+    selected_in_config: bool = True
 
     @property
     def citation(self) -> str | None:
         """The `paper` value of its own claims (its first anchor), which its tolerance bases are for."""
         return next(iter(self.anchors), None)
+
+    @property
+    def claims_file(self) -> str:
+        """Its claims (`attnexp.claims`), which `tabulate_claims` stacks."""
+        return f"results/claims/{self.key}.csv"
+
+    @property
+    def debate_cells_file(self) -> str | None:
+        """Its numbers of the debate matrix (`attnexp.experiments.debate_matrix.write_debate_cells`), None
+        where it has no rows there."""
+        return f"results/debate_cells/{self.key}.csv" if self.measures else None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,17 @@ record (torch-free). Its code: `experiment` (head importance, pruning, attributi
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import BEYOND_THE_PAPERS, RUN_HEADING, Figures, JobSettings, Page, Paper, Protocol, Table
+from attnexp.papers.descriptor import (
+    BEYOND_THE_PAPERS,
+    RUN_HEADING,
+    Figures,
+    InReport,
+    JobSettings,
+    Page,
+    Paper,
+    Protocol,
+    Table,
+)
 
 __all__ = ["ATTENTION_ATTRIBUTION", "ATTRIBUTION_SETTINGS"]
 
@@ -37,8 +47,16 @@ ATTENTION_ATTRIBUTION = Paper(
         "",
         (),
         (
-            Table("attention_attribution_pruning", "attention_attribution_tables"),
-            Table("attention_attribution_agreement", "attention_attribution_tables"),
+            Table(
+                "attention_attribution_pruning",
+                "attention_attribution_tables",
+                report=InReport("Beyond - attention attribution", "head pruning", "head pruning"),
+            ),
+            Table(
+                "attention_attribution_agreement",
+                "attention_attribution_tables",
+                report=InReport("Beyond - attention attribution", "rollout agreement", "rollout agreement"),
+            ),
         ),
         (
             Figures(
@@ -57,4 +75,5 @@ ATTENTION_ATTRIBUTION = Paper(
             ),
         ),
     ),
+    order=50,
 )

@@ -9,6 +9,7 @@ from attnexp.papers.descriptor import (
     _OWN_ATTENTION,
     BEYOND_THE_PAPERS,
     Figures,
+    InReport,
     JobSettings,
     Page,
     Paper,
@@ -57,7 +58,6 @@ FAITHFULNESS = Paper(
     anchors={
         "DeYoung et al. 2020": Protocol("beyond the papers"),
         "Liu et al. 2022": Protocol("beyond the papers"),
-        "Mohankumar et al. 2020": Protocol("beyond the papers"),
     },
     measures={
         "ff_comp_attention": ("AOPC-comprehensiveness, attention ranking", "higher, and above random's"),
@@ -76,13 +76,19 @@ FAITHFULNESS = Paper(
         "",
         (),
         (
-            Table("faithfulness_aopc", "faithfulness_aopc"),
-            Table("faithfulness_seed_envelopes", "faithfulness_seed_envelopes"),
-            Table("faithfulness_violation", "faithfulness_violation"),
-            # the zoo (rules/zoo.smk): the models built to make attention faithful, beside the vanilla BiLSTM
-            Table("zoo", "zoo"),
-            Table("zoo_comparison", "zoo_comparison"),
+            Table("faithfulness_aopc", "faithfulness_aopc", report=InReport("Beyond - faithfulness", "AOPC", "AOPC")),
+            Table(
+                "faithfulness_seed_envelopes",
+                "faithfulness_seed_envelopes",
+                report=InReport("Beyond - faithfulness", "seed envelopes", "seed envelopes"),
+            ),
+            Table(
+                "faithfulness_violation",
+                "faithfulness_violation",
+                report=InReport("Beyond - faithfulness", "violation test", "violation test"),
+            ),
         ),
         (Figures(("faithfulness/{dataset}/aopc.png",), "faithfulness_figure", "Perturbation curves: {dataset}"),),
     ),
+    order=40,
 )

@@ -11,6 +11,7 @@ from attnexp.papers.descriptor import (
     RUN_HEADING,
     Figures,
     Finding,
+    InReport,
     JobSettings,
     Page,
     Paper,
@@ -140,10 +141,15 @@ JAIN_WALLACE = Paper(
         "the paper, explanations scored against the planted cues of generated data.",
         (),
         (
-            Table("jain_wallace_table2", "jain_wallace_table2", fold=False),
+            Table(
+                "jain_wallace_table2",
+                "jain_wallace_table2",
+                fold=False,
+                report=InReport("Jain & Wallace 2019", "tables", "Table 2"),
+            ),
             Table("jain_wallace_tolerances", "jain_wallace_tolerances"),
             Table("jain_wallace_correlations", "jain_wallace_correlations"),
-            Table("ground_truth", "ground_truth"),
+            Table("ground_truth", "ground_truth", report=InReport("Jain & Wallace 2019", "tables", "ground truth")),
         ),
         (
             Figures(("jain_wallace/encoder_comparison.png",), "jain_wallace_encoders", "Encoder comparison"),
@@ -160,4 +166,5 @@ JAIN_WALLACE = Paper(
             ),
         ),
     ),
+    order=10,
 )

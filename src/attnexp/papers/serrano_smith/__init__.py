@@ -4,7 +4,17 @@
 
 from __future__ import annotations
 
-from attnexp.papers.descriptor import _OWN_ATTENTION, Figures, Finding, JobSettings, Page, Paper, Protocol, Table
+from attnexp.papers.descriptor import (
+    _OWN_ATTENTION,
+    Figures,
+    Finding,
+    InReport,
+    JobSettings,
+    Page,
+    Paper,
+    Protocol,
+    Table,
+)
 
 __all__ = ["SERRANO_SMITH", "RANKINGS", "TOP_BY", "INTERVENTION_SETTINGS"]
 
@@ -105,9 +115,21 @@ SERRANO_SMITH = Paper(
         "attention, gradient and random order until the decision flips.",
         (),
         (
-            Table("serrano_smith_erasure", "serrano_smith_erasure"),
-            Table("serrano_smith_removal", "serrano_smith_removal"),
-            Table("serrano_smith_flip_sooner", "serrano_smith_flip_sooner"),
+            Table(
+                "serrano_smith_erasure",
+                "serrano_smith_erasure",
+                report=InReport("Serrano & Smith 2019", "tables", "erasure"),
+            ),
+            Table(
+                "serrano_smith_removal",
+                "serrano_smith_removal",
+                report=InReport("Serrano & Smith 2019", "tables", "removal"),
+            ),
+            Table(
+                "serrano_smith_flip_sooner",
+                "serrano_smith_flip_sooner",
+                report=InReport("Serrano & Smith 2019", "tables", "flip_sooner"),
+            ),
         ),
         (
             Figures(
@@ -124,4 +146,5 @@ SERRANO_SMITH = Paper(
             ),
         ),
     ),
+    order=20,
 )

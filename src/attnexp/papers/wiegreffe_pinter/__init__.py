@@ -12,6 +12,7 @@ from attnexp.papers.descriptor import (
     RUN_HEADING,
     Figures,
     Finding,
+    InReport,
     Page,
     Paper,
     Protocol,
@@ -141,10 +142,26 @@ WIEGREFFE_PINTER = Paper(
         "model-consistent adversary (Table 4, Figure 4) and the attention of models trained on other seeds (Figure 2).",
         (),
         (
-            Table("wiegreffe_pinter_uniform", "wiegreffe_pinter_uniform"),
-            Table("wiegreffe_pinter_diagnostic", "wiegreffe_pinter_diagnostic"),
-            Table("wiegreffe_pinter_adversary", "wiegreffe_pinter_adversary"),
-            Table("wiegreffe_pinter_seeds", "wiegreffe_pinter_seeds"),
+            Table(
+                "wiegreffe_pinter_uniform",
+                "wiegreffe_pinter_uniform",
+                report=InReport("Wiegreffe & Pinter 2019", "tables", "uniform"),
+            ),
+            Table(
+                "wiegreffe_pinter_diagnostic",
+                "wiegreffe_pinter_diagnostic",
+                report=InReport("Wiegreffe & Pinter 2019", "tables", "diagnostic"),
+            ),
+            Table(
+                "wiegreffe_pinter_adversary",
+                "wiegreffe_pinter_adversary",
+                report=InReport("Wiegreffe & Pinter 2019", "tables", "adversary"),
+            ),
+            Table(
+                "wiegreffe_pinter_seeds",
+                "wiegreffe_pinter_seeds",
+                report=InReport("Wiegreffe & Pinter 2019", "tables", "seeds"),
+            ),
         ),
         (
             Figures(
@@ -159,4 +176,5 @@ WIEGREFFE_PINTER = Paper(
             ),
         ),
     ),
+    order=30,
 )

@@ -31,12 +31,12 @@ from attnexp.claims import Setting, claim, finding, run_setting, write_claims
 from attnexp.explanations import explanation_sets, ig_converged, importance, read_explanations, unconverged_count
 from attnexp.markdown import to_markdown
 from attnexp.metrics import jsd
-from attnexp.papers.zoo import MEASURES, VANILLA
+from attnexp.papers.zoo import MEASURES, VANILLA, ZOO
 from attnexp.plan import RunKey
 
 __all__ = ["run_measures", "zoo_table", "tolerances", "zoo_claims", "write_tables"]
 
-PAPER = "Mohankumar et al. 2020"
+PAPER = ZOO.citation  # the claims' `paper` value, its descriptor's anchor
 ZOO_DEVIATION = "D-ZOO-BI"
 
 
