@@ -33,7 +33,6 @@ MAX_POSITIONAL = 6
 # parameters in its own module. This list must be empty: remove an entry once its function is fixed (the
 # test fails while an entry is stale), and never add one.
 STILL_POSITIONAL = {
-    "attnexp/experiments/debate_matrix.py write_debate_matrix",
     "attnexp/papers/faithfulness/experiment.py eraser",
     "attnexp/papers/faithfulness/experiment.py write_faithfulness",
     "attnexp/papers/faithfulness/experiment.py _battery",

@@ -212,7 +212,7 @@ def test_the_cost_command_prices_what_is_left_in_a_run_folder_of_your_own_data(t
 
     assert main(["--configfile", overlay, "--directory", "run"]) == 0
     out = capsys.readouterr().out
-    assert "--directory run`: 96 jobs still to run" in out
+    assert "--directory run`: 100 jobs still to run" in out
     assert "No split sizes for reviews, so its jobs are not priced" in out
     assert "results/data/reviews/stats.json" in out
 

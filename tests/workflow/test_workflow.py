@@ -114,6 +114,7 @@ def test_the_job_counts_the_docs_state_are_those_a_dry_run_plans(tmp_path):
     assert totals and int(snakemakes) == int(totals[-1]) == len(default) + 1
     started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
     assert re.search(r"the published replication: (\d+) jobs", started)[1] == stated
+    assert re.search(r"The published run had (\d+) of them", readme)[1] == re.search(r"\(then (\d+) jobs", started)[1]
     quick = re.search(r"two runs of its (\d+) jobs", readme)[1]
     assert int(quick) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
 
