@@ -73,6 +73,7 @@ def _relative(path: str | Path) -> str:
 def publish(
     run_dir: str | Path,
     out: str | Path,
+    *,
     readme: str | Path | None = None,
     force: bool = False,
     name: str | None = None,

@@ -161,7 +161,9 @@ def write_faithfulness(
         )
     erased, tested = [], []
     for op in ops:  # each operator a whole battery; the first is the one the claims read
-        frame, violation = _battery(run, examples, everything, chosen, records, settings, seed, op)
+        frame, violation = _battery(
+            run, examples, everything=everything, chosen=chosen, records=records, settings=settings, seed=seed, op=op
+        )
         erased.append(frame.assign(operator=op))
         tested.append(violation.assign(operator=op))
     io.write_csv(out, pd.concat(erased, ignore_index=True), seal=True)
@@ -169,7 +171,7 @@ def write_faithfulness(
         io.write_csv(violation_out, pd.concat(tested, ignore_index=True), seal=True)
 
 
-def _battery(run, examples, everything, chosen, records, settings: dict, seed: int, op: str):
+def _battery(run, examples, *, everything, chosen, records, settings: dict, seed: int, op: str):
     """One operator's ERASER table and violation test of the chosen test instances."""
     names = tuple(settings["rankings"])
     if records is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
