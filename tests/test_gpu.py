@@ -175,15 +175,17 @@ def test_the_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
             log=quiet,
             device=device,
         )
-        jw.write_permutation(checkpoint, data, out / "permutation.csv", JW_SETTINGS, 10, 1, device=device)
+        jw.write_permutation(
+            checkpoint, data, out / "permutation.csv", settings=JW_SETTINGS, seed=10, threads=1, device=device
+        )
         jw.write_adversarial(
             checkpoint,
             data,
             out / "adversarial.csv",
             out / "adversarial.jsonl",
-            JW_SETTINGS,
-            10,
-            1,
+            settings=JW_SETTINGS,
+            seed=10,
+            threads=1,
             log=quiet,
             device=device,
         )
@@ -270,8 +272,8 @@ def test_faithfulness_on_the_gpu_equals_the_cpus():
             for c, g in zip(scores["cpu"][name], scores["cuda"][name], strict=True):
                 np.testing.assert_allclose(g, c, rtol=1e-3, atol=1e-4, err_msg=f"{unit}: {name}")
         draws = ff.random_rankings([len(u) for u in units], 10, 2)
-        cpu = ff.eraser(han, examples, scores["cpu"], draws, units=units, unit=unit)
-        gpu = ff.eraser(copy.deepcopy(han).cuda(), examples, scores["cpu"], draws, units=units, unit=unit)
+        cpu = ff.eraser(han, examples, scores["cpu"], random=draws, units=units, unit=unit)
+        gpu = ff.eraser(copy.deepcopy(han).cuda(), examples, scores["cpu"], random=draws, units=units, unit=unit)
         assert_same_frame(cpu, gpu, ["ranking", "id", "bin", "k", "n", "unit"], ["comprehensiveness", "sufficiency"])
 
 
@@ -344,7 +346,9 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
             log=quiet,
             device=device,
         )
-        ff.write_faithfulness(checkpoint, data, explanations, out / "eraser.csv", settings, 10, 1, device=device)
+        ff.write_faithfulness(
+            checkpoint, data, explanations, out / "eraser.csv", settings=settings, seed=10, threads=1, device=device
+        )
         export_attention(checkpoint, data, out / "attention.jsonl", batch_size=8, device=device)
     for table in ("erasure", "removal"):
         cpu, gpu = (pd.read_csv(tmp_path / device / f"{table}.csv", dtype={"id": str}) for device in ("cpu", "cuda"))

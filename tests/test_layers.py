@@ -20,7 +20,7 @@ LAYERS = (
     (
         1,
         "records: torch-free descriptions, plans, claims",
-        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|cost_units|cost_rates|claims|tables|scorecard|explanations)",
+        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|cost_units|cost_rates|claims|tables|scorecard(\..+)?|explanations)",
     ),
     (2, "data", r"data(\..+)?"),
     (3, "models", r"models(\..+)?"),
@@ -60,6 +60,7 @@ def test_the_rule_finds_an_upward_import():
     assert upward_imports(graph) == ["attnexp.models.flat (layer 3) imports attnexp.train (layer 4)"]
     assert layer("attnexp.papers") == layer("attnexp.papers.jain_wallace") == 1  # a paper's descriptor
     assert layer("attnexp.papers.jain_wallace.tables") == layer("attnexp.experiments.cached") == 5
+    assert layer("attnexp.scorecard.rules") == layer("attnexp.scorecard") == 1  # the scorecard package
 
 
 def test_no_module_imports_from_a_layer_above():

@@ -720,7 +720,7 @@ def test_the_folders_of_the_machine_that_ran_are_not_published(tmp_path):
 def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_numbers():
     import pandas as pd
 
-    from attnexp.publish.comparison import _grouped_comparisons
+    from attnexp.publish.comparison import grouped_comparisons
 
     emb = "embeddings (GloVe 6B 50-d for the paper's 300-d pretrained vectors, D-EMB)"
     card = pd.DataFrame(
@@ -733,7 +733,7 @@ def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_nu
             ]
         }
     )
-    assert _grouped_comparisons(card)["cause"].tolist() == [
+    assert grouped_comparisons(card)["cause"].tolist() == [
         f"{emb}; with word2vec_local vectors (../w2v): differs",
         f"{emb}; with word2vec_local vectors (../w2v): match",
         "unexplained",
@@ -743,7 +743,7 @@ def test_the_readme_groups_misses_by_what_the_other_vectors_gave_not_by_their_nu
 
 def test_figures_show_one_seed_of_each_model_and_count_the_others():
     from attnexp.papers.descriptor import Figures
-    from attnexp.publish.figures import _groups
+    from attnexp.publish.figures import figure_groups
 
     figures = Figures(
         ("jain_wallace/{dataset}/{model}/seed{seed}/permutation.png",),
@@ -756,6 +756,6 @@ def test_figures_show_one_seed_of_each_model_and_count_the_others():
         for model in ("lstm-tanh", "average-tanh")
         for seed in (12, 10, 11)
     ]
-    shown, more = _groups(figures, pngs, ["sst"])
+    shown, more = figure_groups(figures, pngs, ["sst"])
     assert [(w["model"], w["seed"]) for w, _ in shown] == [("average-tanh", "10"), ("lstm-tanh", "10")]
     assert more == 4

@@ -188,14 +188,13 @@ def test_its_measures_are_rows_of_the_debate_matrix(stand_in, tmp_path):
 
 
 def test_its_page_is_published(stand_in):
-    from attnexp.publish.contents import PAGES
-    from attnexp.publish.pages import _page_of
+    from attnexp.publish.contents import PAGES, page_of
 
     assert list(PAGES)[-3:] == ["beyond-the-papers", "stand-in-2026", "data-and-models"]
     assert PAGES["stand-in-2026"].papers == (CITATION,) and PAGES["stand-in-2026"].tables == (
         Table("stand_in_scores", "stand_in_scores"),
     )
-    assert _page_of(CITATION) == "stand-in-2026"
+    assert page_of(CITATION) == "stand-in-2026"
 
 
 def test_without_registration_nothing_knows_it():

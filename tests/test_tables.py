@@ -7,7 +7,7 @@ import pandas as pd
 
 from attnexp.claims import claims_frame
 from attnexp.markdown import NO_ROWS, to_markdown
-from attnexp.publish.text import _empty_tables_marked
+from attnexp.publish.text import empty_tables_marked
 from attnexp.tables import performance_claims, performance_markdown, performance_table
 
 PUBLISHED = pd.DataFrame(
@@ -73,7 +73,7 @@ def test_a_table_without_rows_is_one_line_saying_so_in_the_run_and_on_a_publishe
     assert to_markdown(pd.DataFrame(columns=["a", "b"])) == NO_ROWS + "\n"
     # a run whose renderer wrote a header alone is published with the same line; other tables stay
     written = "Caption.\n\n|  |\n|\n\n[1] a source\n\n| a |\n|---|\n| 1 |"
-    assert _empty_tables_marked(written) == f"Caption.\n\n{NO_ROWS}\n\n[1] a source\n\n| a |\n|---|\n| 1 |"
+    assert empty_tables_marked(written) == f"Caption.\n\n{NO_ROWS}\n\n[1] a source\n\n| a |\n|---|\n| 1 |"
 
 
 def test_performance_claims_of_a_dev_selected_run():

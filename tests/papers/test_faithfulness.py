@@ -543,7 +543,7 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     bounds = {"exact_max_units": 10, "beam_width": 2, "beam_max_units": None, "max_instances": None}
     settings = config["faithfulness"] | {"random_rankings": 2, "max_instances": 10, "bounds": bounds}
     out = tmp_path / "eraser.csv"
-    ff.write_faithfulness(checkpoint, data, None, out, settings, seed=10, threads=1)
+    ff.write_faithfulness(checkpoint, data, None, out, settings=settings, seed=10, threads=1)
     frame = pd.read_csv(out, dtype={"id": str})
     assert list(frame.columns) == [
         "ranking",
@@ -568,7 +568,7 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     assert set(sentences["n"]) == {2}  # every tiny document has two sentences
     assert (tokens["n"] > 2).all()
     only = ff.write_faithfulness(
-        checkpoint, data, None, tmp_path / "s.csv", settings | {"han_units": ["sentences"]}, seed=10, threads=1
+        checkpoint, data, None, tmp_path / "s.csv", settings=settings | {"han_units": ["sentences"]}, seed=10, threads=1
     )
     assert only is None and pd.read_csv(tmp_path / "s.csv", dtype={"id": str}).equals(sentences.reset_index(drop=True))
     assert set(frame["ranking"]) == {"attention", "loo", "random"}
@@ -576,15 +576,24 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
         f"test-{i}" for i in ff.evenly_spaced(24, 10)
     ]
     with pytest.raises(ValueError, match="'han-rnn': explanations are the rankings of models with attributable input"):
-        ff.write_faithfulness(checkpoint, data, tmp_path / "explanations.jsonl", out, settings, seed=10, threads=1)
+        ff.write_faithfulness(
+            checkpoint, data, tmp_path / "explanations.jsonl", out, settings=settings, seed=10, threads=1
+        )
     off = tmp_path / "off.csv"  # normalised AOPC off: the raw battery alone
-    ff.write_faithfulness(checkpoint, data, None, off, settings | {"bounds": None}, seed=10, threads=1)
+    ff.write_faithfulness(checkpoint, data, None, off, settings=settings | {"bounds": None}, seed=10, threads=1)
     raw = pd.read_csv(off, dtype={"id": str})
     assert "bounds" not in raw and raw.equals(frame[raw.columns])
     # every removal operator a battery of its own; a HAN's sentences cannot be masked out of its attention
     several = settings | {"ops": ["delete", "zero", "attention_mask"], "han_units": ["sentences"]}
     ff.write_faithfulness(
-        checkpoint, data, None, tmp_path / "ops.csv", several, seed=10, threads=1, violation_out=tmp_path / "v.csv"
+        checkpoint,
+        data,
+        None,
+        tmp_path / "ops.csv",
+        settings=several,
+        seed=10,
+        threads=1,
+        violation_out=tmp_path / "v.csv",
     )
     by_op = pd.read_csv(tmp_path / "ops.csv", dtype={"id": str})
     assert list(dict.fromkeys(by_op["operator"])) == ["delete", "zero"]
@@ -598,7 +607,9 @@ def test_write_faithfulness_ranks_a_han_over_its_sentences(tmp_path):
     assert fs.primary_operator(by_op).equals(by_op[by_op["operator"] == "delete"])
     assert set(pd.read_csv(tmp_path / "v.csv")["operator"]) == {"delete", "zero"}
     with pytest.raises(ValueError, match="none of the removal operators \\['attention_mask'\\]"):
-        ff.write_faithfulness(checkpoint, data, None, out, several | {"ops": ["attention_mask"]}, seed=10, threads=1)
+        ff.write_faithfulness(
+            checkpoint, data, None, out, settings=several | {"ops": ["attention_mask"]}, seed=10, threads=1
+        )
 
 
 def test_ranking_names_have_one_home():

@@ -31,7 +31,7 @@ def every_ordering(model, examples, units=None):
             scores[order] = np.arange(n, 0, -1)
             for j in range(len(examples)):
                 rankings[f"o{k}"][j] = scores if j == i else np.arange(sizes[j], dtype=float)
-        frame = ff.eraser(model, examples, rankings, None, BINS, "delete", units=units)
+        frame = ff.eraser(model, examples, rankings, bins=BINS, op="delete", units=units)
         per = frame[frame["id"] == examples[i].id].groupby("ranking")[["comprehensiveness", "sufficiency"]].mean()
         rows.append(
             {
@@ -98,7 +98,7 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
         "forward": [np.arange(len(e.tokens), 0, -1, dtype=float) for e in examples],
         "backward": [np.arange(len(e.tokens), dtype=float) for e in examples],
     }
-    frame = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, settings, "delete")
+    frame = ff.with_bounds(ff.eraser(model, examples, rankings, bins=BINS), model, examples, settings, "delete")
     assert set(frame["bounds"]) == {"exact", "beam"}
     table = fs.aopc(frame).set_index("ranking")
     for column in ("aopc_comprehensiveness_normalised", "aopc_sufficiency_normalised"):
@@ -111,7 +111,7 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
         assert (means[kind] >= per[f"{kind}_min"] - 1e-9).all() and (means[kind] <= per[f"{kind}_max"] + 1e-9).all()
     # a budget bounds fewer instances; the rest have no normalised score
     budget = settings | {"bounds": settings["bounds"] | {"max_instances": 2}}
-    partial = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, budget, "delete")
+    partial = ff.with_bounds(ff.eraser(model, examples, rankings, bins=BINS), model, examples, budget, "delete")
     partial_table = fs.aopc(partial)
     assert (partial_table["instances_normalised"] == 2).all() and (partial_table["instances"] == 5).all()
     # the raw score over the two bounded instances, beside the raw score over all five
@@ -120,11 +120,11 @@ def test_normalised_aopc_lies_in_the_unit_interval_and_orders_the_rankings():
     bounded = partial_table.set_index("ranking")["aopc_comprehensiveness_bounded"]
     assert bounded.to_dict() == pytest.approx(expected.to_dict())
     short = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9}}  # the 12-token instance is left out
-    capped = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, short, "delete")
+    capped = ff.with_bounds(ff.eraser(model, examples, rankings, bins=BINS), model, examples, short, "delete")
     assert (fs.aopc(capped)["instances_normalised"] == 4).all()
     # a budget under a cap is spent on instances within it: 2 of the 4 of at most 9 tokens, the first and last
     both = settings | {"bounds": settings["bounds"] | {"beam_max_units": 9, "max_instances": 2}}
-    spent = ff.with_bounds(ff.eraser(model, examples, rankings, None, BINS), model, examples, both, "delete")
+    spent = ff.with_bounds(ff.eraser(model, examples, rankings, bins=BINS), model, examples, both, "delete")
     assert set(spent.loc[spent["bounds"].notna(), "id"]) == {examples[0].id, examples[3].id}
 
 

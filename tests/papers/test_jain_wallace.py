@@ -24,8 +24,10 @@ from attnexp.metrics import jsd, tvd
 from attnexp.models.attention import masked_softmax, real_token_mask
 from attnexp.models.inputs import Example, collate, sorted_batches
 from attnexp.models.outputs import probabilities
+from attnexp.papers.jain_wallace import adversary
 from attnexp.papers.jain_wallace import correlations as jwc
 from attnexp.papers.jain_wallace import experiment as jw
+from attnexp.papers.jain_wallace import ground_truth as gt
 from attnexp.papers.jain_wallace import tables as jwt
 from attnexp.spec import parse_model_name
 
@@ -404,7 +406,7 @@ def test_fused_adam_takes_torchs_fused_adam_steps_bit_for_bit(amsgrad):
 def test_the_adversary_with_fused_adam_is_the_adversary_with_torchs_optimizer(model, monkeypatch):
     model, examples = model(), make_examples()
     ours = jw.adversarial_experiment(model, examples, settings(steps=30, eps_bc=0.05), SEED, log=lambda _: None)
-    monkeypatch.setattr(jw, "FusedAdam", TorchAdam)
+    monkeypatch.setattr(adversary, "FusedAdam", TorchAdam)  # the one adversarial_search reads
     theirs = jw.adversarial_experiment(model, examples, settings(steps=30, eps_bc=0.05), SEED, log=lambda _: None)
     assert ours[0].equals(theirs[0]) and ours[1] == theirs[1]
 
@@ -418,15 +420,15 @@ def test_the_jobs_files_are_the_tables_written_by_pandas(tmp_path):
 
     data = write_dataset(tmp_path / "data")
     _, checkpoint = run_fit(load_config(), data, tmp_path / "model", epochs=1)
-    jw.write_permutation(checkpoint, data, tmp_path / "permutation.csv", settings(), SEED, 1)
+    jw.write_permutation(checkpoint, data, tmp_path / "permutation.csv", settings=settings(), seed=SEED, threads=1)
     jw.write_adversarial(
         checkpoint,
         data,
         tmp_path / "adversarial.csv",
         tmp_path / "adversarial.jsonl",
-        settings(),
-        SEED,
-        1,
+        settings=settings(),
+        seed=SEED,
+        threads=1,
         log=lambda _: None,
     )
     run = restore_run(checkpoint, data)
@@ -473,15 +475,17 @@ def test_permutation_and_adversary_files_on_the_cpu_device_are_the_default_files
     for device in (None, "cpu", "auto"):
         out = tmp_path / str(device)
         kwargs = {} if device is None else {"device": device}
-        jw.write_permutation(checkpoint, data, out / "permutation.csv", settings(), SEED, 1, **kwargs)
+        jw.write_permutation(
+            checkpoint, data, out / "permutation.csv", settings=settings(), seed=SEED, threads=1, **kwargs
+        )
         jw.write_adversarial(
             checkpoint,
             data,
             out / "adversarial.csv",
             out / "adversarial.jsonl",
-            settings(),
-            SEED,
-            1,
+            settings=settings(),
+            seed=SEED,
+            threads=1,
             log=lambda _: None,
             **kwargs,
         )
@@ -490,15 +494,17 @@ def test_permutation_and_adversary_files_on_the_cpu_device_are_the_default_files
         ]
     assert written["cpu"] == written[None] and written["auto"] == written[None]
     for write in (
-        lambda: jw.write_permutation(checkpoint, data, tmp_path / "cuda.csv", settings(), SEED, 1, device="cuda"),
+        lambda: jw.write_permutation(
+            checkpoint, data, tmp_path / "cuda.csv", settings=settings(), seed=SEED, threads=1, device="cuda"
+        ),
         lambda: jw.write_adversarial(
             checkpoint,
             data,
             tmp_path / "cuda.csv",
             tmp_path / "cuda.jsonl",
-            settings(),
-            SEED,
-            1,
+            settings=settings(),
+            seed=SEED,
+            threads=1,
             log=lambda _: None,
             device="cuda",
         ),
@@ -726,7 +732,7 @@ def test_ground_truth_table_scores_every_method():
         {"id": "c", "rationale": [0]},
         {"id": "unused", "rationale": [0]},
     ]
-    table = jw.ground_truth_table(records, data)
+    table = gt.ground_truth_table(records, data)
     assert set(table["id"]) == {"a", "c"}  # b has no planted cue
     assert len(table) == 2 * 4
     a = table[table["id"] == "a"].set_index("method")
@@ -740,7 +746,7 @@ def test_ground_truth_table_scores_every_method():
     c = table[table["id"] == "c"].set_index("method")
     assert c.loc["ig", "first_hit"] == 1 and c.loc["attention", "first_hit"] == 3  # |IG| ranks the planted token first
 
-    summary = jw.summarise_ground_truth(table)
+    summary = gt.summarise_ground_truth(table)
     overall = summary[(summary["method"] == "attention") & (summary["group"] == "Overall")].iloc[0]
     assert overall["n"] == 2
     assert overall["precision_mean"] == pytest.approx(0.5)
@@ -752,7 +758,7 @@ def test_ground_truth_table_scores_every_method():
 def test_ground_truth_table_refuses_unknown_instances():
     records = [record("a", 1, [0.5, 0.5], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1])]
     with pytest.raises(ValueError, match="'a'"):
-        jw.ground_truth_table(records, [{"id": "b", "rationale": [0]}])
+        gt.ground_truth_table(records, [{"id": "b", "rationale": [0]}])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1234,7 +1240,7 @@ def test_ground_truth_summary_counts_instances_without_mass():
         record("b", 1, [0.9, 0.1], [1.0, 2.0], [0.1, 0.2], [0.3, 0.1]),
     ]
     data = [{"id": "a", "rationale": [0]}, {"id": "b", "rationale": [0]}]
-    summary = jw.summarise_ground_truth(jw.ground_truth_table(records, data)).set_index(["method", "group"])
+    summary = gt.summarise_ground_truth(gt.ground_truth_table(records, data)).set_index(["method", "group"])
     assert (
         summary.loc[("gradient", "Overall"), "n"] == 2 and summary.loc[("gradient", "Overall"), "n_undefined_mass"] == 1
     )
@@ -1242,7 +1248,7 @@ def test_ground_truth_summary_counts_instances_without_mass():
     assert summary.loc[("attention", "Overall"), "n_undefined_mass"] == 0
     assert pd.isna(summary.loc[("gradient", "Overall"), "n_ig_unconverged"])  # no IG in these records
     records[0]["ig_converged"], records[1]["ig_converged"] = False, True
-    summary = jw.summarise_ground_truth(jw.ground_truth_table(records, data)).set_index(["method", "group"])
+    summary = gt.summarise_ground_truth(gt.ground_truth_table(records, data)).set_index(["method", "group"])
     assert summary.loc[("ig", "Overall"), "n_ig_unconverged"] == 1 and pd.isna(
         summary.loc[("attention", "Overall"), "n_ig_unconverged"]
     )

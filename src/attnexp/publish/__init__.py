@@ -32,10 +32,12 @@ The output depends only on RUN, the checkout (captions, commit, config files) an
 the same command on the same run folder writes the same bytes. An existing page is replaced by one
 with fewer tables, figures or claims only with `--force` (each page ends with its counts).
 
-The package, lowest first (a module imports only those before it): `contents` (what is published: `PAGES`),
-`record` (the run's record, written by rule `record_run`, and reading a run folder), `figures`,
-`text` and `comparison` (the embeddings comparison), the parts of a page; `pages` (every page built
-in memory, with the findings and the provenance); `cli` (writing them: `publish`, `main`).
+The package, lowest first (a module imports only those before it): `contents` (what is published: `PAGES`,
+the index and the page of each paper), `record` (the run's record, written by rule `record_run`, and
+reading a run folder), `figures`, `text` and `comparison` (the embeddings comparison), the parts of a
+page; `findings` (one sentence per finding), `page` (one page in Markdown) and `provenance` (how the
+run was made, and its compute and wall time); `pages` (every page and the index built in memory);
+`cli` (writing them: `publish`, `main`).
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 from attnexp import io
-from attnexp.publish.comparison import _grouped_comparisons
-from attnexp.publish.contents import PAGES
-from attnexp.publish.pages import INDEX, Built, build
+from attnexp.publish.comparison import grouped_comparisons
+from attnexp.publish.contents import INDEX, PAGES
+from attnexp.publish.pages import Built, build
 from attnexp.publish.record import PublishError, read_run
-from attnexp.publish.text import _count
+from attnexp.publish.text import counted
 from attnexp.scorecard import END, START, update_readme
 
 COUNTS = re.compile(r"<!-- attnexp\.publish: tables=(\d+) figures=(\d+) claims=(\d+) -->")
@@ -137,7 +137,7 @@ def publish(
         link = Path(os.path.relpath(out / INDEX, readme.parent)).as_posix()
         update_readme(
             readme,
-            _grouped_comparisons(built.card),
+            grouped_comparisons(built.card),
             f"the run in `{name}`",
             command=f"{command} --readme {_relative(readme)}",
             link=link,
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     t, f, c = built.counts[INDEX]
     print(
-        f"{args.out}: {len(PAGES) + 1} pages, {_count(t, 'table')}, {_count(f, 'figure')}, {_count(c, 'claim')}"
+        f"{args.out}: {len(PAGES) + 1} pages, {counted(t, 'table')}, {counted(f, 'figure')}, {counted(c, 'claim')}"
         + (
             f"; read the note{'s' if len(built.notes) > 1 else ''} at the top of {Path(args.out) / INDEX}"
             if built.notes

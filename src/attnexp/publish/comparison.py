@@ -1,6 +1,6 @@
 """The embeddings comparison (`--embeddings-comparison RUN2`): the J&W models both runs trained with
 different vectors side by side beside J&W's committed means (`embeddings_comparison`), and each miss
-blamed on embeddings given the other run's number and verdict (`_with_comparison`)."""
+blamed on embeddings given the other run's number and verdict (`with_comparison`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 from attnexp import io
 from attnexp.markdown import to_markdown
 from attnexp.publish.record import REPO, PublishError
-from attnexp.publish.text import _number
+from attnexp.publish.text import shown_number
 from attnexp.scorecard import MATCHED, MISSED, outcome
 
 _PAIRS = (
@@ -96,7 +96,7 @@ def embeddings_comparison(main: Path, other: Path) -> tuple[list[str], pd.DataFr
     table = pd.DataFrame(rows)
     shown = table.copy()
     for column in ["test accuracy"] + [label for _, label in _PAIRS]:
-        shown[column] = shown[column].map(_number)
+        shown[column] = shown[column].map(shown_number)
     shown["seed"] = shown["seed"].map(lambda v: "" if v is None or pd.isna(v) else str(int(v)))
     lines = [
         "## Embeddings: the GloVe stand-in against word2vec",
@@ -111,7 +111,7 @@ def embeddings_comparison(main: Path, other: Path) -> tuple[list[str], pd.DataFr
     return lines, table
 
 
-def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
+def with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
     """Each missed J&W row blamed (in part) on embeddings gets the other run's number for the same
     claim and its verdict there: whether other vectors would have matched."""
     key = ["paper", "table", "dataset", "model", "seed", "quantity"]
@@ -128,7 +128,9 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
             # the other vectors remove the cause: a match there establishes it, where it is the only one
             if text.count("; ") == 0 and outcome(other_row["verdict"]) == MATCHED:
                 status = "established"
-            text += f"; with {vectors} vectors ({other_name}): {_number(other_row['ours'])}, {other_row['verdict']}"
+            text += (
+                f"; with {vectors} vectors ({other_name}): {shown_number(other_row['ours'])}, {other_row['verdict']}"
+            )
         causes.append(text)
         statuses.append(status)
     return card.assign(cause=causes, cause_status=statuses)
@@ -137,7 +139,7 @@ def _with_comparison(card: pd.DataFrame, other: pd.DataFrame, other_name: str) -
 _COMPARED = re.compile(r"; with (\S+) vectors \(([^)]*)\): \S+, (.+)$")
 
 
-def _grouped_comparisons(card: pd.DataFrame) -> pd.DataFrame:
+def grouped_comparisons(card: pd.DataFrame) -> pd.DataFrame:
     """The card with each cause's other-vectors number dropped and only its verdict kept, so that the
     README's count of misses by cause groups them (\"...; with word2vec_local vectors (...): match\")."""
     causes = [

@@ -1,6 +1,7 @@
 """What is published: the pages (`PAGES`, slug -> `Page`, in page order), each with its papers, its
 tables and its key figures, from the papers' descriptors; the page the extension studies share and
-the data and models page are defined here."""
+the data and models page are defined here; the index (`INDEX`) beside them, and the page each
+paper's claims go on (`page_of`)."""
 
 from __future__ import annotations
 
@@ -51,3 +52,13 @@ def _pages(papers: dict) -> tuple[Page, ...]:
 
 
 PAGES = RegistryView(lambda papers: {page.slug: page for page in _pages(papers)})  # slug -> page, in page order
+
+INDEX = "README.md"  # the index page, beside the pages of PAGES
+
+
+def page_of(paper: str) -> str:
+    """The slug of the page that holds `paper`'s claims (a paper on no page: the shared one)."""
+    for page in PAGES.values():
+        if paper in page.papers:
+            return page.slug
+    return "beyond-the-papers"

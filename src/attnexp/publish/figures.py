@@ -1,6 +1,6 @@
-"""Figures: which of a run's PNGs a page shows (`_groups`: the first seed of each model, in the order
+"""Figures: which of a run's PNGs a page shows (`figure_groups`: the first seed of each model, in the order
 of the datasets and models, at most `Figures.limit`), each re-encoded small and without metadata
-(`small_png`) under a flat name (`_figure_name`)."""
+(`small_png`) under a flat name (`figure_name`)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ MAX_PNG_BYTES = 200_000
 MAX_PNG_WIDTH = 1600
 
 
-def _pattern(template: str) -> re.Pattern:
+def figure_pattern(template: str) -> re.Pattern:
     regex = re.escape(template)
     for key in ("dataset", "model"):
         regex = regex.replace(re.escape("{" + key + "}"), f"(?P<{key}>[^/]+)")
     return re.compile(regex.replace(re.escape("{seed}"), r"(?P<seed>\d+)") + "$")
 
 
-def _groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[list[tuple[dict, list[str]]], int]:
+def figure_groups(figures: Figures, pngs: list[str], datasets: list[str]) -> tuple[list[tuple[dict, list[str]]], int]:
     """The groups shown (wildcards, files in `figures.files` order: one seed per model, the first) and
     how many more there are."""
-    patterns = [_pattern(f) for f in figures.files]
+    patterns = [figure_pattern(f) for f in figures.files]
     found: dict[tuple, dict] = {}
     for png in pngs:
         for i, pattern in enumerate(patterns):
@@ -98,5 +98,5 @@ def small_png(data: bytes, limit: int = MAX_PNG_BYTES, width: int = MAX_PNG_WIDT
     return encoded
 
 
-def _figure_name(png: str) -> str:
+def figure_name(png: str) -> str:
     return "figures/" + png[: -len(".png")].replace("/", "-") + ".png"

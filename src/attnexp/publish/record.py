@@ -50,7 +50,7 @@ def _shown_path(path: str | Path, base: str | Path) -> str:
     return path.relative_to(base).as_posix() if path.is_relative_to(base) else path.name
 
 
-def _sha256(path: str | Path) -> str | None:
+def file_sha256(path: str | Path) -> str | None:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -70,7 +70,7 @@ def workflow_source(basedir: str | Path, configfiles, overrides) -> dict:
             {
                 "path": _shown_path(f, basedir),
                 "in_checkout": Path(os.path.abspath(f)).is_relative_to(os.path.abspath(basedir)),
-                "sha256": _sha256(f),
+                "sha256": file_sha256(f),
             }
             for f in files
         ],
@@ -205,7 +205,7 @@ def log_stage(log: str) -> str:
     return "train_model" if parts[0] == "models" else parts[1].removesuffix(".log")
 
 
-def _job_seconds(root: Path) -> list[tuple[str, float]]:
+def job_seconds(root: Path) -> list[tuple[str, float]]:
     """(stage, seconds) of every benchmark file (results/benchmarks/<rule>/**.tsv, its `s` column): the
     stage is the rule, the explanation jobs by method (`explain (loo)`)."""
     jobs = []
@@ -223,9 +223,9 @@ def _job_seconds(root: Path) -> list[tuple[str, float]]:
 
 
 def compute_by_stage(root: str | Path, jobs: list[tuple[str, float]] | None = None) -> pd.DataFrame:
-    """Jobs and compute seconds per stage (`_job_seconds`, read from `root` unless given), the most
+    """Jobs and compute seconds per stage (`job_seconds`, read from `root` unless given), the most
     expensive first."""
-    jobs = pd.DataFrame(_job_seconds(Path(root)) if jobs is None else jobs, columns=["stage", "seconds"])
+    jobs = pd.DataFrame(job_seconds(Path(root)) if jobs is None else jobs, columns=["stage", "seconds"])
     table = jobs.groupby("stage", sort=True).agg(jobs=("seconds", "size"), seconds=("seconds", "sum")).reset_index()
     table["share"] = table["seconds"] / max(table["seconds"].sum(), 1e-9)
     return table.sort_values(["seconds", "stage"], ascending=[False, True], kind="stable").reset_index(drop=True)
@@ -268,7 +268,7 @@ def invocations(root: str | Path) -> list[dict]:
     return found
 
 
-def _wall_time(root: Path) -> tuple[float, int, str] | None:
+def wall_time(root: Path) -> tuple[float, int, str] | None:
     """Seconds from start to last timestamp, summed over the Snakemake logs (.snakemake/log) of the
     invocations that ran jobs; their count; the last timestamp."""
     found = invocations(root)

@@ -30,7 +30,7 @@ def caption(name: str, wildcards: dict | None = None) -> str:
     return " ".join(text.split())
 
 
-def _demoted(markdown: str, levels: int = 2) -> tuple[str, str]:
+def demoted(markdown: str, levels: int = 2) -> tuple[str, str]:
     """A table page's title and its body with every heading `levels` deeper."""
     lines = markdown.rstrip("\n").split("\n")
     title = ""
@@ -40,7 +40,7 @@ def _demoted(markdown: str, levels: int = 2) -> tuple[str, str]:
     return title, "\n".join(body).strip("\n")
 
 
-def _empty_tables_marked(text: str) -> str:
+def empty_tables_marked(text: str) -> str:
     """A table page's body with each table that has no rows (a header alone, as older runs wrote
     them) replaced by `NO_ROWS`."""
     lines = text.split("\n")
@@ -59,7 +59,7 @@ def _empty_tables_marked(text: str) -> str:
     return "\n".join(out)
 
 
-def _folded(text: str, rows: int = 40) -> str:
+def folded(text: str, rows: int = 40) -> str:
     """A table page's body with everything from its first table on folded away (`<details>`) when
     its tables have more than `rows` rows in all."""
     lines = text.split("\n")
@@ -78,18 +78,21 @@ def _folded(text: str, rows: int = 40) -> str:
     )
 
 
-def _number(value):
+def shown_number(value):
+    """A number as a table shows it: 3 decimals, a missing one empty, a string as it is."""
     return value if isinstance(value, str) else ("" if pd.isna(value) else f"{value:.3f}")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """Seconds in words: "1 h 2 min 3 s", "2 min 3 s", "3 s"."""
     seconds = round(seconds)
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours} h {minutes} min {secs} s" if hours else (f"{minutes} min {secs} s" if minutes else f"{secs} s")
 
 
-def _count(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
+    """ "1 table", "3 tables"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
@@ -97,7 +100,7 @@ def _with_outcome(card: pd.DataFrame) -> pd.DataFrame:
     return card.assign(outcome=card["verdict"].map(outcome), cause=card["cause"].fillna(""))
 
 
-def _misses(card: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+def misses_table(card: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """The missed rows, `unexplained` first (otherwise in the scorecard's order)."""
     missed = _with_outcome(card)
     missed = missed[missed["outcome"] == MISSED]
@@ -105,11 +108,11 @@ def _misses(card: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     shown = missed[columns].copy()
     for column in ("ours", "published", "tolerance"):
         if column in shown:
-            shown[column] = shown[column].map(_number)
+            shown[column] = shown[column].map(shown_number)
     return shown
 
 
-def _summary_line(part: pd.DataFrame) -> str:
+def summary_line(part: pd.DataFrame) -> str:
     s = summary(part).iloc[0]
     return (
         f"**{s.claims} claims**: {s.matched} matched, {s.missed} missed ({s.unexplained} unexplained), "
@@ -117,6 +120,6 @@ def _summary_line(part: pd.DataFrame) -> str:
     )
 
 
-def _not_compared(card: pd.DataFrame) -> list[str]:
+def not_compared_lines(card: pd.DataFrame) -> list[str]:
     detail = breakdown(card)
     return [f"- {r.rows} × {r.reason}" for r in detail[detail["outcome"] == NOT_COMPARED].itertuples()]

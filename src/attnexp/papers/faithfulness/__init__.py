@@ -1,6 +1,7 @@
 """The faithfulness extension (ERASER, DeYoung et al. 2020): the study's record (torch-free). Its code:
-`experiment` (comprehensiveness and sufficiency per ranking), `summary` (their AOPC), `seed_envelopes`
-(each explainer's agreement with itself across W&P's seed models), `tables` and `plots`.
+`experiment` (the job: comprehensiveness and sufficiency per ranking, and the violation test, from
+`rankings`, `eraser`, `violations` and `bounds`), `summary` (their AOPC), `seed_envelopes` (each
+explainer's agreement with itself across W&P's seed models), `tables` and `plots`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Jain & Wallace (2019), "Attention is not Explanation": the paper's record (torch-free). Its code:
-`experiment` (§5: correlations, permutation, adversarial search, with the torch-free `correlations`),
-`tables` (Table 2, ground truth) and `plots`.
+`experiment` (§5: correlations, permutation, adversarial search, with the torch-free `correlations` and
+the search itself in `adversary`), `ground_truth` (the explanations against the planted cues,
+torch-free), `tables` (Table 2, ground truth) and `plots`.
 """
 
 from __future__ import annotations

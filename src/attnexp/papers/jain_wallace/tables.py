@@ -26,6 +26,7 @@ from attnexp.markdown import to_markdown
 from attnexp.metrics import SCIPY_VERSION
 from attnexp.papers.jain_wallace.correlations import summarise_correlations
 from attnexp.papers.jain_wallace.findings import correlation_claims, finding_claims
+from attnexp.papers.jain_wallace.ground_truth import ground_truth_table, summarise_ground_truth
 from attnexp.plan import RunKey
 from attnexp.spec import ModelSpec
 
@@ -407,9 +408,6 @@ def write_ground_truth(
     accuracy a model needs (absent or None: no gate). A model below its gate is kept in the table,
     marked `accepted: False`, and reported as failed; test accuracy stands beside dev, and a model whose
     test accuracy lies more than `max_dev_test_gap` below its dev accuracy is flagged (`dev_test_gap`)."""
-    # here, not at the top: the experiment module loads torch, which Table 2's job (every J&W run) never needs
-    from attnexp.papers.jain_wallace.experiment import ground_truth_table, summarise_ground_truth
-
     tests = {Path(p).parts[-2]: read_records(p) for p in test_paths}  # results/data/{dataset}/test.jsonl
     metrics = {RunKey.of_file(p): p for p in metrics_paths}
     shifted = {RunKey.of_file(p): io.read_json(p, sealed=True)["accuracy"] for p in shifted_paths}
