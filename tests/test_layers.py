@@ -20,7 +20,7 @@ LAYERS = (
     (
         1,
         "records: torch-free descriptions, plans, claims",
-        r"(papers(\.[a-z_]+)?|plan|config|config_reference|cost|cost_units|cost_rates|claims|tables|scorecard(\..+)?|explanations)",
+        r"(papers(\.[a-z_]+)?|plan|config|config_reference|job_counts|cost|cost_units|cost_rates|claims|tables|scorecard(\..+)?|explanations)",
     ),
     (2, "data", r"data(\..+)?"),
     (3, "models", r"models(\..+)?"),

@@ -99,24 +99,37 @@ def test_the_default_config_plans_exactly_the_replication_presets_jobs():
     assert rules["train_model"] > 100 and rules["jw_adversarial"] and rules["ss_interventions"] and rules["wp_frontier"]
 
 
-def test_the_job_counts_the_docs_state_are_those_a_dry_run_plans(tmp_path):
-    """The README's and getting-started's job counts are the plans' (`attnexp.cost.planned_jobs`: the
-    jobs that write outputs), and the number the README gives for Snakemake's own count is its dry run's
-    total, one more (the rule `all`). Dry runs: no data needed."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    cost = re.search(r"\*\*What `snakemake --cores 8` runs, and its cost\.\*\*(.*?)\n- \*\*", readme, re.S)
-    stated, snakemakes = re.search(
-        r"(\d+) jobs \(a dry run lists (\d+): Snakemake also counts the rule `all`", cost[1]
-    ).groups()
-    default = planned_jobs()
-    assert int(stated) == len(default) and not any(rule == "all" for rule, _ in default)
+def test_the_job_counts_the_docs_state_are_generated_from_dry_runs(tmp_path):
+    """Every job count of the README and getting-started is a marked one that `python -m attnexp.job_counts`
+    writes from the plans (`attnexp.cost.planned_jobs`: the jobs that write outputs), up to date; the one given
+    for Snakemake's own count is its dry run's total, one more (the rule `all`). Dry runs: no data needed."""
+    from attnexp.job_counts import MARKED, count
+    from attnexp.job_counts import main as job_counts
+
+    pages = [REPO / "README.md", REPO / "docs" / "getting-started.md"]
+    assert job_counts(["--check", *map(str, pages)]) == 0, (
+        "run python -m attnexp.job_counts README.md docs/getting-started.md"
+    )
+    for page in pages:
+        # a count outside the markers would be typed: every "N jobs" is a marked one
+        prose = MARKED.sub("", page.read_text(encoding="utf-8"))
+        assert not re.findall(r"\b\d+ jobs\b", prose), f"{page.name} states a job count by hand"
     totals = re.findall(r"^total\s+(\d+)$", snakemake(tmp_path, "-n", "--cores", "1").stdout, re.M)
-    assert totals and int(snakemakes) == int(totals[-1]) == len(default) + 1
-    started = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
-    assert re.search(r"the published replication: (\d+) jobs", started)[1] == stated
-    assert re.search(r"The published run had (\d+) of them", readme)[1] == re.search(r"\(then (\d+) jobs", started)[1]
-    quick = re.search(r"two runs of its (\d+) jobs", readme)[1]
-    assert int(quick) == len(planned_jobs(REPO / "presets" / "quick.yaml"))
+    assert totals and int(totals[-1]) == count("dry-run total", "default") == count("jobs", "default") + 1
+    assert not any(rule == "all" for rule, _ in planned_jobs())
+
+
+def test_a_stale_or_unknown_job_count_is_found(tmp_path, capsys):
+    from attnexp.job_counts import main as job_counts
+
+    page = tmp_path / "page.md"
+    page.write_text("The quick preset: <!-- jobs: quick -->1<!-- /jobs --> jobs.\n", encoding="utf-8")
+    assert job_counts(["--check", str(page)]) == 1
+    assert job_counts([str(page)]) == 0 and job_counts(["--check", str(page)]) == 0
+    assert "<!-- jobs: quick -->1<!-- /jobs -->" not in page.read_text(encoding="utf-8")
+    page.write_text("<!-- jobs: no_such_preset -->1<!-- /jobs -->\n", encoding="utf-8")
+    assert job_counts([str(page)]) == 2
+    assert "there is no presets/no_such_preset.yaml" in capsys.readouterr().err
 
 
 def test_every_job_the_plan_runs_is_a_job_the_provenance_counts(tmp_path):
