@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -103,13 +104,11 @@ def lists_digest(lists: dict[str, list[Pin]]) -> str:
 
 
 def resolve(root: Path = REPO) -> list[Locked]:
-    """The three lists resolved together by pip-compile on PyPI alone (this machine's pip settings ignored, so
-    every machine resolves the same), with the hashes of every file of each version."""
+    """The three lists resolved together by pip-compile on PyPI alone (the pip settings of the machine it runs on
+    ignored), with the hashes of every file of each version."""
     try:
-        from importlib.metadata import version
-
-        found = version("pip-tools")
-    except ImportError:
+        found = metadata.version("pip-tools")
+    except metadata.PackageNotFoundError:
         found = None
     if found != PIP_TOOLS:
         raise SystemExit(
