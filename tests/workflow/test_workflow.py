@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -619,15 +620,18 @@ def test_quick_preset_runs_offline_and_reruns_byte_identically(quick_runs):
 
 @pytest.mark.slow
 def test_the_readmes_reproduction_check_prints_identical_on_two_runs(quick_runs, tmp_path):
-    """The README's copy-paste check, run as written on the two runs: every file it does not exclude is
-    byte-identical (what it excludes is what a rerun may change: logs, job timings, benchmarks), and it
-    does not print `identical` once one table differs."""
+    """The comparison of the README's reproducibility check (.ci/check-reproducibility, which the GitHub
+    workflow runs too), run as written on the two runs: every file it does not exclude is byte-identical
+    (what it excludes is what a rerun may change: logs, job timings, benchmarks), and it does not print
+    `identical` once one table differs."""
     first, second = quick_runs
-    readme = (REPO / "README.md").read_text()
-    (check,) = [line for line in readme.splitlines() if line.startswith("diff -r ") and "../check/a/results" in line]
+    script = (REPO / ".ci" / "check-reproducibility").read_text()
+    (check,) = [line for line in script.splitlines() if line.startswith("diff -r ")]
 
     def readme_check(a: Path, b: Path) -> str:
-        command = check.replace("../check/a/results", str(a)).replace("../check/b/results", str(b))
+        command = check.replace('"$runs/a/results"', shlex.quote(str(a))).replace(
+            '"$runs/b/results"', shlex.quote(str(b))
+        )
         return subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout
 
     assert readme_check(first / "results", second / "results").strip() == "identical"
