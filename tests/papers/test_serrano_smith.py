@@ -5,6 +5,7 @@ summaries, claims and figures."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -448,3 +449,70 @@ def test_sparse_attention_gives_exact_zeros_that_the_interventions_handle():
     # by attention, the decision flips within the support or not at all: what lies outside carries no weight
     by_attention = removal[(removal.ranking == "attention") & removal.flipped]
     assert len(by_attention) > 0
+
+
+# ----------------------------------------------------------------------------- nothing to erase
+
+
+def single_item_documents(count: int = 6, width: int = 5) -> list[Example]:
+    """Documents of one sentence of `width` words each (width 1: a single token)."""
+    rng = np.random.RandomState(3)
+    return [
+        Example(f"doc{i}", rng.randint(4, VOCAB, size=width).astype(np.int64), i % 3, [(0, width)])
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("name, width", [("han-rnn", 5), ("lstm-tanh", 1), ("transformer-cls", 1)])
+def test_instances_with_one_item_each_give_empty_tables_with_their_columns(name, width):
+    """A HAN on one-sentence documents, a flat model or the Transformer on one-token documents: every
+    instance is excluded (S&S §4), and the tables keep their columns."""
+    erasure, removal = ss.run_interventions(model(name), single_item_documents(width=width), SETTINGS, SEED, log=print)
+    assert erasure.empty and list(erasure.columns) == ss_summary.ERASURE_COLUMNS
+    assert removal.empty and list(removal.columns) == ss_summary.REMOVAL_COLUMNS
+    assert list(ss_summary.summarise_erasure(erasure).columns) == ss_summary.ERASURE_SUMMARY_COLUMNS
+    assert list(ss_summary.summarise_removal(removal).columns) == ss_summary.REMOVAL_SUMMARY_COLUMNS
+
+
+def write_empty_run(tmp_path: Path, dataset: str, name: str, seed: int) -> tuple[Path, Path, Path]:
+    """The files of a run with nothing to erase: both tables with their columns and no rows."""
+    erasure, removal, metrics = write_run(tmp_path, dataset, name, [], [], seed)
+    for path, columns in ((erasure, ss_summary.ERASURE_COLUMNS), (removal, ss_summary.REMOVAL_COLUMNS)):
+        io.write_csv(path, pd.DataFrame(columns=columns), seal=True)
+    return erasure, removal, metrics
+
+
+def test_a_run_with_nothing_to_erase_reaches_the_tables_claims_figures_matrix_and_scorecard(tmp_path):
+    from attnexp.experiments.debate_matrix import debate_matrix, serrano_smith_cells
+    from attnexp.scorecard import scorecard
+
+    empty = [write_empty_run(tmp_path, "mine", "han-rnn", seed) for seed in (10, 11, 12)]
+    measured = [write_run(tmp_path, "mine", "flan-rnn", [1, 2], [2, 2], seed) for seed in (10, 11, 12)]
+    out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    tables = sst.write_tables(*zip(*empty, *measured), ROOT / "references" / "serrano_smith_flip_sooner.csv", {}, out)
+    assert all(set(table.model) == {"flan-rnn"} for table in tables.values())
+    claims = pd.read_csv(out["claims"])
+    nothing = claims[claims.model == "han-rnn"]
+    verdict = "not comparable: nothing to erase, every test instance has a single sentence (S&S §4)"
+    assert len(nothing) == len(sst.FINDING_QUANTITIES) and set(nothing.verdict) == {verdict}
+    assert (nothing.seeds == 3).all() and nothing.ours.isna().all()
+    assert not claims[claims.model == "flan-rnn"].verdict.str.startswith("not comparable").any()
+    card = scorecard(claims)
+    assert set(card.loc[nothing.index, "cause"]) == {verdict.removeprefix("not comparable: ")}
+    # the debate matrix has no S&S numbers for it
+    erasure, removal, _ = empty[0]
+    assert serrano_smith_cells(erasure, removal) == {}
+    run = tmp_path / "results" / "mine" / "han-rnn" / "seed10"  # where the matrix reads the run from
+    run.mkdir(parents=True)
+    for path in (erasure, removal):
+        shutil.copy(io.seal_path(path), run)
+    copied = {kind: [shutil.copy(path, run)] for kind, path in (("ss_erasure", erasure), ("ss_removal", removal))}
+    assert debate_matrix(copied).empty
+    # figures: the panel of the empty run says "no data"
+    read = lambda path: io.read_table(path, dtype={"id": str})  # noqa: E731
+    for figure in (
+        delta_js({"mine": read(erasure)}, "han-rnn", 0.005, 10, SEED, 10),
+        removal_boxes({"han-rnn": read(removal), "flan-rnn": read(measured[0][1])}, "mine"),
+    ):
+        assert "no data" in [t.get_text() for ax in figure.axes for t in ax.texts]
