@@ -509,10 +509,12 @@ def test_a_run_with_nothing_to_erase_reaches_the_tables_claims_figures_matrix_an
         shutil.copy(io.seal_path(path), run)
     copied = {kind: [shutil.copy(path, run)] for kind, path in (("ss_erasure", erasure), ("ss_removal", removal))}
     assert debate_matrix(copied).empty
-    # figures: the panel of the empty run says "no data"
+    # figures: the panel of the empty run says there was nothing to erase
     read = lambda path: io.read_table(path, dtype={"id": str})  # noqa: E731
     for figure in (
         delta_js({"mine": read(erasure)}, "han-rnn", 0.005, 10, SEED, 10),
         removal_boxes({"han-rnn": read(removal), "flan-rnn": read(measured[0][1])}, "mine"),
     ):
-        assert "no data" in [t.get_text() for ax in figure.axes for t in ax.texts]
+        assert "nothing to erase:\nevery test instance\nhas a single item" in [
+            t.get_text() for ax in figure.axes for t in ax.texts
+        ]
