@@ -51,7 +51,7 @@ def _sentences(
     return " ".join(out), at
 
 
-def _row(shape: str, rng: np.random.RandomState, index: int) -> tuple[str, str, str]:
+def _row(shape: str, rng: np.random.RandomState) -> tuple[str, str, str]:
     """(text, label, rationale as JSON spans over the text's words) of one row of a shape."""
     if shape == "many_classes":
         k = int(rng.randint(len(CLASSES_MANY)))
@@ -84,7 +84,7 @@ def write_shapes(folder: str | Path, seed: int = 3) -> dict[str, dict[str, Path]
         for offset, split in enumerate(("train", "test")):
             rng = np.random.RandomState([seed, s, offset])
             n = SIZES.get(shape, DEFAULT_SIZE)[offset]
-            rows = [_row(shape, rng, i) for i in range(n)]
+            rows = [_row(shape, rng) for _ in range(n)]
             if shape == "unbalanced":  # a handful of positives, wherever the draw put them
                 rows[:2] = [(f"the plot was {w} then", "positive", json.dumps([[3, 4]])) for w in ("great", "superb")]
             path = folder / f"{shape}_{split}.csv"
