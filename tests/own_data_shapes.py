@@ -145,7 +145,7 @@ def shapes_overlay(paths: dict[str, dict[str, Path]]) -> dict:
         "datasets": datasets,
         "train": {"threads": 1, "seeds": [10], "select_on": "dev"},
         "jain_wallace": {"datasets": None, "models": None, "permutations": 10, "adversary": {"steps": 20}},
-        "serrano_smith": {"datasets": None, "models": None, "left_out": {}, "permutations": 2},
+        "serrano_smith": {"datasets": None, "models": None, "left_out": {"imdb_ratings": []}, "permutations": 2},
         "wiegreffe_pinter": {
             "datasets": None,
             "models": ["lstm-tanh"],

@@ -92,7 +92,10 @@ def serrano_smith_cells(erasure: str | Path, removal: str | Path) -> dict[str, f
 
 
 def faithfulness_cells(eraser: str | Path) -> dict[str, float]:
+    """The run's ERASER numbers; none where no test instance has two units (the battery scores none)."""
     frame = primary_operator(io.read_table(eraser, dtype={"id": str, "ranking": str, "unit": str, "operator": str}))
+    if frame.empty:
+        return {}
     # the units the model attends to (written first); a HAN's token rows are in the AOPC table
     table = aopc(frame[frame["unit"] == frame["unit"].iloc[0]]).set_index("ranking")
     cells = {}
