@@ -210,7 +210,9 @@ def serrano_smith_claims(
     rows, reference_datasets = [], reference_datasets or {}
     for (dataset, model), seeds in _seeds_of(runs).items():
         if any(not len(r["erasure"]) for r in seeds):
-            rows += _unmeasured_claims(dataset, model, seeds, nothing_to_erase(seeds[0]["items"]), seeds[0]["setting"])
+            rows += _unmeasured_claims(
+                dataset, model, len(seeds), nothing_to_erase(seeds[0]["items"]), seeds[0]["setting"]
+            )
             continue
 
         def at(table: pd.DataFrame, r: dict) -> pd.DataFrame:
@@ -328,14 +330,14 @@ def serrano_smith_claims(
     return rows
 
 
-def _unmeasured_claims(dataset: str, model: str, seeds: list, verdict: str, setting: Setting) -> list[dict]:
+def _unmeasured_claims(dataset: str, model: str, n_seeds: int, verdict: str, setting: Setting) -> list[dict]:
     """The finding rows of a model the experiments could not measure, each `verdict` (`not comparable: …`),
     so that the scorecard counts what is missing and why."""
     return [
         claim(
             PAPER, table, dataset, model, None, quantity, None, verdict=verdict, source=HEADLINE_SOURCE, setting=setting
         )
-        | {"seeds": len(seeds)}
+        | {"seeds": n_seeds}
         for table, quantity in FINDING_QUANTITIES
     ]
 
@@ -349,7 +351,7 @@ def left_out_claims(left_out: list[dict]) -> list[dict]:
     return [
         row
         for (dataset, model), s in sorted(seeds.items())
-        for row in _unmeasured_claims(dataset, model, sorted(s), LEFT_OUT, LEFT_OUT_SETTING)
+        for row in _unmeasured_claims(dataset, model, len(s), LEFT_OUT, LEFT_OUT_SETTING)
     ]
 
 
