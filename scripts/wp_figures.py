@@ -24,5 +24,8 @@ with fail_cleanly(ValueError, KeyError):
         snakemake.input.base, snakemake.input.adversary, snakemake.input.test, snakemake.params.example_max_tokens
     )
     title = f"{run}: test instance {instance}, base vs adversary (λ = {snakemake.params.table_lambda:g})"
+    if instance is None:
+        most = snakemake.params.example_max_tokens
+        title = f"{run}: no test instance has 2 to {most} tokens (wiegreffe_pinter.example_max_tokens)"
     save_figure(attention_example(tokens, rows, title), out.example_pdf, out.example_png)
 log(f"W&P figures for {run} written")

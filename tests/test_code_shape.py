@@ -27,13 +27,6 @@ MAX_LINES = 60
 MAX_MODULE_LINES = 500
 MAX_FIT_PARAMETERS = 6
 MAX_POSITIONAL = 6
-# Functions that still take more than MAX_POSITIONAL parameters positionally, each to be given keyword-only
-# parameters in its own module. This list must be empty: remove an entry once its function is fixed (the
-# test fails while an entry is stale), and never add one.
-STILL_POSITIONAL = {
-    "attnexp/papers/serrano_smith/experiment.py write_interventions",
-    "attnexp/papers/serrano_smith/tables.py write_tables",
-}
 
 
 def statement_lines(node: ast.AST) -> int:
@@ -112,13 +105,11 @@ def test_no_function_takes_more_than_six_positional_parameters():
     files = sorted(SRC.rglob("*.py"))
     assert files, f"no Python files under {SRC}"
     found = {key: entry for path in files for key, entry in many_positional(path).items()}
-    too_many = [entry for key, entry in found.items() if key not in STILL_POSITIONAL]
+    too_many = list(found.values())
     assert not too_many, (
         f"functions taking more than {MAX_POSITIONAL} parameters positionally (make the ones after the "
         "leading subject parameters keyword-only, after `*`):\n" + "\n".join(too_many)
     )
-    fixed = sorted(STILL_POSITIONAL - set(found))
-    assert not fixed, "STILL_POSITIONAL names functions that no longer need it; remove them:\n" + "\n".join(fixed)
 
 
 def test_a_function_of_many_positional_parameters_is_found(tmp_path):

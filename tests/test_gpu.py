@@ -341,8 +341,8 @@ def test_the_other_model_jobs_with_device_cuda_write_the_cpus_results(tmp_path):
             data,
             out / "erasure.csv",
             out / "removal.csv",
-            config["serrano_smith"],
-            1,
+            settings=config["serrano_smith"],
+            threads=1,
             log=quiet,
             device=device,
         )

@@ -619,8 +619,8 @@ def test_serrano_smith_conditions_name_the_dataset_ours_stands_for(tmp_path):
     sst.write_tables(
         *zip(*runs),
         Path(__file__).resolve().parents[1] / "references" / "serrano_smith_flip_sooner.csv",
-        {"20news20": "yahoo"},
-        out,
+        reference_datasets={"20news20": "yahoo"},
+        out=out,
     )
     card = scorecard(pd.read_csv(out["claims"]))
     missed = card[card["verdict"] == "does not hold"]

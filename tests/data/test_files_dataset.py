@@ -93,6 +93,31 @@ def test_labels_are_sorted_strings_unless_listed_and_the_names_reach_stats(tmp_p
     assert records[3]["rationale"] == []  # an empty rationale cell: no rationale for that row
 
 
+def test_segment_length_gives_unpunctuated_text_several_sentences_and_is_recorded(tmp_path):
+    """Text without sentence punctuation is one sentence per document: the build says what that means
+    for a HAN and names the key; `segment_length` cuts the sentences into fixed-length segments."""
+    rows = [(f"the film was {w} and the plot {w} too", label, "") for w, label in (("great", "good"), ("dull", "bad"))]
+    cfg = _cfg(tmp_path, rows=rows * 3, test_rows=rows) | {
+        "min_count": 1,
+        "count_by": "document",
+        "length_filter": None,
+        "expected": {},
+        "size_tolerance": 0.0,
+        "protocol": "jain_wallace",
+    }
+    said = []
+    stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "plain", "none", log=said.append)
+    assert [r["sentences"] for r in read_records(tmp_path / "plain" / "test.jsonl")] == [[[0, 9]]] * 2
+    assert "segment_length" not in stats
+    assert any("nothing to erase" in line and "datasets.mine.segment_length" in line for line in said), said
+    said.clear()
+    stats = build_dataset(
+        "mine", cfg | {"segment_length": 4}, SourceFiles([]), [], tmp_path / "cut", "none", log=said.append
+    )
+    assert [r["sentences"] for r in read_records(tmp_path / "cut" / "test.jsonl")] == [[[0, 4], [4, 8], [8, 9]]] * 2
+    assert stats["segment_length"] == 4 and not any("nothing to erase" in line for line in said)
+
+
 def test_rationale_masks_and_spans_land_on_the_words_tokens(tmp_path):
     splits = read(None, _cfg(tmp_path, rows=[("Great fun, wow!", "good", "1 1 0"), ("Bad.", "bad", "[[0, 1]]")] * 3))
     loved = next(d for d in splits["test"] if d.tokens[0] == "I")

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from attnexp.data.tokenize import DIGIT_TOKEN, normalise, split_sentences, tokenize, tokenize_document
+from attnexp.data.tokenize import (
+    DIGIT_TOKEN,
+    normalise,
+    segment_sentences,
+    split_sentences,
+    tokenize,
+    tokenize_document,
+)
 
 # --------------------------------------------------------------------------------------------------
 # tokenize
@@ -270,3 +277,13 @@ def test_sst_reproduces_jain_wallace_csv(tmp_path):
     assert [(label, split) for _, label, split in ours] == [(label, split) for _, label, split in theirs]
     same_text = sum(a[0] == b[0] for a, b in zip(ours, theirs))
     assert same_text >= 9610, f"only {same_text} of {len(theirs)} texts match"
+
+
+def test_segment_sentences_cuts_only_the_long_ones_into_fixed_lengths():
+    # text without punctuation: one sentence of 12 tokens -> segments of 5, 5 and 2
+    tokens, spans = tokenize_document("the plot was dull and the cast was bland and the end")
+    assert spans == [(0, 12)] and segment_sentences(spans, 5) == [(0, 5), (5, 10), (10, 12)]
+    assert segment_sentences([(0, 3), (3, 9), (9, 10)], 3) == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    assert segment_sentences([(0, 4)], 4) == [(0, 4)] and segment_sentences([], 4) == []
+    with pytest.raises(ValueError, match="at least 1 token"):
+        segment_sentences([(0, 4)], 0)

@@ -132,6 +132,17 @@ def test_each_stage_is_summarised_as_by_hand(tmp_path):
     }
 
 
+def test_a_run_with_one_item_per_instance_keeps_the_stages_that_measured_it(tmp_path):
+    """One-token texts: S&S and the ERASER battery score no instance (their tables have columns, no
+    rows); the run keeps its J&W numbers and gets none of theirs."""
+    files = stage_files(tmp_path, "lstm-tanh")
+    for kind in ("ss_erasure", "ss_removal", "ff_eraser"):
+        columns = list(pd.read_csv(files[kind]).columns)
+        io.write_csv(files[kind], pd.DataFrame(columns=columns), seal=True)
+    matrix = debate_matrix(cells(tmp_path, merged(files)), MEASURES)
+    assert set(matrix["paper"]) == {"Jain & Wallace"} and "jw_tau_gradient" in set(matrix["measure"])
+
+
 def test_wiegreffe_pinter_rows_are_matched_by_run_and_missing_stages_stay_blank(tmp_path):
     files = merged(stage_files(tmp_path, "transformer-cls"), stage_files(tmp_path, "han-rnn", stages=("ss", "ff")))
     run = {"dataset": "sst", "model": "transformer-cls", "seed": 10}

@@ -78,3 +78,15 @@ def test_attribution_graph_keeps_edges_above_the_threshold_from_the_root_down():
     assert all(e["score"] > 0.4 for e in rest)
     with pytest.raises(ValueError, match="at least two layers"):
         aa.attribution_graph(transformer(layers=1), example, 1, steps=5, riemann="right", threshold=0.4, skip_top=True)
+
+
+def test_the_graph_figure_of_no_example_says_why():
+    """A test split without an instance of 2 to `graph_max_tokens` tokens (one-token or long documents)
+    has no attribution graph: the figure is one panel that says so."""
+    from attnexp.papers.attention_attribution.plots import graph_figure
+
+    figure = graph_figure([], layers=2, title="mine, transformer-cls (seed 10): attribution graphs")
+    (panel,) = figure.axes
+    assert [t.get_text() for t in panel.texts] == [
+        "no example: no test instance has from 2 to attention_attribution.graph_max_tokens tokens"
+    ]

@@ -5,6 +5,7 @@ summaries, claims and figures."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -327,7 +328,10 @@ def test_tables_and_claims(tmp_path):
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
     tables = sst.write_tables(
-        *zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out
+        *zip(*runs),
+        ROOT / "references" / "serrano_smith_flip_sooner.csv",
+        reference_datasets={"20news20": "yahoo"},
+        out=out,
     )
     sooner = tables["flip_sooner"].set_index(["model", "seed"])
     assert (
@@ -369,7 +373,12 @@ def test_tables_and_claims(tmp_path):
     assert not claims.model.str.contains(" vs ").any()  # no FLAN-over-HAN ordering: S&S do not claim one
     assert "20news20" in (tmp_path / "flip_sooner.md").read_text()
     # one seed: every finding listed, none compared
-    sst.write_tables(*zip(*runs[:2]), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    sst.write_tables(
+        *zip(*runs[:2]),
+        ROOT / "references" / "serrano_smith_flip_sooner.csv",
+        reference_datasets={"20news20": "yahoo"},
+        out=out,
+    )
     single = pd.read_csv(out["claims"])
     assert set(single[single.verdict != "reference only"].verdict) == {"not comparable: 1 seed, a finding needs 3"}
 
@@ -410,8 +419,8 @@ def test_left_out_models_are_listed_as_not_compared(tmp_path):
     sst.write_tables(
         *zip(*runs),
         ROOT / "references" / "serrano_smith_flip_sooner.csv",
-        {"20news20": "yahoo"},
-        out,
+        reference_datasets={"20news20": "yahoo"},
+        out=out,
         left_out=left_out,
     )
     claims = pd.read_csv(out["claims"])
@@ -428,7 +437,12 @@ def test_a_stand_in_dataset_is_named_for_every_model(tmp_path):
     runs = [write_run(tmp_path, "20news20", "flan-none", [2, 3, None, 3], [2, 2, 1, 3])]
     out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
     out["claims"] = tmp_path / "claims.csv"
-    sst.write_tables(*zip(*runs), ROOT / "references" / "serrano_smith_flip_sooner.csv", {"20news20": "yahoo"}, out)
+    sst.write_tables(
+        *zip(*runs),
+        ROOT / "references" / "serrano_smith_flip_sooner.csv",
+        reference_datasets={"20news20": "yahoo"},
+        out=out,
+    )
     claims = pd.read_csv(out["claims"], keep_default_na=False)
     headline = claims[claims.table.str.startswith(("§5", "§6"))]
     assert len(headline) == 5 and set(headline.stands_for) == {"yahoo"}
@@ -448,3 +462,75 @@ def test_sparse_attention_gives_exact_zeros_that_the_interventions_handle():
     # by attention, the decision flips within the support or not at all: what lies outside carries no weight
     by_attention = removal[(removal.ranking == "attention") & removal.flipped]
     assert len(by_attention) > 0
+
+
+# ----------------------------------------------------------------------------- nothing to erase
+
+
+def single_item_documents(count: int = 6, width: int = 5) -> list[Example]:
+    """Documents of one sentence of `width` words each (width 1: a single token)."""
+    rng = np.random.RandomState(3)
+    return [
+        Example(f"doc{i}", rng.randint(4, VOCAB, size=width).astype(np.int64), i % 3, [(0, width)])
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("name, width", [("han-rnn", 5), ("lstm-tanh", 1), ("transformer-cls", 1)])
+def test_instances_with_one_item_each_give_empty_tables_with_their_columns(name, width):
+    """A HAN on one-sentence documents, a flat model or the Transformer on one-token documents: every
+    instance is excluded (S&S §4), and the tables keep their columns."""
+    erasure, removal = ss.run_interventions(model(name), single_item_documents(width=width), SETTINGS, SEED, log=print)
+    assert erasure.empty and list(erasure.columns) == ss_summary.ERASURE_COLUMNS
+    assert removal.empty and list(removal.columns) == ss_summary.REMOVAL_COLUMNS
+    assert list(ss_summary.summarise_erasure(erasure).columns) == ss_summary.ERASURE_SUMMARY_COLUMNS
+    assert list(ss_summary.summarise_removal(removal).columns) == ss_summary.REMOVAL_SUMMARY_COLUMNS
+
+
+def write_empty_run(tmp_path: Path, dataset: str, name: str, seed: int) -> tuple[Path, Path, Path]:
+    """The files of a run with nothing to erase: both tables with their columns and no rows."""
+    erasure, removal, metrics = write_run(tmp_path, dataset, name, [], [], seed)
+    for path, columns in ((erasure, ss_summary.ERASURE_COLUMNS), (removal, ss_summary.REMOVAL_COLUMNS)):
+        io.write_csv(path, pd.DataFrame(columns=columns), seal=True)
+    return erasure, removal, metrics
+
+
+def test_a_run_with_nothing_to_erase_reaches_the_tables_claims_figures_matrix_and_scorecard(tmp_path):
+    from attnexp.papers.serrano_smith.debate import debate_cells, run_cells
+    from attnexp.scorecard import scorecard
+
+    empty = [write_empty_run(tmp_path, "mine", "han-rnn", seed) for seed in (10, 11, 12)]
+    measured = [write_run(tmp_path, "mine", "flan-rnn", [1, 2], [2, 2], seed) for seed in (10, 11, 12)]
+    out = {f"{n}_{e}": tmp_path / f"{n}.{e}" for n in ("erasure", "removal", "flip_sooner") for e in ("csv", "md")}
+    out["claims"] = tmp_path / "claims.csv"
+    tables = sst.write_tables(
+        *zip(*empty, *measured), ROOT / "references" / "serrano_smith_flip_sooner.csv", reference_datasets={}, out=out
+    )
+    assert all(set(table.model) == {"flan-rnn"} for table in tables.values())
+    claims = pd.read_csv(out["claims"])
+    nothing = claims[claims.model == "han-rnn"]
+    verdict = "not comparable: nothing to erase, every test instance has a single sentence (S&S §4)"
+    assert len(nothing) == len(sst.FINDING_QUANTITIES) and set(nothing.verdict) == {verdict}
+    assert (nothing.seeds == 3).all() and nothing.ours.isna().all()
+    assert not claims[claims.model == "flan-rnn"].verdict.str.startswith("not comparable").any()
+    card = scorecard(claims)
+    assert set(card.loc[nothing.index, "cause"]) == {verdict.removeprefix("not comparable: ")}
+    # the debate matrix has no S&S numbers for it
+    erasure, removal, _ = empty[0]
+    assert run_cells(erasure, removal) == {}
+    run = tmp_path / "results" / "mine" / "han-rnn" / "seed10"  # where the matrix reads the run from
+    run.mkdir(parents=True)
+    for path in (erasure, removal):
+        shutil.copy(io.seal_path(path), run)
+    copied = {kind: [shutil.copy(path, run)] for kind, path in (("ss_erasure", erasure), ("ss_removal", removal))}
+    per_run = debate_cells(copied["ss_erasure"], copied["ss_removal"])
+    assert list(per_run.values()) == [{}]
+    # figures: the panel of the empty run says there was nothing to erase
+    read = lambda path: io.read_table(path, dtype={"id": str})  # noqa: E731
+    for figure in (
+        delta_js({"mine": read(erasure)}, "han-rnn", 0.005, 10, SEED, 10),
+        removal_boxes({"han-rnn": read(removal), "flan-rnn": read(measured[0][1])}, "mine"),
+    ):
+        assert "nothing to erase:\nevery test instance\nhas a single item" in [
+            t.get_text() for ax in figure.axes for t in ax.texts
+        ]

@@ -503,11 +503,11 @@ def test_example_instance_is_the_largest_jsd_within_the_token_limit(max_tokens, 
 
 
 def test_example_instance_needs_two_tokens():
-    with pytest.raises(ValueError, match="between 2 and 1 tokens"):
-        wp.example_instance(EXAMPLE_BASE, EXAMPLE_ADV, 1)
+    """No instance of 2 to `max_tokens` tokens (one-token documents): no example, and Table 1's figure
+    says so (`plots.attention_example` of no tokens)."""
+    assert wp.example_instance(EXAMPLE_BASE, EXAMPLE_ADV, 1) is None
     one_token = exported([[1.0]], [0.5], ["only"], "one")
-    with pytest.raises(ValueError, match="no test instance"):
-        wp.example_instance(one_token, one_token, 60)
+    assert wp.example_instance(one_token, one_token, 60) is None
 
 
 # ----------------------------------------------------------------------------- from files to files
@@ -584,6 +584,7 @@ def test_files_to_files(tmp_path):
     tokens, rows, chosen = wp.example_records(base, adversaries[0], data.test, 60)  # λ = 1: y differs most
     assert chosen == "y" and tokens == ["yw0", "yw1"]
     assert rows["base"] == pytest.approx([1.0, 0.0]) and rows["adversary"] == pytest.approx([0.0, 1.0])
+    assert wp.example_records(base, adversaries[0], data.test, 1) == ([], {}, None)  # no instance of 2 to 1 tokens
 
 
 def test_test_labels_refuses_a_different_test_split(tmp_path):

@@ -7,13 +7,13 @@ back and checked (`read_records`), and the files of a preprocessed dataset a job
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from attnexp import io
-from attnexp.data.tokenize import normalise, tokenize_document
+from attnexp.data.tokenize import normalise, segment_sentences, tokenize_document
 
 __all__ = ["SPLITS", "DATA_FILES", "Document", "DataFiles", "split_off", "verify_split_file", "read_records"]
 
@@ -49,6 +49,11 @@ class Document:
             question=None if self.question is None else [normalise(t) for t in self.question],
             extra=self.extra,
         )
+
+    def segmented(self, length: int) -> Document:
+        """The same instance with its sentences longer than `length` tokens cut into segments of `length`
+        (`datasets.<name>.segment_length`: text without sentence punctuation is one sentence)."""
+        return replace(self, sentences=segment_sentences(self.sentences, length))
 
     def to_record(self) -> dict:
         record = {"id": self.id, "tokens": self.tokens, "label": self.label}

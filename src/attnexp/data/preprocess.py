@@ -123,6 +123,8 @@ def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, *, 
         raise ValueError(f"reader for {name!r} returned splits {sorted(splits)}, expected {list(SPLITS)}")
     if cfg["protocol"] != "generated":  # generated types (`w0042`, `pos3`) are not text to normalise
         splits = {split: [d.normalised() for d in docs] for split, docs in splits.items()}
+    if cfg.get("segment_length"):  # the hierarchical models' items: long sentences cut into segments
+        splits = {split: [d.segmented(cfg["segment_length"]) for d in docs] for split, docs in splits.items()}
     for split in SPLITS:
         before = len(splits[split])
         if cfg["length_filter"] is not None:
@@ -131,6 +133,13 @@ def build_dataset(name: str, cfg: dict, files, sources: list[dict], out_dir, *, 
         log(f"{name}/{split}: {before} read, {len(splits[split])} after the length filter")
     vocab = build_vocab(splits["train"], cfg["min_count"], cfg["count_by"])
     stats = dataset_stats(name, splits, vocab, sources)
+    if cfg.get("segment_length"):
+        stats["segment_length"] = cfg["segment_length"]
+    elif splits["test"] and all(len(d.sentences) < 2 for d in splits["test"]):
+        log(
+            f"{name}: every test document is one sentence, so a hierarchical model (HAN) has nothing to erase "
+            f"(S&S §4); datasets.{name}.segment_length cuts sentences into segments of that many tokens"
+        )
     if cfg["protocol"] == "planted":  # the planted matrices and the seed (G is in each record)
         stats["planted"] = {**cfg["planted"], "seed": cfg["split_seed"]}
     affected = {split for s in sources for split in s.get("splits_affected", [])}

@@ -21,7 +21,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["tokenize", "split_sentences", "tokenize_document", "tokens_per_word", "normalise", "DIGIT_TOKEN"]
+__all__ = [
+    "tokenize",
+    "split_sentences",
+    "segment_sentences",
+    "tokenize_document",
+    "tokens_per_word",
+    "normalise",
+    "DIGIT_TOKEN",
+]
 
 DIGIT_TOKEN = "qqq"
 
@@ -175,6 +183,15 @@ def split_sentences(tokens: list[str], opens: list[bool] | None = None) -> list[
     if start < n:
         spans.append((start, n))
     return spans
+
+
+def segment_sentences(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """The sentence spans with every span longer than `length` tokens cut into consecutive segments of
+    `length` tokens (the last one shorter): text without sentence punctuation (one sentence per
+    document) still gives a hierarchical model several items. Spans of at most `length` stay as they are."""
+    if length < 1:
+        raise ValueError(f"a segment needs at least 1 token, got {length}")
+    return [(a, min(a + length, end)) for start, end in spans for a in range(start, max(end, start + 1), length)]
 
 
 def tokenize_document(text: str) -> tuple[list[str], list[tuple[int, int]]]:

@@ -57,11 +57,20 @@ def pruning_figure(curves: pd.DataFrame, title: str) -> plt.Figure:
 
 def graph_figure(graphs: list[dict], layers: int, title: str) -> plt.Figure:
     """One panel per example: a node per (layer, token) an edge reaches, edges (l-1, j) -> (l, i)
-    drawn with a width and opacity growing with their normalised score."""
+    drawn with a width and opacity growing with their normalised score. No examples (no test instance
+    has 2 to `attention_attribution.graph_max_tokens` tokens): one panel that says so."""
     use_house_style()
     fig, axes = plt.subplots(
-        len(graphs), 1, figsize=(7.2, 2.2 + 0.5 * layers * max(1, len(graphs))), squeeze=False, layout="constrained"
+        max(1, len(graphs)),
+        1,
+        figsize=(7.2, 2.2 + 0.5 * layers * max(1, len(graphs))),
+        squeeze=False,
+        layout="constrained",
     )
+    if not graphs:
+        message = "no example: no test instance has from 2 to attention_attribution.graph_max_tokens tokens"
+        axes[0, 0].text(0.5, 0.5, message, ha="center", va="center", transform=axes[0, 0].transAxes)
+        axes[0, 0].set_axis_off()
     for ax, graph in zip(axes[:, 0], graphs):
         tokens = graph["tokens"]
         for edge in graph["edges"]:

@@ -15,6 +15,8 @@ __all__ = ["run_cells", "debate_cells"]
 
 def run_cells(eraser: str | Path) -> dict[str, float]:
     frame = primary_operator(io.read_table(eraser, dtype={"id": str, "ranking": str, "unit": str, "operator": str}))
+    if frame.empty:  # no test instance has two units: the battery scored none
+        return {}
     # the units the model attends to (written first); a HAN's token rows are in the AOPC table
     table = aopc(frame[frame["unit"] == frame["unit"].iloc[0]]).set_index("ranking")
     cells = {}

@@ -14,8 +14,12 @@ __all__ = ["run_cells", "debate_cells"]
 
 
 def run_cells(erasure: str | Path, removal: str | Path) -> dict[str, float]:
-    single = summarise_erasure(io.read_table(erasure, dtype={"id": str})).set_index("top_by").loc["attention"]
-    ordered = summarise_removal(io.read_table(removal, dtype={"id": str})).set_index("ranking")
+    """The run's S&S numbers; none where it had nothing to erase (every test instance has a single item)."""
+    erased, removed = (io.read_table(path, dtype={"id": str}) for path in (erasure, removal))
+    if erased.empty or removed.empty:
+        return {}
+    single = summarise_erasure(erased).set_index("top_by").loc["attention"]
+    ordered = summarise_removal(removed).set_index("ranking")
     return {
         "ss_flip_top": float(single["pct_both_flip"] + single["pct_only_top_flips"]),
         "ss_flip_random": float(single["pct_both_flip"] + single["pct_only_random_flips"]),

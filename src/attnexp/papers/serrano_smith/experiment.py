@@ -42,6 +42,7 @@ from attnexp.metrics import jsd, kl
 from attnexp.models.inputs import Example
 from attnexp.models.outputs import probabilities
 from attnexp.papers.serrano_smith import RANKINGS, TOP_BY  # §6's orders and §5's top items
+from attnexp.papers.serrano_smith.summary import ERASURE_COLUMNS, REMOVAL_COLUMNS
 from attnexp.plan import require
 from attnexp.runs import restore_run
 from attnexp.runtime import set_determinism
@@ -331,10 +332,13 @@ def run_interventions(
         removal += r
         done += len(batch.indices)
         log(f"serrano_smith: {done}/{len(examples)} instances")
-    # rows in the test split's order, whatever the batching
+    # rows in the test split's order, whatever the batching; no rows where every instance has one item
     erasure, removal = (
-        pd.DataFrame(rows).sort_values("index", kind="stable").drop(columns="index").reset_index(drop=True)
-        for rows in (erasure, removal)
+        pd.DataFrame(rows, columns=["index", *columns])
+        .sort_values("index", kind="stable")
+        .drop(columns="index")
+        .reset_index(drop=True)
+        for rows, columns in ((erasure, ERASURE_COLUMNS), (removal, REMOVAL_COLUMNS))
     )
     return erasure, removal
 
@@ -348,6 +352,7 @@ def write_interventions(
     data: DataFiles,
     out_erasure,
     out_removal,
+    *,
     settings: dict,
     threads: int,
     expected_model: str | None = None,
@@ -366,3 +371,5 @@ def write_interventions(
     io.write_csv(out_removal, removal, seal=True)
     excluded = len(examples) - removal["id"].nunique()
     log(f"{excluded} instances with a single {run.spec.attended[:-1]} excluded (S&S §4)")
+    if removal.empty:
+        log(f"nothing to erase: every test instance has a single {run.spec.attended[:-1]}; the tables have no rows")

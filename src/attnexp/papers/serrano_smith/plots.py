@@ -9,8 +9,8 @@
   instances are left out of each box and their share is printed above it (D-SS-NOFLIP); "Random"
   is the first of the permutations (D-SS-BOX).
 
-Every function takes tables, returns a Figure and never fails on a small table: an empty panel
-says "no data".
+Every function takes tables, returns a Figure and never fails on a small table: the panel of an
+empty table (every test instance had a single item, S&S §4) says there was nothing to erase.
 """
 
 from __future__ import annotations
@@ -35,8 +35,11 @@ QUANTITIES = {
 }
 
 
-def _no_data(ax: plt.Axes) -> None:
-    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+NOTHING_TO_ERASE = "nothing to erase:\nevery test instance\nhas a single item"
+
+
+def _nothing_to_erase(ax: plt.Axes) -> None:
+    ax.text(0.5, 0.5, NOTHING_TO_ERASE, ha="center", va="center", transform=ax.transAxes)
 
 
 def subsample(table: pd.DataFrame, bin_width: float, per_bin: int, seed: int) -> pd.DataFrame:
@@ -75,7 +78,7 @@ def delta_js(
         table = table[table["top_by"] == "attention"]
         shown = subsample(table, bin_width, per_bin, seed)
         if shown.empty:
-            _no_data(ax)
+            _nothing_to_erase(ax)
         else:
             ax.scatter(
                 shown["delta_attention"], shown["delta_js"], s=6, alpha=0.6, color=COLORS["attention"], linewidths=0
@@ -123,7 +126,7 @@ def removal_boxes(tables: dict[str, pd.DataFrame], dataset: str, quantity: str =
         table = table[(table["ranking"] != "random") | (table["permutation"] == 0)]  # D-SS-BOX
         rankings = [r for r in RANKING_LABELS if r in set(table["ranking"])]
         if not rankings:
-            _no_data(ax)
+            _nothing_to_erase(ax)
             ax.set_title(model)
             continue
         data = [table[(table["ranking"] == r) & table["flipped"]][quantity].astype(float).to_numpy() for r in rankings]

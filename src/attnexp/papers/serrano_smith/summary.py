@@ -7,7 +7,49 @@ from __future__ import annotations
 import pandas as pd
 from scipy.stats import binomtest
 
-__all__ = ["summarise_erasure", "summarise_removal", "flip_sooner"]
+__all__ = ["ERASURE_COLUMNS", "REMOVAL_COLUMNS", "summarise_erasure", "summarise_removal", "flip_sooner"]
+
+# The per-instance tables' columns (`experiment.run_interventions`): a run with nothing to erase (every
+# test instance has one item, S&S §4) writes them with no rows, and every summary of it is empty
+_INSTANCE = ["id", "n", "predicted"]
+ERASURE_COLUMNS = _INSTANCE + [
+    "top_by",
+    "top",
+    "random",
+    "top_attention",
+    "random_attention",
+    "delta_attention",
+    "js_top",
+    "js_random",
+    "delta_js",
+    "kl_top",
+    "kl_random",
+    "flip_top",
+    "flip_random",
+]
+REMOVAL_COLUMNS = _INSTANCE + ["ranking", "permutation", "flipped", "removed", "fraction", "removed_mass"]
+ERASURE_SUMMARY_COLUMNS = [
+    "top_by",
+    "n",
+    "negative_delta_js",
+    "pct_both_flip",
+    "pct_only_top_flips",
+    "pct_only_random_flips",
+    "pct_neither_flips",
+    "mcnemar_p",
+]
+REMOVAL_SUMMARY_COLUMNS = [
+    "ranking",
+    "n",
+    "pct_no_flip",
+    "fraction_mean",
+    "fraction_sd",
+    "fraction_q1",
+    "fraction_median",
+    "fraction_q3",
+    "mass_mean",
+    "mass_median",
+]
 
 
 def summarise_erasure(table: pd.DataFrame) -> pd.DataFrame:
@@ -33,7 +75,7 @@ def summarise_erasure(table: pd.DataFrame) -> pd.DataFrame:
                 "mcnemar_p": binomtest(only_top, discordant, 0.5).pvalue if discordant else 1.0,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=ERASURE_SUMMARY_COLUMNS)
 
 
 def summarise_removal(table: pd.DataFrame) -> pd.DataFrame:
@@ -58,7 +100,7 @@ def summarise_removal(table: pd.DataFrame) -> pd.DataFrame:
                 "mass_median": mass.median(),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=REMOVAL_SUMMARY_COLUMNS)
 
 
 def flip_sooner(table: pd.DataFrame, first: str = "gradient", second: str = "attention") -> dict:

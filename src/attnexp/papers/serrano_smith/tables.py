@@ -16,7 +16,8 @@ only: the values are derived from the authors' code). The §5 findings and the p
 rest on the test instances of every seed (`attnexp.verdicts.Sample`, from the run's per-instance
 tables); the box plots' median difference on one value per seed. A model that `serrano_smith.left_out`
 keeps from training (D-SS-BUDGET) gets the same finding rows, `not comparable`, so that the scorecard
-counts what the cut leaves out.
+counts what the cut leaves out; so does a model with nothing to erase (every test instance has a
+single item: one sentence for a HAN, one token for the rest), whose tables have no rows.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ FINDING_QUANTITIES = [(ERASURE_TABLE, q) for q in ERASURE_QUANTITIES.values()] +
 RARELY = "serrano_smith.findings.rarely"  # the config key of our threshold for S&S's "rarely"
 LEFT_OUT = "not comparable: not trained, serrano_smith.left_out (D-SS-BUDGET)"
 LEFT_OUT_SETTING = Setting(deviations=("D-SS-BUDGET",))
+
+
+def nothing_to_erase(items: str) -> str:
+    """The verdict of a model whose test instances each have one attended item (S&S §4 excludes
+    them): whether a test instance has two or more is a property of the data, the same on every seed."""
+    return f"not comparable: nothing to erase, every test instance has a single {items.removesuffix('s')} (S&S §4)"
 
 
 def read_runs(erasure_paths, removal_paths, metrics_paths) -> list[dict]:
@@ -202,6 +209,11 @@ def serrano_smith_claims(
     `serrano_smith.reference_datasets`), whether or not S&S's code gives a reference share for the model."""
     rows, reference_datasets = [], reference_datasets or {}
     for (dataset, model), seeds in _seeds_of(runs).items():
+        if any(not len(r["erasure"]) for r in seeds):
+            rows += _unmeasured_claims(
+                dataset, model, len(seeds), nothing_to_erase(seeds[0]["items"]), seeds[0]["setting"]
+            )
+            continue
 
         def at(table: pd.DataFrame, r: dict) -> pd.DataFrame:
             return table[(table.dataset == dataset) & (table.model == model) & (table.seed == r["seed"])]
@@ -318,12 +330,9 @@ def serrano_smith_claims(
     return rows
 
 
-def left_out_claims(left_out: list[dict]) -> list[dict]:
-    """The claim rows of the models `serrano_smith.left_out` kept from training ({dataset, model,
-    seed}): the findings per model, each `not comparable` (D-SS-BUDGET)."""
-    seeds = {(r["dataset"], r["model"]): set() for r in left_out}
-    for r in left_out:
-        seeds[(r["dataset"], r["model"])].add(int(r["seed"]))
+def _unmeasured_claims(dataset: str, model: str, n_seeds: int, verdict: str, setting: Setting) -> list[dict]:
+    """The finding rows of a model the experiments could not measure, each `verdict` (`not comparable: …`),
+    so that the scorecard counts what is missing and why."""
     return [
         claim(
             PAPER,
@@ -333,13 +342,25 @@ def left_out_claims(left_out: list[dict]) -> list[dict]:
             None,
             quantity,
             ours=None,
-            verdict=LEFT_OUT,
+            verdict=verdict,
             source=HEADLINE_SOURCE,
-            setting=LEFT_OUT_SETTING,
+            setting=setting,
         )
-        | {"seeds": len(s)}
-        for (dataset, model), s in sorted(seeds.items())
+        | {"seeds": n_seeds}
         for table, quantity in FINDING_QUANTITIES
+    ]
+
+
+def left_out_claims(left_out: list[dict]) -> list[dict]:
+    """The claim rows of the models `serrano_smith.left_out` kept from training ({dataset, model,
+    seed}): the findings per model, each `not comparable` (D-SS-BUDGET)."""
+    seeds = {(r["dataset"], r["model"]): set() for r in left_out}
+    for r in left_out:
+        seeds[(r["dataset"], r["model"])].add(int(r["seed"]))
+    return [
+        row
+        for (dataset, model), s in sorted(seeds.items())
+        for row in _unmeasured_claims(dataset, model, len(s), LEFT_OUT, LEFT_OUT_SETTING)
     ]
 
 
@@ -348,6 +369,7 @@ def write_tables(
     removal_paths,
     metrics_paths,
     published_path,
+    *,
     reference_datasets: dict,
     out: dict,
     left_out: list[dict] = (),

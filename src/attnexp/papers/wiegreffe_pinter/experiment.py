@@ -326,16 +326,13 @@ def reference_points(base: Exported, uniform: Exported, variance: pd.DataFrame, 
     return pd.DataFrame(rows)
 
 
-def example_instance(base: Exported, adversary: Exported, max_tokens: int) -> int:
+def example_instance(base: Exported, adversary: Exported, max_tokens: int) -> int | None:
     """Table 1's instance: among those of at most `max_tokens` tokens (and at least 2), the one where
-    the adversary's attention differs most from the base's (ties: the first)."""
+    the adversary's attention differs most from the base's (ties: the first); None where no test
+    instance has that many tokens (one-token documents, or only long ones)."""
     table = compare(adversary, base)
     eligible = table[(table["length"] <= max_tokens) & (table["length"] >= 2)]
-    if eligible.empty:
-        raise ValueError(
-            f"{base.path}: no test instance has between 2 and {max_tokens} tokens (wiegreffe_pinter.example_max_tokens)"
-        )
-    return int(eligible["jsd"].idxmax())
+    return None if eligible.empty else int(eligible["jsd"].idxmax())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,11 +396,13 @@ def write_frontier(
 
 def example_records(
     base_export, adversary_export, test_split, max_tokens: int
-) -> tuple[list[str], dict[str, np.ndarray], str]:
+) -> tuple[list[str], dict[str, np.ndarray], str | None]:
     """Table 1: the chosen test instance's tokens (from `test_split`, the test.jsonl of the data),
-    base and adversary attention, and its id."""
+    base and adversary attention, and its id; nothing (no tokens, no rows, None) where no instance qualifies."""
     base, adversary = read_export(base_export, "test"), read_export(adversary_export, "test")
     i = example_instance(base, adversary, max_tokens)
+    if i is None:
+        return [], {}, None
     record = read_records(test_split)[i]
     if record["id"] != base.ids[i] or len(record["tokens"]) != base.lengths[i]:
         raise ValueError(f"{test_split}: instance {i} is {record['id']!r}, the export has {base.ids[i]!r}")
