@@ -288,8 +288,8 @@ def all_targets():
     return [path for stage in TARGETS.values() for path in stage]
 
 
-# What the papers make, read by the rule files after theirs (claims.smk, debate_matrix.smk, report.smk):
-# every paper found in `attnexp.papers` whose rule file recorded targets, with what its descriptor
+# What the papers make, read by the rule files included after theirs (claims.smk, debate_matrix.smk and
+# report.smk) — every paper found in `attnexp.papers` whose rule file recorded targets, with what its descriptor
 # names by convention (its claims file, its debate cells, its report tables).
 def papers_made(reader):
     """The registered papers that run in this config, each rule file included before `reader`."""
