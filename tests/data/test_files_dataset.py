@@ -106,13 +106,19 @@ def test_segment_length_gives_unpunctuated_text_several_sentences_and_is_recorde
         "protocol": "jain_wallace",
     }
     said = []
-    stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "plain", "none", log=said.append)
+    stats = build_dataset("mine", cfg, SourceFiles([]), [], tmp_path / "plain", missing_bound="none", log=said.append)
     assert [r["sentences"] for r in read_records(tmp_path / "plain" / "test.jsonl")] == [[[0, 9]]] * 2
     assert "segment_length" not in stats
     assert any("nothing to erase" in line and "datasets.mine.segment_length" in line for line in said), said
     said.clear()
     stats = build_dataset(
-        "mine", cfg | {"segment_length": 4}, SourceFiles([]), [], tmp_path / "cut", "none", log=said.append
+        "mine",
+        cfg | {"segment_length": 4},
+        SourceFiles([]),
+        [],
+        tmp_path / "cut",
+        missing_bound="none",
+        log=said.append,
     )
     assert [r["sentences"] for r in read_records(tmp_path / "cut" / "test.jsonl")] == [[[0, 4], [4, 8], [8, 9]]] * 2
     assert stats["segment_length"] == 4 and not any("nothing to erase" in line for line in said)
