@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import console_of
+from snakemake_runs import snakemake
 
 from attnexp.config import load_config
 from attnexp.cost import planned_jobs
@@ -36,19 +37,6 @@ from attnexp.cost import planned_jobs
 REPO = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("ATTNEXP_MIRROR", REPO.parent / "shared" / "datasets"))
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason=f"no dataset mirror at {MIRROR}")
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none"]
-
-
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        [*SNAKEMAKE, "--directory", str(workdir), *args],
-        capture_output=True,
-        text=True,
-        timeout=float(os.environ["ATTNEXP_TEST_TIMEOUT"]) if "ATTNEXP_TEST_TIMEOUT" in os.environ else None,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return result
 
 
 def overlay(tmp_path: Path, config: dict) -> str:

@@ -172,17 +172,18 @@ def write_faithfulness(
         io.write_csv(violation_out, pd.concat(tested, ignore_index=True), seal=True)
 
 
+def _random_draws(lengths: list[int], seed: int, settings: dict):
+    """`settings.random_rankings` random orders of each instance's `lengths` units (None: no random baseline)."""
+    return random_rankings(lengths, seed, settings["random_rankings"]) if settings["random_rankings"] else None
+
+
 def _battery(run, examples, *, everything, chosen, records, settings: dict, seed: int, op: str):
     """One operator's ERASER table and violation test of the chosen test instances."""
     names = tuple(settings["rankings"])
     if records is not None:  # aligned with the whole test set (D-ALIGN), then the chosen instances
         rankings = rankings_of(records, everything, names)
         rankings = {name: [scores[i] for i in chosen] for name, scores in rankings.items()}
-        draws = (
-            random_rankings([len(e.tokens) for e in examples], seed, settings["random_rankings"])
-            if settings["random_rankings"]
-            else None
-        )
+        draws = _random_draws([len(e.tokens) for e in examples], seed, settings)
         frame = eraser(
             run.model,
             examples,
@@ -209,11 +210,7 @@ def _battery(run, examples, *, everything, chosen, records, settings: dict, seed
         if "attention" in rankings:  # HAN and FLAN attention's signs: every unit claimed to support
             attention = {"attention": rankings["attention"]}
             tested.append(violations(examples, attention, changes, seed, settings["random_rankings"], unit))
-        draws = (
-            random_rankings([len(u) for u in units], seed, settings["random_rankings"])
-            if settings["random_rankings"]
-            else None
-        )
+        draws = _random_draws([len(u) for u in units], seed, settings)
         frame = eraser(
             run.model,
             examples,
